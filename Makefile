@@ -1,0 +1,26 @@
+# Every target creates its own virtual environment on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev,distributed,lightgbm
+
+.PHONY: demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	-$(PY) -m pip install --quiet "passagemath-cmr" || echo "optional extra 'tu' (passagemath-cmr) not installed; the CMR TU method will report itself unavailable"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/prune-opt demo --out demo-output
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 -q
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache

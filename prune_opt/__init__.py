@@ -1,0 +1,32 @@
+"""prune-opt: exact cost-aware pruning of tree ensembles.
+
+Compile a fitted forest into the BudgetPrune program (Nan, Wang, Saligrama,
+NIPS 2016), solve it exactly, and get back a cheaper forest.
+"""
+
+from ._compile import compile_problem
+from ._costs import FeatureCosts
+from ._forest import Forest
+from ._persistence import load
+from ._problem import ObjectiveBreakdown, PruningProblem
+from ._prune import prune, solve
+from ._pruned import PrunedForest, acquisition_cost
+from .solvers import SolverError, available_solvers, list_solvers
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FeatureCosts",
+    "Forest",
+    "ObjectiveBreakdown",
+    "PrunedForest",
+    "PruningProblem",
+    "SolverError",
+    "acquisition_cost",
+    "available_solvers",
+    "compile_problem",
+    "list_solvers",
+    "load",
+    "prune",
+    "solve",
+]

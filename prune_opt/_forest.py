@@ -1,0 +1,347 @@
+"""Forest IR: every tree of an ensemble as flat arrays with global node ids.
+
+Node ``h`` of tree ``t`` has global id ``node_offset[t] + h``.  Within a tree a
+parent always has a smaller id than its children (sklearn's depth-first
+numbering; :meth:`Forest.from_arrays` renumbers other inputs to preorder), so a
+decision path listed in increasing node id is in root-to-leaf order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Forest", "as_forest", "SUPPORTED_ESTIMATORS"]
+
+SUPPORTED_ESTIMATORS = (
+    "sklearn.ensemble.RandomForestClassifier, sklearn.ensemble.ExtraTreesClassifier, "
+    "sklearn.tree.DecisionTreeClassifier, sklearn.tree.ExtraTreeClassifier, "
+    "a prune_opt.Forest, or any object with a to_forest() method "
+    "(the forest_builders estimators)"
+)
+
+
+class Forest:
+    """Flat, solver-neutral description of a fitted classification forest.
+
+    Parameters
+    ----------
+    trees : list of dict
+        One dict per tree with arrays ``left``, ``right`` (child ids, -1 for
+        leaves), ``feature`` (-1 for leaves), ``threshold`` (go left when
+        ``x[feature] <= threshold``), ``value`` (n_nodes, n_classes) class
+        distribution of each node (rows are normalised if they are counts),
+        and optionally
+        ``missing_go_to_left`` (NaN routing).  Ids must satisfy parent < child.
+    classes : array-like
+        Class labels, in the column order of ``value``.
+    n_features : int
+    feature_names : sequence of str, optional
+    estimator : fitted sklearn estimator, optional
+        The source estimator; when present routing uses its own
+        ``decision_path`` so missing values and dtype casts match sklearn.
+    in_bag : list of ndarray, optional
+        Per tree, the multiplicity of each training example in its bootstrap
+        sample (used as error data when ``train=`` is given to :func:`prune`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> f = Forest([stump], classes=[0, 1], n_features=1)
+    >>> f.apply(np.array([[0.2], [0.9]]))
+    array([[1],
+           [2]])
+    """
+
+    def __init__(self, trees, classes, n_features, *, feature_names=None, estimator=None,
+                 in_bag=None):
+        if len(trees) == 0:
+            raise ValueError("a forest needs at least one tree")
+        self.classes_ = np.asarray(classes)
+        self.n_classes = int(self.classes_.size)
+        self.n_features = int(n_features)
+        self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
+        self.estimator = estimator
+        self.in_bag = in_bag
+        # NaN routing: sklearn decides itself; array-built trees only when told how
+        self.allow_nan = estimator is not None or any(
+            tree.get("missing_go_to_left") is not None for tree in trees)
+        lefts, rights, feats, thrs, vals, miss, sizes = [], [], [], [], [], [], []
+        for t, tree in enumerate(trees):
+            left = np.asarray(tree["left"], dtype=np.int64)
+            right = np.asarray(tree["right"], dtype=np.int64)
+            n = left.size
+            feature = np.asarray(tree["feature"], dtype=np.int64)
+            threshold = np.asarray(tree["threshold"], dtype=float)
+            value = np.asarray(tree["value"], dtype=float).reshape(n, -1)
+            if value.shape[1] != self.n_classes:
+                raise ValueError(
+                    f"tree {t}: value has {value.shape[1]} class columns, forest has "
+                    f"{self.n_classes} classes"
+                )
+            if not (right.size == feature.size == threshold.size == n):
+                raise ValueError(f"tree {t}: node arrays differ in length")
+            internal = left >= 0
+            if (internal != (right >= 0)).any():
+                raise ValueError(f"tree {t}: a node has exactly one child")
+            ids = np.arange(n)
+            if (left[internal] <= ids[internal]).any() or (right[internal] <= ids[internal]).any():
+                raise ValueError(
+                    f"tree {t}: children must have larger ids than parents "
+                    "(use Forest.from_arrays, which renumbers)"
+                )
+            if (feature[internal] < 0).any() or (feature[internal] >= self.n_features).any():
+                raise ValueError(f"tree {t}: split feature index out of range")
+            children = np.sort(np.concatenate([left[internal], right[internal]]))
+            if not np.array_equal(children, np.arange(1, n)):
+                raise ValueError(f"tree {t}: node arrays do not form a tree rooted at 0")
+            feature = np.where(internal, feature, -1)
+            m = tree.get("missing_go_to_left")
+            m = np.zeros(n, dtype=np.uint8) if m is None else np.asarray(m, dtype=np.uint8)
+            lefts.append(left)
+            rights.append(right)
+            feats.append(feature)
+            thrs.append(threshold)
+            if not np.isfinite(value).all() or (value < 0).any():
+                raise ValueError(f"tree {t}: value must be finite and non-negative")
+            sums = value.sum(axis=1, keepdims=True)
+            if not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
+                sums[sums == 0.0] = 1.0
+                value = value / sums  # store distributions (sklearn >= 1.4 does too)
+            vals.append(value)
+            miss.append(m)
+            sizes.append(n)
+        self.n_trees = len(trees)
+        self.node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        off = self.node_offset[:-1]
+        self.left = np.concatenate([np.where(x >= 0, x + o, -1) for x, o in zip(lefts, off)])
+        self.right = np.concatenate([np.where(x >= 0, x + o, -1) for x, o in zip(rights, off)])
+        self.feature = np.concatenate(feats)
+        self.threshold = np.concatenate(thrs)
+        self.value = np.concatenate(vals)
+        self.missing_go_to_left = np.concatenate(miss)
+        self.tree_of_node = np.repeat(np.arange(self.n_trees), sizes)
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        internal = self.left >= 0
+        parent[self.left[internal]] = np.flatnonzero(internal)
+        parent[self.right[internal]] = np.flatnonzero(internal)
+        self.parent = parent
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        frontier, level = self.node_offset[:-1].copy(), 0
+        while frontier.size:  # one pass per level
+            depth[frontier] = level
+            frontier = frontier[self.left[frontier] >= 0]
+            frontier = np.concatenate([self.left[frontier], self.right[frontier]])
+            level += 1
+        self.depth = depth
+        self.max_depth = int(depth.max())
+
+    # ----------------------------------------------------------- constructors
+    @classmethod
+    def from_sklearn(cls, estimator):
+        """Build from a fitted sklearn forest or tree classifier."""
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+        from sklearn.exceptions import NotFittedError
+        from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier
+        from sklearn.utils.validation import check_is_fitted
+
+        if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+            try:
+                check_is_fitted(estimator)
+            except NotFittedError as exc:
+                raise NotFittedError(
+                    f"forest: this {type(estimator).__name__} is not fitted yet; call "
+                    "fit(X, y) before pruning it"
+                ) from exc
+            trees = list(estimator.estimators_)
+        elif isinstance(estimator, DecisionTreeClassifier):
+            try:
+                check_is_fitted(estimator)
+            except NotFittedError as exc:
+                raise NotFittedError(
+                    f"forest: this {type(estimator).__name__} is not fitted yet; call "
+                    "fit(X, y) before pruning it"
+                ) from exc
+            trees = [estimator]
+        elif isinstance(estimator, BaseDecisionTree):
+            raise TypeError(
+                f"forest: {type(estimator).__name__} is a regressor; prune-opt prunes "
+                f"classifiers. Supported: {SUPPORTED_ESTIMATORS}"
+            )
+        else:
+            raise TypeError(
+                f"forest: unsupported estimator {type(estimator).__name__}; supported: "
+                f"{SUPPORTED_ESTIMATORS}"
+            )
+        if getattr(estimator, "n_outputs_", 1) != 1:
+            raise ValueError("forest: multi-output classifiers are not supported; fit one "
+                             "classifier per output")
+        arrays = []
+        for tree in trees:
+            tr = tree.tree_
+            left = tr.children_left.astype(np.int64)
+            m = getattr(tr, "missing_go_to_left", None)
+            arrays.append(dict(left=left, right=tr.children_right, feature=tr.feature,
+                               threshold=tr.threshold, value=tr.value[:, 0, :],
+                               missing_go_to_left=m))
+        names = getattr(estimator, "feature_names_in_", None)
+        return cls(arrays, classes=estimator.classes_, n_features=estimator.n_features_in_,
+                   feature_names=names, estimator=estimator)
+
+    @classmethod
+    def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None):
+        """Build from per-tree arrays in any node order (renumbered to preorder).
+
+        ``trees`` is a list of dicts as in :class:`Forest`; children may have
+        any ids.  Used by :mod:`forest_builders`.
+        """
+        out = []
+        for t, tree in enumerate(trees):
+            left = np.asarray(tree["left"], dtype=np.int64)
+            right = np.asarray(tree["right"], dtype=np.int64)
+            n = left.size
+            order, stack = [], [0]
+            while stack:  # preorder walk, loop over nodes of one tree only
+                h = stack.pop()
+                order.append(h)
+                if left[h] >= 0:
+                    stack.append(int(right[h]))
+                    stack.append(int(left[h]))
+            if len(order) != n:
+                raise ValueError(f"tree {t}: {n - len(order)} nodes are unreachable from the root")
+            order = np.asarray(order)
+            new_id = np.empty(n, dtype=np.int64)
+            new_id[order] = np.arange(n)
+            remap = dict(
+                left=np.where(left[order] >= 0, new_id[np.maximum(left[order], 0)], -1),
+                right=np.where(right[order] >= 0, new_id[np.maximum(right[order], 0)], -1),
+            )
+            for key in ("feature", "threshold", "value", "missing_go_to_left"):
+                if tree.get(key) is not None:
+                    remap[key] = np.asarray(tree[key])[order]
+            out.append(remap)
+        return cls(out, classes=classes, n_features=n_features, feature_names=feature_names,
+                   in_bag=in_bag)
+
+    # ------------------------------------------------------------- structure
+    @property
+    def n_nodes(self):
+        return int(self.node_offset[-1])
+
+    @property
+    def is_leaf(self):
+        return self.left < 0
+
+    def tree_slice(self, t):
+        """Global id range of tree ``t``."""
+        return slice(int(self.node_offset[t]), int(self.node_offset[t + 1]))
+
+    def full_split_mask(self):
+        """Split mask of the unpruned forest (True on every internal node)."""
+        return ~self.is_leaf
+
+    def check_split_mask(self, split_mask, name="split_mask"):
+        """Validate a global split mask: bool, right length, closed under parents."""
+        mask = np.asarray(split_mask)
+        if mask.shape != (self.n_nodes,):
+            raise ValueError(f"{name} must have shape ({self.n_nodes},), got {mask.shape}")
+        mask = mask.astype(bool)
+        if (mask & self.is_leaf).any():
+            raise ValueError(f"{name} marks an original leaf as a split")
+        has_parent = self.parent >= 0
+        if (mask[has_parent] & ~mask[self.parent[has_parent]]).any():
+            raise ValueError(f"{name} is not closed under parents: a split below a leaf")
+        return mask
+
+    # --------------------------------------------------------------- routing
+    def check_X(self, X, name="X", allow_nan=None):
+        """Validate an input matrix against the forest (shape, names, finiteness)."""
+        from ._validation import check_features
+
+        return check_features(self, X, name=name)
+
+    def decision_paths(self, X, t):
+        """Node indicator (CSR, local node ids) of tree ``t`` for already-checked X."""
+        est = self.estimator
+        if est is not None:
+            tree = est.estimators_[t] if hasattr(est, "estimators_") else est
+            ind = tree.decision_path(X)
+            ind = sp.csr_matrix(ind)
+            ind.sort_indices()
+            return ind
+        sl = self.tree_slice(t)
+        off = sl.start
+        # compare in float32 like sklearn's trees, so to_sklearn() routes identically
+        X = np.asarray(X, dtype=np.float32)
+        n = X.shape[0]
+        node = np.full(n, off, dtype=np.int64)
+        rows, cols = [np.arange(n)], [node - off]
+        active = np.flatnonzero(self.left[node] >= 0)
+        while active.size:
+            h = node[active]
+            xv = X[active, self.feature[h]]
+            go_left = xv <= self.threshold[h]
+            nan = np.isnan(xv)
+            if nan.any():
+                go_left = np.where(nan, self.missing_go_to_left[h].astype(bool), go_left)
+            node[active] = np.where(go_left, self.left[h], self.right[h])
+            rows.append(active)
+            cols.append(node[active] - off)
+            active = active[self.left[node[active]] >= 0]
+        r = np.concatenate(rows)
+        c = np.concatenate(cols)
+        ind = sp.csr_matrix((np.ones(r.size, dtype=np.int8), (r, c)),
+                            shape=(n, sl.stop - sl.start))
+        ind.sort_indices()
+        return ind
+
+    def apply_tree(self, X, t):
+        """Local leaf ids reached in tree ``t`` (X already checked)."""
+        ind = self.decision_paths(X, t)
+        return ind.indices[ind.indptr[1:] - 1].astype(np.int64)
+
+    def apply(self, X):
+        """Leaf (local id) reached in every tree, shape (n_examples, n_trees)."""
+        X = self.check_X(X)
+        return np.column_stack([self.apply_tree(X, t) for t in range(self.n_trees)])
+
+    def predict_proba(self, X):
+        """Average of the trees' leaf class distributions (unpruned forest)."""
+        from ._pruned import PrunedForest
+
+        return PrunedForest(self, self.full_split_mask()).predict_proba(X)
+
+    def __repr__(self):
+        return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
+                f"n_classes={self.n_classes}, n_features={self.n_features})")
+
+
+def as_forest(forest):
+    """Coerce a fitted estimator (or Forest) to a :class:`Forest`."""
+    if isinstance(forest, Forest):
+        return forest
+    from ._pruned import PrunedForest
+
+    if isinstance(forest, PrunedForest):
+        raise TypeError("forest: got a PrunedForest; prune the original forest again "
+                        "(pass pruned.forest) instead of pruning a pruned one")
+    if hasattr(forest, "to_forest") and not isinstance(forest, type):
+        from sklearn.exceptions import NotFittedError
+        from sklearn.utils.validation import check_is_fitted
+
+        try:
+            check_is_fitted(forest)
+        except NotFittedError as exc:
+            raise NotFittedError(
+                f"forest: this {type(forest).__name__} is not fitted yet; call fit(X, y) first"
+            ) from exc
+        except TypeError:
+            pass
+        out = forest.to_forest()
+        if not isinstance(out, Forest):
+            raise TypeError("forest.to_forest() must return a prune_opt.Forest")
+        return out
+    return Forest.from_sklearn(forest)

@@ -1,0 +1,328 @@
+"""The BudgetPrune program in solver-neutral form.
+
+Objective (natural units, what :meth:`PruningProblem.evaluate` returns)::
+
+    (1/T) sum_t err_t + lam * ( (1/N) sum_i sum_{u paid by i} c_u
+                                + depth_cost * (1/N) sum_i sum_t depth_t(i) )
+
+with ``err_t = (1/N_t) sum_{leaves h of pruned tree t} e_h``.  Solvers see the
+same objective multiplied by ``scale = T * mean_t(N_t)`` so that an error
+coefficient is a count of examples (O(1)), not a 1e-6 average that LP
+tolerances would swallow.
+
+Two equivalent views are offered:
+
+* the paper's LP (:meth:`to_standard_form`): variables ``[z | wt | w]`` with
+  ``z_h = 1`` when node h is a leaf of the pruned tree, ``wt`` one per
+  first-use record, ``w`` one per (example row, unit) pair;
+* the closure view (:meth:`closure_data`): ``x_h = 1`` when internal node h
+  stays a split, with ``x_child <= x_parent`` and ``x_u <= w_{unit,row}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["PruningProblem", "ObjectiveBreakdown"]
+
+
+@dataclass(frozen=True)
+class ObjectiveBreakdown:
+    """Objective of one pruning, evaluated from the IR (the single source of truth)."""
+
+    objective: float
+    error_term: float
+    average_cost: float
+    average_depth: float
+    n_splits: int
+
+
+class PruningProblem:
+    """Compiled BudgetPrune program (see :func:`prune_opt.compile_problem`).
+
+    Attributes
+    ----------
+    forest : Forest
+    costs : FeatureCosts
+    lam, depth_cost : float
+    node_error : ndarray (n_nodes,)      e_h on the error data
+    tree_error_weight : ndarray (T,)     N_t
+    node_cost_weight : ndarray (n_nodes,) weighted cost examples reaching h
+    row_weight : ndarray (n_rows,)       weight of each merged cost row
+    total_weight : float                 N
+    use_node, use_row, use_unit : ndarray (n_uses,)  first-use records
+    pair_row, pair_unit : ndarray (n_pairs,)  distinct (row, unit) pairs
+    use_pair : ndarray (n_uses,)         pair of each record
+    budget : float or None               hard average-cost budget row (research)
+    scale : float                        solver objective = scale * objective
+    """
+
+    def __init__(self, forest, costs, *, lam, depth_cost, node_error, tree_error_weight,
+                 cost_routing, budget=None):
+        self.forest = forest
+        self.costs = costs
+        self.lam = float(lam)
+        self.depth_cost = float(depth_cost)
+        self.node_error = np.asarray(node_error, dtype=float)
+        self.tree_error_weight = np.asarray(tree_error_weight, dtype=float)
+        if (self.tree_error_weight <= 0).any():
+            raise ValueError("error data gives a tree no examples (N_t = 0); pass more data")
+        cr = cost_routing
+        self.node_cost_weight = cr.node_weight
+        self.row_weight = cr.example_weight
+        self.row_of_example = cr.row_of_example
+        self.total_weight = float(cr.total_weight)
+        if self.total_weight <= 0:
+            raise ValueError("cost data has zero total weight; pass at least one example")
+        self.use_node = cr.use_node
+        self.use_row = cr.use_row
+        self.use_unit = cr.use_unit
+        key = self.use_row * max(costs.n_units, 1) + self.use_unit
+        uniq, self.use_pair = np.unique(key, return_inverse=True)
+        self.use_pair = self.use_pair.ravel()
+        self.pair_row = uniq // max(costs.n_units, 1)
+        self.pair_unit = uniq % max(costs.n_units, 1)
+        self.budget = None if budget is None else float(budget)
+        T = forest.n_trees
+        self.scale = float(T * self.tree_error_weight.mean())
+        self._ancestors = None
+
+    # ------------------------------------------------------------ sizes
+    @property
+    def n_trees(self):
+        return self.forest.n_trees
+
+    @property
+    def n_nodes(self):
+        return self.forest.n_nodes
+
+    @property
+    def n_uses(self):
+        return int(self.use_node.size)
+
+    @property
+    def n_pairs(self):
+        return int(self.pair_row.size)
+
+    @property
+    def n_rows(self):
+        return int(self.row_weight.size)
+
+    def size(self):
+        """Dimensions of the LP: variables, rows and nonzeros (without building it)."""
+        f = self.forest
+        leaves = f.is_leaf
+        nnz_path = int((f.depth[leaves] + 1).sum())
+        nnz_use = int((f.depth[self.use_node] + 2).sum())
+        n_vars = self.n_nodes + self.n_uses + self.n_pairs
+        n_eq = int(leaves.sum()) + self.n_uses
+        n_ub = self.n_uses + (self.budget is not None)
+        nnz = nnz_path + nnz_use + 2 * self.n_uses + (self.n_pairs if self.budget is not None
+                                                      else 0)
+        return {"n_variables": n_vars, "n_rows": n_eq + n_ub, "n_eq": n_eq, "n_ub": n_ub,
+                "nnz": nnz, "n_nodes": self.n_nodes, "n_uses": self.n_uses,
+                "n_pairs": self.n_pairs, "n_cost_rows": self.n_rows}
+
+    # ------------------------------------------------------------ coefficients
+    def pair_cost(self):
+        """Natural-unit cost of each (row, unit) pair: c_u * v_row / N (without lam)."""
+        return (self.costs.unit_costs[self.pair_unit] * self.row_weight[self.pair_row]
+                / self.total_weight)
+
+    def _tree_of(self, nodes):
+        return self.forest.tree_of_node[nodes]
+
+    def leaf_error_coef(self):
+        """Natural-unit error of each node if it is a leaf: e_h / (T N_t)."""
+        T = self.n_trees
+        return self.node_error / (T * self.tree_error_weight[self.forest.tree_of_node])
+
+    def closure_data(self):
+        """The maximum-weight-closure view, in natural units.
+
+        Returns
+        -------
+        dict with
+            ``constant``: objective when every tree is cut to its root;
+            ``split_weight``: (n_nodes,) objective change when node h stays a
+            split (its parent splitting), zero on leaves;
+            ``pair_weight``: (n_pairs,) cost of each (row, unit) pair (times lam);
+            ``use_node``, ``use_pair``: closure arcs x_node <= w_pair.
+        """
+        f = self.forest
+        err = self.leaf_error_coef()
+        internal = ~f.is_leaf
+        gain = np.zeros(self.n_nodes)
+        li, ri = f.left[internal], f.right[internal]
+        gain[internal] = err[li] + err[ri] - err[internal]
+        gain[internal] += self.lam * self.depth_cost * self.node_cost_weight[internal] / (
+            self.total_weight)
+        roots = f.node_offset[:-1]
+        return {"constant": float(err[roots].sum()), "split_weight": gain,
+                "pair_weight": self.lam * self.pair_cost(),
+                "use_node": self.use_node, "use_pair": self.use_pair}
+
+    # ------------------------------------------------------------ evaluation
+    def evaluate(self, split_mask):
+        """Objective of a pruning given as a global split mask (True = stays a split).
+
+        This is the single source of truth every solver is checked against.
+
+        Parameters
+        ----------
+        split_mask : array of bool (n_nodes,)
+
+        Returns
+        -------
+        ObjectiveBreakdown
+        """
+        f = self.forest
+        mask = f.check_split_mask(split_mask)
+        has_parent = f.parent >= 0
+        parent_split = np.ones(self.n_nodes, dtype=bool)
+        parent_split[has_parent] = mask[f.parent[has_parent]]
+        pruned_leaf = parent_split & ~mask
+        err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=self.node_error[pruned_leaf],
+                            minlength=self.n_trees)
+        error_term = float(np.mean(err_t / self.tree_error_weight))
+        used = np.zeros(self.n_pairs, dtype=bool)
+        used[self.use_pair[mask[self.use_node]]] = True
+        avg_cost = float(self.pair_cost()[used].sum())
+        avg_depth = float(self.node_cost_weight[mask].sum() / self.total_weight)
+        obj = error_term + self.lam * (avg_cost + self.depth_cost * avg_depth)
+        return ObjectiveBreakdown(objective=obj, error_term=error_term, average_cost=avg_cost,
+                                  average_depth=avg_depth, n_splits=int(mask.sum()))
+
+    # ------------------------------------------------------------ LP form
+    def ancestors(self):
+        """CSR (n_nodes, n_nodes): row h marks h and all its ancestors."""
+        if self._ancestors is None:
+            f = self.forest
+            rows, cols = [], []
+            cur = np.arange(self.n_nodes)
+            alive = np.arange(self.n_nodes)
+            while alive.size:  # one step per tree level
+                rows.append(alive)
+                cols.append(cur[alive])
+                nxt = f.parent[cur[alive]]
+                keep = nxt >= 0
+                alive = alive[keep]
+                cur[alive] = nxt[keep]
+            r, c = np.concatenate(rows), np.concatenate(cols)
+            self._ancestors = sp.csr_matrix((np.ones(r.size), (r, c)),
+                                            shape=(self.n_nodes, self.n_nodes))
+            self._ancestors.sort_indices()
+        return self._ancestors
+
+    def variable_slices(self):
+        """Index ranges of the z, wt and w blocks in the standard form."""
+        a, b = self.n_nodes, self.n_nodes + self.n_uses
+        return {"z": slice(0, a), "wt": slice(a, b), "w": slice(b, b + self.n_pairs)}
+
+    def objective_vector(self):
+        """Scaled objective coefficients c of the standard form."""
+        f = self.forest
+        z = self.leaf_error_coef() + self.lam * self.depth_cost * f.depth * (
+            self.node_cost_weight / self.total_weight)
+        c = np.concatenate([z, np.zeros(self.n_uses), self.lam * self.pair_cost()])
+        return c * self.scale
+
+    def budget_row(self):
+        """Budget row scaled to integer-ish coefficients: sum c_u v_i w <= B N.
+
+        Returns (coefficients over the w block, right-hand side).
+        """
+        coef = self.costs.unit_costs[self.pair_unit] * self.row_weight[self.pair_row]
+        return coef, self.budget * self.total_weight
+
+    def to_standard_form(self):
+        """The paper's LP as scipy.sparse data.
+
+        Returns
+        -------
+        dict with ``c``, ``A_eq``, ``b_eq``, ``A_ub``, ``b_ub``, ``bounds``
+        (``(0, 1)`` for all variables) and ``integrality`` (ones), for
+        ``min c x  s.t.  A_eq x = b_eq, A_ub x <= b_ub, 0 <= x <= 1``.
+        """
+        f = self.forest
+        anc = self.ancestors()
+        nv = self.n_nodes + self.n_uses + self.n_pairs
+        leaves = np.flatnonzero(f.is_leaf)
+        path = anc[leaves]
+        use = anc[self.use_node]
+        ident = sp.identity(self.n_uses, format="csr")
+        zeros = sp.csr_matrix((self.n_uses, self.n_pairs))
+        A_eq = sp.vstack([
+            sp.hstack([path, sp.csr_matrix((leaves.size, self.n_uses + self.n_pairs))]),
+            sp.hstack([use, ident, zeros]),
+        ], format="csr")
+        b_eq = np.ones(A_eq.shape[0])
+        pair_sel = sp.csr_matrix((-np.ones(self.n_uses), (np.arange(self.n_uses),
+                                                          self.use_pair)),
+                                 shape=(self.n_uses, self.n_pairs))
+        A_ub = sp.hstack([sp.csr_matrix((self.n_uses, self.n_nodes)), ident, pair_sel],
+                         format="csr")
+        b_ub = np.zeros(self.n_uses)
+        if self.budget is not None:
+            coef, rhs = self.budget_row()
+            row = sp.hstack([sp.csr_matrix((1, self.n_nodes + self.n_uses)),
+                             sp.csr_matrix(coef[None, :])], format="csr")
+            A_ub = sp.vstack([A_ub, row], format="csr")
+            b_ub = np.append(b_ub, rhs)
+        return {"c": self.objective_vector(), "A_eq": A_eq, "b_eq": b_eq, "A_ub": A_ub,
+                "b_ub": b_ub, "bounds": (0.0, 1.0), "integrality": np.ones(nv)}
+
+    def constraint_matrix(self):
+        """Stacked constraint matrix ``[A_eq; A_ub]`` (CSR, entries in {-1, 0, 1}
+        except for a budget row)."""
+        sf = self.to_standard_form()
+        return sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr")
+
+    def split_mask_from_lp(self, x):
+        """Turn an LP point into a split mask and its max fractionality.
+
+        Node h stays a split iff it is internal and no z on its root path
+        (inclusive) is set; fractional points are rounded at 1/2 after the
+        fractionality is recorded.
+        """
+        x = np.asarray(x, dtype=float)
+        frac = float(np.max(np.minimum(np.abs(x - np.round(x)), 1.0))) if x.size else 0.0
+        z = x[: self.n_nodes]
+        covered = self.ancestors() @ z
+        mask = (covered < 0.5) & ~self.forest.is_leaf
+        # enforce closure after rounding (a no-op on integral points)
+        mask = close_under_parents(self.forest, mask)
+        return mask, frac
+
+    def lp_point(self, split_mask):
+        """The LP point (z, wt, w) of a pruning (for checks and warm starts)."""
+        f = self.forest
+        mask = np.asarray(split_mask, dtype=bool)
+        has_parent = f.parent >= 0
+        parent_split = np.ones(self.n_nodes, dtype=bool)
+        parent_split[has_parent] = mask[f.parent[has_parent]]
+        z = (parent_split & ~mask).astype(float)
+        wt = mask[self.use_node].astype(float)
+        w = np.zeros(self.n_pairs)
+        np.maximum.at(w, self.use_pair, wt)
+        return np.concatenate([z, wt, w])
+
+    def __repr__(self):
+        s = self.size()
+        return (f"PruningProblem(trees={self.n_trees}, nodes={s['n_nodes']}, "
+                f"cost_rows={s['n_cost_rows']}, uses={s['n_uses']}, lam={self.lam:g})")
+
+
+def close_under_parents(forest, mask):
+    """Largest sub-mask of ``mask`` closed under parents (a split needs its parent split)."""
+    mask = np.asarray(mask, dtype=bool).copy()
+    order = np.argsort(forest.depth, kind="stable")
+    has_parent = forest.parent >= 0
+    for d in range(1, forest.max_depth + 1):  # one pass per level
+        at = order[forest.depth[order] == d]
+        at = at[has_parent[at]]
+        mask[at] &= mask[forest.parent[at]]
+    return mask

@@ -1,0 +1,259 @@
+"""PrunedForest: a forest plus the nodes that stay splits."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._costs import as_feature_costs
+
+__all__ = ["PrunedForest", "acquisition_cost"]
+
+USAGE_BINS = ("never", "1-7", ">7")
+
+
+class PrunedForest:
+    """A pruned forest: every original node either stays a split or is cut.
+
+    A cut internal node becomes a leaf predicting its class distribution (the
+    paper's rule); the forest predicts the average of its trees' leaf
+    distributions.
+
+    Parameters
+    ----------
+    forest : Forest
+    split_mask : ndarray of bool (n_nodes,)
+        True where a node stays a split (closed under parents).
+    costs : FeatureCosts, optional
+        Costs used by :meth:`acquisition_cost` (uniform when omitted).
+    objective : float, optional
+        Objective of the pruning, recomputed by the shared evaluation.
+    breakdown : ObjectiveBreakdown, optional
+    solve_info : dict, optional
+        Solver, status, seconds, solver objective, bound, gap, fractionality,
+        problem size.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> pruned = po.prune(rf, X, y, costs=[1, 1, 5, 5], lam=0.01)
+    >>> pruned.predict(X[:3])
+    array([0, 0, 0])
+    >>> bool(pruned.average_cost(X) <= po.acquisition_cost(rf, X, [1, 1, 5, 5]).mean())
+    True
+    """
+
+    def __init__(self, forest, split_mask, *, costs=None, objective=None, breakdown=None,
+                 solve_info=None, lam=None):
+        self.forest = forest
+        self.split_mask = forest.check_split_mask(split_mask)
+        self.costs = as_feature_costs(costs, forest.n_features, forest.feature_names)
+        self.objective = objective
+        self.breakdown = breakdown
+        self.solve_info = dict(solve_info or {})
+        self.lam = lam
+
+    # ------------------------------------------------------------ structure
+    @property
+    def classes_(self):
+        return self.forest.classes_
+
+    @property
+    def n_trees(self):
+        return self.forest.n_trees
+
+    @property
+    def split_masks(self):
+        """Per-tree boolean masks over the original nodes (True = still a split)."""
+        return [self.split_mask[self.forest.tree_slice(t)] for t in range(self.n_trees)]
+
+    @property
+    def n_splits(self):
+        return int(self.split_mask.sum())
+
+    def _pruned_leaves(self, X, t):
+        """Local id of the pruned leaf reached by each row in tree t, and the path."""
+        ind = self.forest.decision_paths(X, t)
+        off = self.forest.node_offset[t]
+        split = self.split_mask[ind.indices.astype(np.int64) + off]
+        n_split = np.add.reduceat(split.astype(np.int64), ind.indptr[:-1]) if ind.nnz else 0
+        leaves = ind.indices[ind.indptr[:-1] + n_split].astype(np.int64)
+        return leaves, ind, split
+
+    # ------------------------------------------------------------ prediction
+    def predict_proba(self, X):
+        """Average of the trees' (pruned) leaf class distributions.
+
+        Computed in the same order as sklearn (sum over trees, then division
+        by the number of trees), so :meth:`to_sklearn` matches bit for bit.
+        """
+        Xc = self.forest.check_X(X)
+        f = self.forest
+        proba = np.zeros((Xc.shape[0], f.n_classes))
+        for t in range(f.n_trees):
+            leaves, _, _ = self._pruned_leaves(Xc, t)
+            proba += f.value[leaves + f.node_offset[t]]
+        if f.n_trees > 1:
+            proba /= f.n_trees
+        return proba
+
+    def predict(self, X):
+        """Class with the highest averaged probability."""
+        return self.forest.classes_.take(np.argmax(self.predict_proba(X), axis=1), axis=0)
+
+    def score(self, X, y):
+        """Accuracy on (X, y)."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    # ------------------------------------------------------------ costs
+    def used_features(self, X):
+        """Sparse (n_examples, n_features) count of trees whose pruned path tests
+        each feature (already checked X)."""
+        f = self.forest
+        rows_all, feats_all = [], []
+        for t in range(f.n_trees):
+            _, ind, split = self._pruned_leaves(X, t)
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(ind.indptr))[split]
+            nodes = ind.indices[split].astype(np.int64) + f.node_offset[t]
+            key = np.unique(rows * f.n_features + f.feature[nodes])  # once per tree
+            rows_all.append(key // f.n_features)
+            feats_all.append(key % f.n_features)
+        r = np.concatenate(rows_all)
+        c = np.concatenate(feats_all)
+        return sp.csr_matrix((np.ones(r.size), (r, c)), shape=(X.shape[0], f.n_features))
+
+    def acquisition_cost(self, X, costs=None):
+        """Cost each example actually pays: every unit it needs, once.
+
+        Parameters
+        ----------
+        X : array-like (n_examples, n_features)
+        costs : FeatureCosts or array-like, optional
+            Defaults to the costs the forest was pruned with.
+
+        Returns
+        -------
+        ndarray of shape (n_examples,)
+        """
+        Xc = self.forest.check_X(X)
+        fc = self.costs if costs is None else as_feature_costs(
+            costs, self.forest.n_features, self.forest.feature_names)
+        return fc.cost_of_usage(self.used_features(Xc) > 0)
+
+    def average_cost(self, X, costs=None):
+        """Mean of :meth:`acquisition_cost`."""
+        return float(self.acquisition_cost(X, costs).mean())
+
+    def feature_usage(self, X):
+        """Share of examples using each feature in 0, 1-7 and >7 trees (paper's Table 1).
+
+        Returns
+        -------
+        pandas.DataFrame if pandas is installed, else a list of dicts; one
+        entry per feature with keys ``feature``, ``never``, ``1-7``, ``>7``.
+        """
+        Xc = self.forest.check_X(X)
+        counts = self.used_features(Xc).toarray()
+        names = self.forest.feature_names or [f"x{k}" for k in range(self.forest.n_features)]
+        records = []
+        for k, name in enumerate(names):
+            c = counts[:, k]
+            records.append({"feature": name, "never": float(np.mean(c == 0)),
+                            "1-7": float(np.mean((c >= 1) & (c <= 7))),
+                            ">7": float(np.mean(c > 7))})
+        try:
+            import pandas as pd
+        except ImportError:
+            return records
+        return pd.DataFrame.from_records(records)
+
+    # ------------------------------------------------------------ export
+    def pruned_tree_arrays(self, t):
+        """Arrays of tree t after pruning, renumbered (cut subtrees dropped)."""
+        f = self.forest
+        sl = f.tree_slice(t)
+        mask = self.split_mask[sl]
+        off = sl.start
+        parent = f.parent[sl]
+        keep = np.ones(mask.size, dtype=bool)
+        has_parent = parent >= 0
+        keep[has_parent] = mask[parent[has_parent] - off]
+        old = np.flatnonzero(keep)
+        new_id = np.full(mask.size, -1, dtype=np.int64)
+        new_id[old] = np.arange(old.size)
+        left = f.left[sl][old]
+        right = f.right[sl][old]
+        is_split = mask[old]
+        return {
+            "old_ids": old,
+            "left": np.where(is_split, new_id[np.maximum(left - off, 0)], -1),
+            "right": np.where(is_split, new_id[np.maximum(right - off, 0)], -1),
+            "feature": np.where(is_split, f.feature[sl][old], -2),
+            "threshold": np.where(is_split, f.threshold[sl][old], -2.0),
+            "value": f.value[sl][old],
+            "missing_go_to_left": f.missing_go_to_left[sl][old],
+        }
+
+    def to_sklearn(self):
+        """A fitted sklearn estimator of the source's class holding the pruned trees.
+
+        For forests built from arrays (forest_builders, loaded JSON) the result
+        is a ``RandomForestClassifier``.  ``predict_proba`` is identical to
+        :meth:`predict_proba`.
+        """
+        from ._sklearn_export import pruned_to_sklearn
+
+        return pruned_to_sklearn(self)
+
+    def save(self, path):
+        """Write the pruned forest as JSON (no pickle; see :func:`prune_opt.load`)."""
+        from ._persistence import save_pruned
+
+        save_pruned(self, path)
+
+    def __repr__(self):
+        obj = "" if self.objective is None else f", objective={self.objective:.6g}"
+        return (f"PrunedForest(n_trees={self.n_trees}, splits={self.n_splits}/"
+                f"{int((~self.forest.is_leaf).sum())}{obj})")
+
+
+def acquisition_cost(forest, X, costs=None):
+    """Per-example acquisition cost of an (unpruned) forest.
+
+    Parameters
+    ----------
+    forest : fitted estimator, Forest or PrunedForest
+    X : array-like (n_examples, n_features)
+    costs : FeatureCosts, array-like or mapping, optional (uniform by default)
+
+    Returns
+    -------
+    ndarray of shape (n_examples,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    >>> po.acquisition_cost(tree, X[:2], [1, 2, 3, 4])
+    array([3., 3.])
+    """
+    from ._forest import as_forest
+
+    if isinstance(forest, PrunedForest):
+        return forest.acquisition_cost(X, costs)
+    f = as_forest(forest)
+    pf = PrunedForest(f, f.full_split_mask(), costs=costs)
+    return pf.acquisition_cost(X)
+
+
+def copy_estimator(est):
+    return copy.deepcopy(est)

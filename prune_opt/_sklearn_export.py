@@ -1,0 +1,92 @@
+"""Build real fitted sklearn estimators from (pruned) tree arrays."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+__all__ = ["pruned_to_sklearn", "build_sklearn_tree"]
+
+
+def build_sklearn_tree(arrays, n_features, n_classes, template=None):
+    """A ``sklearn.tree._tree.Tree`` holding the given nodes.
+
+    ``arrays`` has ``left``, ``right``, ``feature``, ``threshold``, ``value``
+    (normalised class distributions) and ``missing_go_to_left``; when
+    ``template`` (an original Tree) and ``arrays["old_ids"]`` are given, node
+    statistics (impurity, sample counts) are carried over.
+    """
+    from sklearn.tree._tree import NODE_DTYPE, Tree
+
+    n = len(arrays["left"])
+    nodes = np.zeros(n, dtype=NODE_DTYPE)
+    nodes["left_child"] = arrays["left"]
+    nodes["right_child"] = arrays["right"]
+    nodes["feature"] = arrays["feature"]
+    nodes["threshold"] = arrays["threshold"]
+    if "missing_go_to_left" in NODE_DTYPE.names:
+        nodes["missing_go_to_left"] = arrays["missing_go_to_left"]
+    if template is not None and "old_ids" in arrays:
+        state = template.__getstate__()["nodes"][arrays["old_ids"]]
+        for key in ("impurity", "n_node_samples", "weighted_n_node_samples"):
+            nodes[key] = state[key]
+    else:
+        nodes["n_node_samples"] = 1
+        nodes["weighted_n_node_samples"] = 1.0
+    # depth of the kept nodes (parents precede children)
+    depth = np.zeros(n, dtype=np.int64)
+    for h in range(n):
+        if arrays["left"][h] >= 0:
+            depth[arrays["left"][h]] = depth[arrays["right"][h]] = depth[h] + 1
+    tree = Tree(int(n_features), np.array([n_classes], dtype=np.intp), 1)
+    values = np.ascontiguousarray(np.asarray(arrays["value"], dtype=np.float64)[:, None, :])
+    tree.__setstate__({"max_depth": int(depth.max()), "node_count": n, "nodes": nodes,
+                       "values": values})
+    return tree
+
+
+def _fresh_tree_estimator(forest, tree):
+    from sklearn.tree import DecisionTreeClassifier
+
+    est = DecisionTreeClassifier()
+    est.tree_ = tree
+    est.n_features_in_ = forest.n_features
+    est.n_outputs_ = 1
+    est.n_classes_ = forest.n_classes
+    est.classes_ = np.arange(forest.n_classes)
+    est.max_features_ = forest.n_features
+    return est
+
+
+def pruned_to_sklearn(pruned):
+    """See :meth:`prune_opt.PrunedForest.to_sklearn`."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    f = pruned.forest
+    src = f.estimator
+    trees = []
+    for t in range(f.n_trees):
+        arrays = pruned.pruned_tree_arrays(t)
+        template = None
+        if src is not None:
+            template = (src.estimators_[t] if hasattr(src, "estimators_") else src).tree_
+        trees.append(build_sklearn_tree(arrays, f.n_features, f.n_classes, template))
+    if src is not None:
+        est = copy.deepcopy(src)
+        if hasattr(est, "estimators_"):
+            for sub, tree in zip(est.estimators_, trees):
+                sub.tree_ = tree
+        else:
+            est.tree_ = tree
+        return est
+    est = RandomForestClassifier(n_estimators=f.n_trees)
+    est.estimators_ = [_fresh_tree_estimator(f, tree) for tree in trees]
+    est.estimator_ = est.estimators_[0]
+    est.classes_ = f.classes_
+    est.n_classes_ = f.n_classes
+    est.n_outputs_ = 1
+    est.n_features_in_ = f.n_features
+    if f.feature_names is not None:
+        est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
+    return est

@@ -1,0 +1,246 @@
+"""Real datasets: bundled ones (digits, thyroid, heart, pima) and the larger UCI
+sets of a shared data folder, plus any CSV/TSV with a target column.
+
+The shared folder is found from ``$PRUNE_OPT_DATA``, else ``../shared/data``
+relative to the working directory or to the source checkout.  Nothing is ever
+downloaded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ._costs import FeatureCosts
+
+__all__ = ["Dataset", "load_dataset", "list_datasets", "shared_data_dir", "load_csv"]
+
+BUNDLED = ("digits", "thyroid", "heart", "pima")
+SHARED = {
+    "elec": ("elec.csv.gz", ","),
+    "weather": ("weather.csv.gz", ","),
+    "magic": ("magic.tsv.gz", "\t"),
+    "letter": ("letter.tsv.gz", "\t"),
+    "spambase": ("spambase.tsv.gz", "\t"),
+    "adult": ("adult.tsv.gz", "\t"),
+}
+
+
+@dataclass
+class Dataset:
+    """A classification dataset with optional real feature costs.
+
+    Attributes
+    ----------
+    name : str
+    X : ndarray (n_examples, n_features)
+    y : ndarray (n_examples,)
+    feature_names : list of str
+    costs : FeatureCosts or None
+        Real acquisition costs where published (thyroid, heart, pima).
+    X_test, y_test : ndarray or None
+        Official test split where the source has one (thyroid).
+    description : str
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list
+    costs: FeatureCosts | None = None
+    X_test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def costs_or_uniform(self):
+        """The real costs, or uniform 1.0 per feature where none are published."""
+        return self.costs or FeatureCosts.uniform(len(self.feature_names),
+                                                  feature_names=self.feature_names)
+
+
+def shared_data_dir():
+    """Folder holding the shared real datasets, or None when absent."""
+    cands = []
+    if os.environ.get("PRUNE_OPT_DATA"):
+        cands.append(Path(os.environ["PRUNE_OPT_DATA"]))
+    cands.append(Path.cwd() / ".." / "shared" / "data")
+    cands.append(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
+    for c in cands:
+        if (c / "README.md").exists() or any(c.glob("*.gz")) if c.is_dir() else False:
+            return c.resolve()
+    return None
+
+
+def list_datasets():
+    """Names usable with :func:`load_dataset` on this machine."""
+    names = list(BUNDLED)
+    d = shared_data_dir()
+    if d is not None:
+        names += [n for n, (f, _) in SHARED.items() if (d / f).exists()]
+    return names
+
+
+def _data_path(name):
+    return resources.files("prune_opt") / "data" / name
+
+
+def _read_text(name):
+    p = _data_path(name)
+    raw = p.read_bytes()
+    if name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    return raw.decode()
+
+
+def _read_cost_file(text):
+    costs = {}
+    for line in text.splitlines():
+        if ":" in line:
+            k, v = line.split(":", 1)
+            costs[k.strip()] = float(v.strip())
+    return costs
+
+
+def _load_thyroid():
+    def parse(text):
+        arr = np.array([[float(v) for v in line.split()] for line in text.splitlines()
+                        if line.strip()])
+        return arr[:, :-1], arr[:, -1].astype(int)
+
+    X, y = parse(_read_text("ann-train.data.gz"))
+    Xt, yt = parse(_read_text("ann-test.data.gz"))
+    own = _read_cost_file(_read_text("ann-thyroid.cost"))
+    names = list(own) + ["FTI"]
+    costs = FeatureCosts(own, requires={"FTI": ["TT4", "T4U"]}, feature_names=names)
+    return Dataset("thyroid", X, y, names, costs, Xt, yt,
+                   "UCI ann-thyroid (3 classes); Turney's costs; FTI requires TT4 and T4U")
+
+
+def _load_heart():
+    rows = [line.split(",") for line in _read_text("processed.cleveland.data").splitlines()
+            if line.strip()]
+    arr = np.array([[np.nan if v.strip() == "?" else float(v) for v in r] for r in rows])
+    own = _read_cost_file(_read_text("heart-disease.cost"))
+    names = list(own)
+    X, y = arr[:, :-1], (arr[:, -1] > 0).astype(int)
+    return Dataset("heart", X, y, names, FeatureCosts(own, feature_names=names),
+                   description="UCI Cleveland heart disease, binarised (0 vs >0); "
+                   "Turney's costs; 6 missing values as NaN")
+
+
+PIMA_NAMES = ["timespreg", "glucose", "diastolic", "triceps", "insulin", "massindex",
+              "pedigree", "age"]
+
+
+def _load_pima():
+    X, y, _ = _parse_table(_read_text("pima.tsv.gz"), "\t", "target")
+    own = {"timespreg": 1.0, "glucose": 15.51, "diastolic": 1.0, "triceps": 1.0,
+           "insulin": 20.68, "massindex": 1.0, "pedigree": 1.0, "age": 1.0}
+    costs = FeatureCosts(own, groups={"blood_draw": (2.10, ["glucose", "insulin"])},
+                         feature_names=PIMA_NAMES)
+    return Dataset("pima", X, y, PIMA_NAMES, costs,
+                   description="Pima Indians diabetes; Turney's costs with the 2.10 blood "
+                   "draw shared by glucose and insulin (diastolic, triceps: 1.00)")
+
+
+def _load_digits():
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    names = [f"pixel_{i // 8}_{i % 8}" for i in range(64)]
+    return Dataset("digits", d.data, d.target, names, None,
+                   description="sklearn's bundled UCI optical digits (8x8, 10 classes)")
+
+
+def _parse_table(text, sep, target):
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    header = [h.strip() for h in lines[0].split(sep)]
+    if target is None:
+        target = header[-1]
+    if target not in header:
+        raise ValueError(f"target column {target!r} not in the file's header {header}")
+    j = header.index(target)
+    body = [ln.split(sep) for ln in lines[1:]]
+    try:
+        arr = np.array([[np.nan if v.strip() in ("", "?", "NA", "nan") else float(v)
+                         for v in r] for r in body])
+    except ValueError as exc:
+        raise ValueError(f"non-numeric value in the table ({exc}); encode categorical "
+                         "columns as numbers first") from None
+    if arr.ndim != 2 or arr.shape[1] != len(header):
+        raise ValueError("rows have a different number of fields than the header")
+    y = arr[:, j]
+    X = np.delete(arr, j, axis=1)
+    names = header[:j] + header[j + 1:]
+    if np.isnan(y).any():
+        raise ValueError(f"target column {target!r} has missing values")
+    y = y.astype(int) if np.all(y == np.round(y)) else y
+    return X, y, names
+
+
+def load_csv(path, target=None, sep=None):
+    """Load a CSV/TSV (optionally .gz) with a header; ``target`` defaults to the last column."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"dataset file {str(path)!r} does not exist")
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    text = raw.decode()
+    if sep is None:
+        first = text.split("\n", 1)[0]
+        sep = "\t" if "\t" in first else ","
+    X, y, names = _parse_table(text, sep, target)
+    return Dataset(path.name, X, y, names, None, description=f"table {path.name}")
+
+
+def load_dataset(name, *, target=None):
+    """Load a dataset by name (see :func:`list_datasets`) or from a CSV/TSV path.
+
+    Parameters
+    ----------
+    name : str
+        ``digits``, ``thyroid``, ``heart``, ``pima`` (bundled), a shared set
+        (``elec``, ``weather``, ``magic``, ``letter``, ``spambase``,
+        ``adult``), or a path to a CSV/TSV file.
+    target : str, optional
+        Label column of a CSV file (default: last column).
+
+    Returns
+    -------
+    Dataset
+
+    Examples
+    --------
+    >>> from prune_opt.datasets import load_dataset
+    >>> d = load_dataset("thyroid")
+    >>> d.X.shape, d.costs.n_features
+    ((3772, 21), 21)
+    """
+    loaders = {"digits": _load_digits, "thyroid": _load_thyroid, "heart": _load_heart,
+               "pima": _load_pima}
+    key = str(name).lower()
+    if key in loaders:
+        return loaders[key]()
+    if key in SHARED:
+        d = shared_data_dir()
+        fname, sep = SHARED[key]
+        if d is None or not (d / fname).exists():
+            raise ValueError(
+                f"dataset {name!r} lives in the shared data folder, which was not found; set "
+                "PRUNE_OPT_DATA to the folder holding it, or use a bundled dataset "
+                f"{list(BUNDLED)}"
+            )
+        X, y, names = _parse_table(gzip.decompress((d / fname).read_bytes()).decode(), sep,
+                                   None)
+        return Dataset(key, X, y, names, None, description=f"UCI {key} (shared data)")
+    if Path(str(name)).exists():
+        return load_csv(name, target=target)
+    raise ValueError(f"dataset {name!r} is neither a known name {list_datasets()} nor an "
+                     "existing CSV/TSV file")

@@ -1,0 +1,83 @@
+"""CBC through PuLP: the LP relaxation ("cbc") and the binary program ("cbc-ip").
+
+PuLP builds models row by row in Python, so these backends are for small and
+medium problems (verification); larger ones are refused with a pointer to
+``mincut``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Solver, register_solver
+from ._lp import lp_result
+
+
+def _affine(pulp, variables, row):
+    return pulp.LpAffineExpression(
+        [(variables[j], float(v)) for j, v in zip(row.indices, row.data)])
+
+
+class _PulpCbc(Solver):
+    kind = "lp"
+    requires = ("pulp",)
+    install_hint = "pip install pulp (ships the CBC binary)"
+    max_nnz = 3_000_000
+    integral = False
+    options = {"threads": 1}
+
+    @classmethod
+    def is_installed(cls):
+        if not super().is_installed():
+            return False
+        import pulp
+
+        return bool(pulp.PULP_CBC_CMD().available())
+
+    def _solve(self, problem, *, time_limit, verbose):
+        import pulp
+
+        sf = problem.to_standard_form()
+        n = sf["c"].size
+        cat = pulp.LpBinary if self.integral else pulp.LpContinuous
+        xs = [pulp.LpVariable(f"x{j}", 0, 1, cat) for j in range(n)]
+        model = pulp.LpProblem("budgetprune", pulp.LpMinimize)
+        nz = np.flatnonzero(sf["c"])
+        model += pulp.LpAffineExpression([(xs[j], float(sf["c"][j])) for j in nz])
+        A_eq, A_ub = sf["A_eq"], sf["A_ub"]
+        for r in range(A_eq.shape[0]):
+            model += _affine(pulp, xs, A_eq.getrow(r)) == float(sf["b_eq"][r])
+        for r in range(A_ub.shape[0]):
+            model += _affine(pulp, xs, A_ub.getrow(r)) <= float(sf["b_ub"][r])
+        cmd = pulp.PULP_CBC_CMD(msg=bool(verbose), timeLimit=time_limit,
+                                threads=int(self.params["threads"]))
+        model.solve(cmd)
+        status = pulp.LpStatus[model.status]
+        values = np.array([v.varValue if v.varValue is not None else np.nan for v in xs])
+        has_point = not np.isnan(values).any()
+        obj = pulp.value(model.objective)
+        obj = 0.0 if obj is None else float(obj)
+        if status == "Optimal" and model.sol_status == pulp.LpSolutionOptimal:
+            return lp_result(problem, values, scaled_objective=obj, scaled_bound=obj,
+                             status="optimal")
+        if time_limit is not None and status in ("Not Solved", "Optimal", "Undefined"):
+            return lp_result(problem, values if has_point else None,
+                             scaled_objective=obj if has_point else None, scaled_bound=None,
+                             status="time_limit")
+        raise RuntimeError(f"CBC returned status {status!r}")
+
+
+@register_solver
+class CbcLpSolver(_PulpCbc):
+    """LP relaxation solved by CBC's simplex (via PuLP)."""
+
+    name = "cbc"
+
+
+@register_solver
+class CbcIpSolver(_PulpCbc):
+    """Binary program solved by CBC branch-and-cut: an independent exact check."""
+
+    name = "cbc-ip"
+    kind = "ip"
+    integral = True
