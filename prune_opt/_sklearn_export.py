@@ -78,7 +78,14 @@ def pruned_to_sklearn(pruned):
             for sub, tree in zip(est.estimators_, trees):
                 sub.tree_ = tree
         else:
-            est.tree_ = tree
+            est.tree_ = trees[0]
+        return est
+    if getattr(pruned, "estimator_class", None) in ("DecisionTreeClassifier",
+                                                    "ExtraTreeClassifier") and f.n_trees == 1:
+        est = _fresh_tree_estimator(f, trees[0])
+        est.classes_ = f.classes_
+        if f.feature_names is not None:
+            est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
         return est
     est = RandomForestClassifier(n_estimators=f.n_trees)
     est.estimators_ = [_fresh_tree_estimator(f, tree) for tree in trees]

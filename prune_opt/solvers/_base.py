@@ -99,10 +99,27 @@ class Solver:
             )
         self.params = {**self.options, **options}
 
+    # bytes per LP nonzero / variable a matrix-based backend needs (CSR copies, solver
+    # internals); measured on HiGHS and GLOP, rounded up
+    BYTES_PER_NNZ = 64
+    BYTES_PER_VARIABLE = 200
+
     def check_size(self, problem):
+        if self.kind not in ("lp", "ip"):
+            return
+        size = problem.size()
+        nnz = size["nnz"]
+        need = nnz * self.BYTES_PER_NNZ + size["n_variables"] * self.BYTES_PER_VARIABLE
+        avail = available_memory()
+        if avail is not None and need > avail:
+            raise ValueError(
+                f"solver={self.name!r}: the LP ({size['n_variables']:,} variables, {nnz:,} "
+                f"nonzeros) needs about {need / 2**30:.1f} GiB but only "
+                f"{avail / 2**30:.1f} GiB is available; use solver='mincut', which solves the "
+                "same program exactly without building the matrix"
+            )
         if self.max_nnz is None:
             return
-        nnz = problem.size()["nnz"]
         if nnz > self.max_nnz:
             raise ValueError(
                 f"solver={self.name!r}: the LP has {nnz:,} nonzeros, above this backend's "
@@ -128,6 +145,18 @@ class Solver:
 
     def _solve(self, problem, *, time_limit, verbose):  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def available_memory():
+    """Bytes of memory available to this process (Linux /proc/meminfo), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
 
 _REGISTRY: dict[str, type[Solver]] = {}

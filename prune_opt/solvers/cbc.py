@@ -13,6 +13,24 @@ from ._base import Solver, register_solver
 from ._lp import lp_result
 
 
+def cbc_command(pulp, **kwargs):
+    """A PuLP CBC command: the cbcbox binary (``pulp[cbc]``) when present, else the
+    binary bundled with older PuLP releases."""
+    try:
+        import cbcbox
+
+        cmd = pulp.COIN_CMD(path=cbcbox.cbc_bin_path(), **kwargs)
+        if cmd.available():
+            return cmd
+    except ImportError:
+        pass
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pulp.PULP_CBC_CMD(**kwargs)
+
+
 def _affine(pulp, variables, row):
     return pulp.LpAffineExpression(
         [(variables[j], float(v)) for j, v in zip(row.indices, row.data)])
@@ -21,7 +39,7 @@ def _affine(pulp, variables, row):
 class _PulpCbc(Solver):
     kind = "lp"
     requires = ("pulp",)
-    install_hint = "pip install pulp (ships the CBC binary)"
+    install_hint = "pip install 'pulp[cbc]'"
     max_nnz = 3_000_000
     integral = False
     options = {"threads": 1}
@@ -32,7 +50,7 @@ class _PulpCbc(Solver):
             return False
         import pulp
 
-        return bool(pulp.PULP_CBC_CMD().available())
+        return bool(cbc_command(pulp).available())
 
     def _solve(self, problem, *, time_limit, verbose):
         import pulp
@@ -40,8 +58,8 @@ class _PulpCbc(Solver):
         sf = problem.to_standard_form()
         n = sf["c"].size
         cat = pulp.LpBinary if self.integral else pulp.LpContinuous
-        xs = [pulp.LpVariable(f"x{j}", 0, 1, cat) for j in range(n)]
         model = pulp.LpProblem("budgetprune", pulp.LpMinimize)
+        xs = [model.add_variable(f"x{j}", 0, 1, cat=cat) for j in range(n)]
         nz = np.flatnonzero(sf["c"])
         model += pulp.LpAffineExpression([(xs[j], float(sf["c"][j])) for j in nz])
         A_eq, A_ub = sf["A_eq"], sf["A_ub"]
@@ -49,8 +67,8 @@ class _PulpCbc(Solver):
             model += _affine(pulp, xs, A_eq.getrow(r)) == float(sf["b_eq"][r])
         for r in range(A_ub.shape[0]):
             model += _affine(pulp, xs, A_ub.getrow(r)) <= float(sf["b_ub"][r])
-        cmd = pulp.PULP_CBC_CMD(msg=bool(verbose), timeLimit=time_limit,
-                                threads=int(self.params["threads"]))
+        cmd = cbc_command(pulp, msg=bool(verbose), timeLimit=time_limit,
+                          threads=int(self.params["threads"]))
         model.solve(cmd)
         status = pulp.LpStatus[model.status]
         values = np.array([v.varValue if v.varValue is not None else np.nan for v in xs])
