@@ -1,0 +1,234 @@
+"""CEGB (Peter, Diego, Hamprecht, Nadler, NIPS 2017) through LightGBM's own implementation.
+
+LightGBM implements cost-efficient gradient boosting: its split gain is
+reduced by ``cegb_tradeoff`` times
+
+* ``cegb_penalty_feature_lazy[k]`` for every training example that has not yet
+  used feature ``k`` in the model (a per-example acquisition cost),
+* ``cegb_penalty_feature_coupled[k]`` the first time feature ``k`` is used
+  anywhere in the model (a per-model cost),
+* ``cegb_penalty_split`` per split.
+
+:class:`CEGBClassifier` maps a :class:`prune_opt.FeatureCosts` onto those
+penalties and prices the fitted model's predictions with prune-opt's own
+per-example accounting (:func:`forest_builders.lightgbm_import.lightgbm_acquisition_cost`).
+
+Groups and ``requires`` are approximated: LightGBM charges per feature, so each
+feature is charged :meth:`FeatureCosts.feature_cost` (its own unit plus every
+shared unit it needs, as if it were used alone).  A shared unit (a blood draw)
+is therefore charged once per member feature during training, which
+over-penalises using several members; the reported acquisition cost is exact.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from prune_opt._costs import FeatureCosts, as_feature_costs
+
+from .lightgbm_import import (
+    forest_from_lightgbm,
+    import_lightgbm,
+    lightgbm_feature_usage,
+    lightgbm_trees,
+)
+
+__all__ = ["CEGBClassifier"]
+
+PENALTIES = ("lazy", "coupled", "both")
+
+
+class CEGBClassifier(ClassifierMixin, BaseEstimator):
+    """Cost-efficient gradient boosting (LightGBM's CEGB) with prune-opt cost accounting.
+
+    Parameters
+    ----------
+    costs : FeatureCosts, array-like or mapping, optional
+        Acquisition costs (uniform 1.0 when omitted).  Each feature is
+        penalised with its :meth:`FeatureCosts.feature_cost`.
+    cegb_tradeoff : float, default 1.0
+        Multiplier of all penalties (0 turns CEGB off).
+    penalty : {"lazy", "coupled", "both"}, default "lazy"
+        Charge costs per example (``lazy``: the prediction-time cost this
+        project measures), per model (``coupled``), or both.
+    cegb_penalty_split : float, default 0.0
+        Penalty per split.
+    boosting_type : {"gbdt", "rf", "dart"}, default "gbdt"
+        ``"rf"`` gives a bagged random forest that :meth:`to_forest` converts
+        for exact pruning (then set ``subsample < 1`` and ``subsample_freq=1``).
+    n_estimators, learning_rate, num_leaves, max_depth, min_child_samples, subsample,
+    subsample_freq, colsample_bytree, reg_lambda : LightGBM hyperparameters
+    random_state : int, optional
+    n_jobs : int, default 1
+    lgbm_params : dict, optional
+        Further keyword arguments for ``lightgbm.LGBMClassifier``.
+
+    Attributes
+    ----------
+    model_ : lightgbm.LGBMClassifier
+    booster_ : lightgbm.Booster
+    classes_ : ndarray
+    n_features_in_ : int
+    costs_ : FeatureCosts
+    feature_penalty_ : ndarray
+        Per-feature penalty passed to LightGBM.
+    forest_ : prune_opt.Forest or None
+        Set when ``boosting_type="rf"``: node distributions from the training data.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> costs = [1.0] * 10 + [5.0] * 20
+    >>> cheap = CEGBClassifier(costs=costs, cegb_tradeoff=0.05, n_estimators=20).fit(X, y)
+    >>> free = CEGBClassifier(costs=costs, cegb_tradeoff=0.0, n_estimators=20).fit(X, y)
+    >>> bool(cheap.average_cost(X) < free.average_cost(X))
+    True
+    """
+
+    def __init__(self, costs=None, cegb_tradeoff=1.0, penalty="lazy", cegb_penalty_split=0.0,
+                 boosting_type="gbdt", n_estimators=100, learning_rate=0.1, num_leaves=31,
+                 max_depth=-1, min_child_samples=20, subsample=1.0, subsample_freq=0,
+                 colsample_bytree=1.0, reg_lambda=0.0, random_state=None, n_jobs=1,
+                 lgbm_params=None):
+        self.costs = costs
+        self.cegb_tradeoff = cegb_tradeoff
+        self.penalty = penalty
+        self.cegb_penalty_split = cegb_penalty_split
+        self.boosting_type = boosting_type
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.colsample_bytree = colsample_bytree
+        self.reg_lambda = reg_lambda
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.lgbm_params = lgbm_params
+
+    # ---------------------------------------------------------------- fitting
+    def _check_params(self):
+        for name in ("cegb_tradeoff", "cegb_penalty_split"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) \
+                    or v < 0:
+                raise ValueError(f"{name} must be a finite non-negative number, got {v!r}")
+        if self.penalty not in PENALTIES:
+            raise ValueError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
+        if self.lgbm_params is not None and not isinstance(self.lgbm_params, dict):
+            raise TypeError("lgbm_params must be a dict of lightgbm.LGBMClassifier arguments")
+        clash = {"cegb_tradeoff", "cegb_penalty_feature_lazy", "cegb_penalty_feature_coupled",
+                 "cegb_penalty_split"} & set(self.lgbm_params or {})
+        if clash:
+            raise ValueError(f"lgbm_params must not set {sorted(clash)}; use costs, penalty, "
+                             "cegb_tradeoff and cegb_penalty_split")
+
+    def fit(self, X, y):
+        """Fit LightGBM with CEGB penalties derived from ``costs``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_examples, n_features)
+        y : array-like of shape (n_examples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        lgb = import_lightgbm()
+        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
+        check_classification_targets(y)
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        costs = self.costs
+        if isinstance(costs, FeatureCosts):
+            fc = costs
+            fc.check_n_features(X.shape[1])
+        else:
+            fc = as_feature_costs(costs, X.shape[1], names)
+        self.costs_ = fc
+        penalty = fc.feature_cost()
+        self.feature_penalty_ = penalty
+        params = dict(
+            boosting_type=self.boosting_type, n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate, num_leaves=self.num_leaves,
+            max_depth=self.max_depth, min_child_samples=self.min_child_samples,
+            subsample=self.subsample, subsample_freq=self.subsample_freq,
+            colsample_bytree=self.colsample_bytree, reg_lambda=self.reg_lambda,
+            random_state=self.random_state, n_jobs=self.n_jobs, verbose=-1,
+            cegb_tradeoff=float(self.cegb_tradeoff),
+            cegb_penalty_split=float(self.cegb_penalty_split),
+        )
+        if self.penalty in ("lazy", "both"):
+            params["cegb_penalty_feature_lazy"] = penalty.tolist()
+        if self.penalty in ("coupled", "both"):
+            params["cegb_penalty_feature_coupled"] = penalty.tolist()
+        params.update(self.lgbm_params or {})
+        model = lgb.LGBMClassifier(**params)
+        model.fit(X, y)
+        self.model_ = model
+        self.booster_ = model.booster_
+        self.classes_ = model.classes_
+        self.forest_ = None
+        if self.boosting_type == "rf":
+            self.forest_ = forest_from_lightgbm(model, X, y, feature_names=names, check=False)
+        return self
+
+    # ------------------------------------------------------------- predicting
+    def _X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan",
+                             dtype=np.float64)
+
+    def predict_proba(self, X):
+        """LightGBM's class probabilities."""
+        return self.model_.predict_proba(self._X(X))
+
+    def predict(self, X):
+        """LightGBM's predicted classes."""
+        return self.model_.predict(self._X(X))
+
+    def feature_usage(self, X):
+        """Boolean (n_examples, n_features) CSR: features on each example's paths."""
+        return lightgbm_feature_usage(self.booster_, self._X(X))
+
+    def acquisition_cost(self, X):
+        """Per-example cost of the features the model reads (each unit paid once)."""
+        return self.costs_.cost_of_usage(self.feature_usage(X))
+
+    def average_cost(self, X):
+        """Mean of :meth:`acquisition_cost` over the rows of ``X``."""
+        return float(self.acquisition_cost(X).mean())
+
+    def trees(self):
+        """The fitted trees as flat arrays (see :func:`lightgbm_trees`)."""
+        check_is_fitted(self)
+        return lightgbm_trees(self.booster_)
+
+    def to_forest(self):
+        """The random forest as a :class:`prune_opt.Forest` (``boosting_type="rf"`` only).
+
+        Boosted trees add up raw scores and are not an averaging forest, so
+        they are refused.
+        """
+        check_is_fitted(self)
+        if self.forest_ is None:
+            raise ValueError(
+                f"to_forest() needs boosting_type='rf' (got {self.boosting_type!r}): boosted "
+                "trees are summed, not averaged, and cannot be pruned as a forest"
+            )
+        return self.forest_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
