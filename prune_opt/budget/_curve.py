@@ -1,0 +1,393 @@
+"""Exact error-cost trade-off curve of BudgetPrune by breakpoint search.
+
+For a fixed pruning ``s`` the objective is a line in ``lam``::
+
+    objective_s(lam) = E_s + lam * C_s
+
+with ``E_s`` the error term and ``C_s`` the cost term (average acquisition
+cost plus ``depth_cost`` times the average depth).  The optimal objective is
+the lower envelope of these lines, a concave piecewise-linear function of
+``lam``; its pieces are the vertices of the lower convex hull of the points
+``(C_s, E_s)`` and its kinks are the breakpoints.  The optimal cost is a
+non-increasing step function of ``lam`` that only changes at breakpoints.
+
+The search (Eisner and Severance's method for parametric programs) solves at
+``lam = 0`` and at a ``lam`` large enough to give the cheapest pruning, then
+at the ``lam`` where the two lines cross: either a pruning strictly below both
+lines appears (a new hull vertex, and both halves are searched again) or the
+crossing is a breakpoint.  Every hull vertex costs one solve and every
+breakpoint one more, so the whole curve takes about ``2 * n_points`` solves
+of one compiled problem (re-weighted, never re-routed).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+__all__ = ["problem_at_lam", "HullPoint", "LagrangianHull", "tradeoff_curve", "lam_upper_bound"]
+
+
+def problem_at_lam(problem, lam):
+    """A copy of a compiled :class:`~prune_opt.PruningProblem` at another ``lam``.
+
+    The routed data (errors, first-use records, cost rows) is shared with the
+    original, so this is O(1) in the size of the data.
+
+    Parameters
+    ----------
+    problem : PruningProblem
+    lam : float
+        New trade-off weight (>= 0).
+
+    Returns
+    -------
+    PruningProblem
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> from prune_opt.budget import problem_at_lam
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> p0 = po.compile_problem(rf, X, y)
+    >>> p1 = problem_at_lam(p0, 0.01)
+    >>> (p0.lam, p1.lam, p1.node_error is p0.node_error)
+    (0.0, 0.01, True)
+    """
+    lam = float(lam)
+    if not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    out = copy.copy(problem)
+    out.lam = lam
+    return out
+
+
+def _cost_term(problem, breakdown):
+    return breakdown.average_cost + problem.depth_cost * breakdown.average_depth
+
+
+def lam_upper_bound(problem):
+    """A ``lam`` above which cutting every tree to its root is optimal.
+
+    Any pruning that keeps a split keeps some root split ``r``; every cost
+    example then pays at least the cost term of ``r`` alone, ``c_r``, while the
+    error term can drop by at most the root-only error ``E_0``.  So for
+    ``lam > E_0 / min_r c_r`` the root-only pruning is the unique optimum.
+
+    Returns
+    -------
+    float or None
+        None when some root split costs nothing (a free feature): then no
+        finite ``lam`` forces the roots.
+    """
+    f = problem.forest
+    roots = f.node_offset[:-1]
+    split_roots = roots[~f.is_leaf[roots]]
+    if split_roots.size == 0:
+        return 0.0
+    pair_cost = problem.pair_cost()
+    # cost of keeping only root r: every first-use record at r (one per row and unit)
+    at_root = f.depth[problem.use_node] == 0
+    c_root = np.bincount(problem.use_node[at_root], weights=pair_cost[problem.use_pair[at_root]],
+                         minlength=f.n_nodes)[split_roots]
+    c_root = c_root + problem.depth_cost * problem.node_cost_weight[split_roots] / (
+        problem.total_weight)
+    c_min = float(c_root.min())
+    err0 = float(problem.closure_data()["constant"])
+    if c_min <= 0:
+        return None
+    return 2.0 * err0 / c_min + 1e-12
+
+
+class HullPoint:
+    """One vertex of the lower hull: a pruning optimal on a ``lam`` interval.
+
+    Attributes
+    ----------
+    pruned : PrunedForest
+    error_term : float
+        Error term of the objective (on the error data).
+    cost_term : float
+        Coefficient of ``lam``: average acquisition cost (+ depth term).
+    average_cost : float
+        Average acquisition cost on the cost data.
+    lam_lo, lam_hi : float
+        The interval of ``lam`` on which this pruning is optimal (``lam_hi``
+        may be ``inf``).
+    exact_interval : bool
+        False when the search stopped refining next to this point
+        (``cost_resolution``), so the interval is only bracketed.
+    """
+
+    __slots__ = ("pruned", "error_term", "cost_term", "average_cost", "n_splits", "lam_lo",
+                 "lam_hi", "exact_interval", "found_at")
+
+    def __init__(self, pruned, problem, found_at):
+        bd = pruned.breakdown
+        self.pruned = pruned
+        self.error_term = float(bd.error_term)
+        self.cost_term = float(_cost_term(problem, bd))
+        self.average_cost = float(bd.average_cost)
+        self.n_splits = int(bd.n_splits)
+        self.found_at = float(found_at)
+        self.lam_lo = float("nan")
+        self.lam_hi = float("nan")
+        self.exact_interval = True
+
+    def value(self, lam):
+        return self.error_term + lam * self.cost_term
+
+    def as_dict(self):
+        return {"lam_lo": self.lam_lo, "lam_hi": self.lam_hi, "error_term": self.error_term,
+                "cost_term": self.cost_term, "average_cost": self.average_cost,
+                "n_splits": self.n_splits, "exact_interval": self.exact_interval}
+
+    def __repr__(self):
+        return (f"HullPoint(cost={self.average_cost:.6g}, error={self.error_term:.6g}, "
+                f"lam=[{self.lam_lo:.6g}, {self.lam_hi:.6g}])")
+
+
+class LagrangianHull:
+    """Solve one compiled problem at many ``lam`` values (memoised).
+
+    Parameters
+    ----------
+    problem : PruningProblem
+        Compiled once (its own ``lam`` is ignored).
+    solver : str
+        Backend for every solve (``"auto"`` by default).
+    tol : float
+        Relative tolerance deciding that a new pruning lies strictly below a
+        line (guards against solver round-off).
+    solver_options : dict, optional
+    """
+
+    def __init__(self, problem, *, solver="auto", tol=1e-9, solver_options=None):
+        if not isinstance(tol, (int, float)) or not (0 <= tol < 1):
+            raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
+        self.problem = problem
+        self.solver = solver
+        self.tol = float(tol)
+        self.solver_options = solver_options
+        self.n_solves = 0
+        self.seconds = 0.0
+        self._cache = {}
+
+    def solve(self, lam):
+        from .._prune import solve
+
+        lam = float(lam)
+        if lam not in self._cache:
+            pruned = solve(problem_at_lam(self.problem, lam), solver=self.solver,
+                           solver_options=self.solver_options)
+            if pruned.solve_info.get("status") != "optimal":
+                raise RuntimeError(
+                    f"solver {pruned.solve_info.get('solver')!r} stopped with status "
+                    f"{pruned.solve_info.get('status')!r} at lam={lam:g}; the breakpoint "
+                    "search needs optimal solves (use an exact solver without a time limit)")
+            self.n_solves += 1
+            self.seconds += float(pruned.solve_info.get("seconds", 0.0))
+            self._cache[lam] = HullPoint(pruned, self.problem, lam)
+        return self._cache[lam]
+
+    def below(self, p, line_a, lam):
+        """True when point p is strictly below line_a at lam (beyond tolerance)."""
+        ref = line_a.value(lam)
+        return p.value(lam) < ref - self.tol * max(1.0, abs(ref)) - 1e-15
+
+    def same(self, a, b):
+        tol = self.tol * max(1.0, abs(a.cost_term), abs(b.cost_term))
+        return (abs(a.cost_term - b.cost_term) <= tol
+                and abs(a.error_term - b.error_term) <= self.tol * max(1.0, abs(a.error_term)))
+
+    def endpoints(self):
+        """The hull's two ends: the best pruning at lam=0 and the cheapest one."""
+        left = self.solve(0.0)
+        ub = lam_upper_bound(self.problem)
+        if ub is None:  # a free root feature: raise lam until the cost stops falling
+            ub = 1.0
+            right = self.solve(ub)
+            for _ in range(40):
+                nxt = self.solve(ub * 10.0)
+                if nxt.cost_term >= right.cost_term - self.tol * max(1.0, right.cost_term):
+                    break
+                ub *= 10.0
+                right = nxt
+        else:
+            right = self.solve(ub)
+        return left, right
+
+    def intersection(self, a, b):
+        """lam where the lines of a (costlier) and b (cheaper) cross."""
+        dc = a.cost_term - b.cost_term
+        return max((b.error_term - a.error_term) / dc, 0.0)
+
+    def search(self, *, cost_resolution=0.0, progress=None):
+        """All hull vertices, costliest first, with their ``lam`` intervals."""
+        left, right = self.endpoints()
+        if self.same(left, right) or left.cost_term <= right.cost_term:
+            left.lam_lo, left.lam_hi = 0.0, math.inf
+            return [left]
+        pts = [left, right]
+        breaks = {}  # id pair -> (lam, exact)
+        stack = [(left, right)]
+        while stack:
+            a, b = stack.pop()
+            lam = self.intersection(a, b)
+            if a.average_cost - b.average_cost <= cost_resolution and cost_resolution > 0:
+                breaks[(id(a), id(b))] = (lam, False)
+                continue
+            p = self.solve(lam)
+            if progress is not None:
+                progress.update(1)
+            if (self.below(p, a, lam) and not self.same(p, a) and not self.same(p, b)
+                    and b.cost_term < p.cost_term < a.cost_term):
+                pts.append(p)
+                stack.append((a, p))
+                stack.append((p, b))
+            else:
+                breaks[(id(a), id(b))] = (lam, True)
+        pts.sort(key=lambda q: -q.cost_term)
+        pts[0].lam_lo = 0.0
+        pts[-1].lam_hi = math.inf
+        for a, b in zip(pts[:-1], pts[1:]):
+            lam, exact = breaks[(id(a), id(b))]
+            a.lam_hi = b.lam_lo = lam
+            if not exact:
+                a.exact_interval = b.exact_interval = False
+        # a vertex optimal only at lam = 0 (a tie at lam = 0 the solver broke towards
+        # the costlier pruning) is dominated for every lam > 0
+        kept = [q for q in pts if not (q.lam_hi <= 0.0 and len(pts) > 1)]
+        if kept:
+            kept[0].lam_lo = 0.0
+        return kept
+
+
+def _records(points, X_eval, y_eval, costs):
+    rows = []
+    for q in points:
+        r = q.as_dict()
+        if X_eval is not None:
+            r["accuracy_eval"] = q.pruned.score(X_eval, y_eval)
+            r["cost_eval"] = q.pruned.average_cost(X_eval, costs)
+        rows.append(r)
+    return rows
+
+
+def to_frame(rows):
+    """pandas DataFrame of dict rows when pandas is installed, else the list itself."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    return pd.DataFrame.from_records(rows)
+
+
+def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="auto",
+                   X_eval=None, y_eval=None, depth_cost=0.0, cost_resolution=0.0, tol=1e-9,
+                   progress=False, return_points=False, problem=None, solver_options=None):
+    """The error-cost trade-off curve of BudgetPrune.
+
+    By default every breakpoint of the curve is found exactly (see the module
+    docstring): each row is a pruning that is optimal for every ``lam`` in
+    ``[lam_lo, lam_hi]``, and every optimal cost of any ``lam >= 0`` appears
+    in some row.
+
+    Parameters
+    ----------
+    forest : fitted estimator or Forest
+    X, y : array-like
+        Cost data (validation data); also error data unless ``train`` is given.
+    costs : FeatureCosts, array-like or mapping, optional
+        Acquisition costs (uniform when omitted).
+    lams : sequence of float, optional
+        Solve only at these values instead of searching breakpoints (rows then
+        carry ``lam`` instead of an interval).
+    train : tuple (X_train, y_train), optional
+        Count errors on each tree's in-bag sample.
+    solver : str
+        Backend name (``"auto"``: the fastest exact one installed).
+    X_eval, y_eval : array-like, optional
+        Held-out data: adds ``accuracy_eval`` and ``cost_eval`` columns.
+    depth_cost : float
+        Weight of the average depth inside the lam term.
+    cost_resolution : float
+        Stop refining between two hull points whose average costs differ by at
+        most this much (0: find every breakpoint).  Rows next to an unrefined
+        gap have ``exact_interval == False``.
+    tol : float
+        Relative tolerance for "strictly below a line".
+    progress : bool
+        Show a tqdm progress bar (one tick per solve).
+    return_points : bool
+        Also return the :class:`HullPoint` objects (with their PrunedForest).
+    problem : PruningProblem, optional
+        An already compiled problem to reuse (``X``, ``y``, ``costs``,
+        ``train`` and ``depth_cost`` are then ignored).
+    solver_options : dict, optional
+
+    Returns
+    -------
+    pandas.DataFrame or list of dict
+        Columns ``lam_lo``, ``lam_hi``, ``error_term``, ``cost_term``,
+        ``average_cost``, ``n_splits``, ``exact_interval`` (or ``lam``), plus
+        ``accuracy_eval`` and ``cost_eval`` when ``X_eval`` is given; costliest
+        first.  With ``return_points=True`` a pair ``(curve, points)``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from prune_opt.budget import tradeoff_curve
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> curve = tradeoff_curve(rf, X, y, costs=[1, 1, 5, 5])
+    >>> bool((curve["average_cost"].diff().dropna() < 0).all())
+    True
+    >>> float(curve["lam_lo"].iloc[0]), float(curve["average_cost"].iloc[-1])
+    (0.0, 0.0)
+    """
+    from .._compile import compile_problem
+
+    if problem is None:
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+                                  depth_cost=depth_cost)
+    if (X_eval is None) != (y_eval is None):
+        raise ValueError("X_eval and y_eval must be given together")
+    cost_resolution = float(cost_resolution)
+    if not cost_resolution >= 0:
+        raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
+    hull = LagrangianHull(problem, solver=solver, tol=tol, solver_options=solver_options)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(desc="breakpoints" if lams is None else "lambda grid", unit="solve")
+    try:
+        if lams is None:
+            points = hull.search(cost_resolution=cost_resolution, progress=bar)
+            rows = _records(points, X_eval, y_eval, problem.costs)
+        else:
+            lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
+            points = []
+            for lam in lams:
+                points.append(hull.solve(lam))
+                if bar is not None:
+                    bar.update(1)
+            rows = _records(points, X_eval, y_eval, problem.costs)
+            for r, lam in zip(rows, lams):
+                for k in ("lam_lo", "lam_hi", "exact_interval"):
+                    r.pop(k)
+                r["lam"] = lam
+    finally:
+        if bar is not None:
+            bar.close()
+    curve = to_frame(rows)
+    if return_points:
+        return curve, points
+    return curve
