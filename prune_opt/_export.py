@@ -1,0 +1,137 @@
+"""Write the BudgetPrune program as MPS or LP text for external solvers.
+
+The model is filled in bulk from :meth:`PruningProblem.to_standard_form`
+(OR-Tools ``ModelBuilderHelper.fill_model_from_sparse_data``) and written by
+OR-Tools' own MPS / LP writers, so Gurobi, CPLEX, SCIP, HiGHS or CBC can read
+it.  Variables are named ``z<h>`` (node h is a leaf of the pruned tree),
+``wt<k>`` (first-use record k pays) and ``w<p>`` (cost pair p is paid); the
+objective is the scaled one (``problem.scale`` times the natural objective).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["build_program", "program_text", "write_program", "FORMATS"]
+
+FORMATS = ("mps", "lp")
+
+
+def build_program(problem, *, integer=False, names=True):
+    """An OR-Tools model_builder Model of the program.
+
+    Parameters
+    ----------
+    problem : PruningProblem
+    integer : bool
+        Mark every variable binary (the integer program) instead of [0, 1].
+    names : bool
+        Name variables ``z*``, ``wt*``, ``w*`` and rows ``path*``, ``use*``,
+        ``pay*``, ``budget``.
+
+    Returns
+    -------
+    ortools.linear_solver.python.model_builder.Model
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> from prune_opt._export import build_program
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> model = build_program(po.compile_problem(tree, X, y, lam=0.01))
+    >>> model.num_variables == po.compile_problem(tree, X, y).size()["n_variables"]
+    True
+    """
+    from ortools.linear_solver.python import model_builder as mb
+
+    sf = problem.to_standard_form()
+    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr").astype(np.float64)
+    n_eq, n_ub = sf["A_eq"].shape[0], sf["A_ub"].shape[0]
+    lo = np.concatenate([sf["b_eq"], np.full(n_ub, -np.inf)])
+    hi = np.concatenate([sf["b_eq"], sf["b_ub"]])
+    n = A.shape[1]
+    model = mb.Model()
+    model.name = "budgetprune"
+    model.helper.fill_model_from_sparse_data(np.zeros(n), np.ones(n),
+                                             np.asarray(sf["c"], dtype=float), lo, hi, A)
+    h = model.helper
+    if integer:
+        for j in range(n):  # the helper has no bulk setter for integrality
+            h.set_var_integrality(j, True)
+    if names:
+        sl = problem.variable_slices()
+        for prefix, s in (("z", sl["z"]), ("wt", sl["wt"]), ("w", sl["w"])):
+            for k, j in enumerate(range(s.start, s.stop)):
+                h.set_var_name(j, f"{prefix}{k}")
+        n_leaves = int(problem.forest.is_leaf.sum())
+        row_names = ([f"path{k}" for k in range(n_leaves)]
+                     + [f"use{k}" for k in range(n_eq - n_leaves)]
+                     + [f"pay{k}" for k in range(problem.n_uses)])
+        if problem.budget is not None:
+            row_names.append("budget")
+        for i, name in enumerate(row_names):
+            h.set_constraint_name(i, name)
+    return model
+
+
+def program_text(problem, fmt="mps", *, integer=False):
+    """The program as MPS or LP text (see :func:`build_program`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> from prune_opt._export import program_text
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> program_text(po.compile_problem(tree, X, y, lam=0.01), "lp").startswith("\\\\")
+    True
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+    model = build_program(problem, integer=integer)
+    if fmt == "mps":
+        return model.export_to_mps_string()
+    return model.export_to_lp_string()
+
+
+def write_program(problem, path, fmt=None, *, integer=False):
+    """Write the program to ``path`` (format from ``fmt`` or the file suffix).
+
+    Returns
+    -------
+    dict with the path, format, variables, rows and nonzeros written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> from prune_opt._export import write_program
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> out = os.path.join(tempfile.mkdtemp(), "p.mps")
+    >>> write_program(po.compile_problem(tree, X, y, lam=0.01), out)["format"]
+    'mps'
+    """
+    path = Path(path)
+    if fmt is None:
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise ValueError(f"cannot tell the format from {path.name!r}; pass format= "
+                             f"one of {FORMATS}")
+    text = program_text(problem, fmt, integer=integer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    size = problem.size()
+    return {"path": str(path), "format": fmt, "integer": bool(integer),
+            "n_variables": size["n_variables"], "n_rows": size["n_rows"], "nnz": size["nnz"],
+            "scale": problem.scale}

@@ -1,0 +1,172 @@
+"""Pictures: accuracy-cost curves of several methods and feature-usage bars.
+
+matplotlib is used with the non-interactive Agg backend (files only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["plot_tradeoff", "plot_feature_usage"]
+
+_STYLE = {"budgetprune": dict(marker="o", lw=2.0, zorder=5),
+          "ccp": dict(marker="s", lw=1.2), "greedy": dict(marker="^", lw=1.2),
+          "fewer-trees": dict(marker="v", lw=1.2), "impurity": dict(marker="d", lw=1.2),
+          "cegb": dict(marker="x", lw=1.2)}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _records(curve):
+    if hasattr(curve, "to_dict"):
+        return curve.to_dict("records")
+    return list(curve)
+
+
+def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=None,
+                  title=None, reference=None, budget=None):
+    """Accuracy against average acquisition cost, one line per method, one axes.
+
+    Parameters
+    ----------
+    curves : mapping name -> DataFrame or list of dict
+        Rows with columns ``x`` and ``y`` (e.g. the output of
+        :func:`prune_opt.budget.tradeoff_curve` with ``X_eval`` and of
+        :func:`prune_opt.budget.baseline_curve`).
+    x, y : str
+        Column names of the two axes.
+    path : str or Path, optional
+        Save a PNG (or any matplotlib format) there.
+    ax : matplotlib Axes, optional
+    title : str, optional
+    reference : tuple (cost, accuracy), optional
+        The unpruned forest, drawn as a star.
+    budget : float, optional
+        A vertical line at a budget.
+
+    Returns
+    -------
+    matplotlib Figure
+
+    Examples
+    --------
+    >>> from prune_opt.plotting import plot_tradeoff
+    >>> fig = plot_tradeoff({"a": [{"cost_eval": 1.0, "accuracy_eval": 0.8},
+    ...                            {"cost_eval": 2.0, "accuracy_eval": 0.9}]})
+    >>> len(fig.axes[0].lines)
+    1
+    """
+    if not isinstance(curves, dict) or not curves:
+        raise TypeError("curves must be a non-empty dict {method name: rows}")
+    plt = _pyplot()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    else:
+        fig = ax.figure
+    for name, curve in curves.items():
+        rows = _records(curve)
+        missing = [c for c in (x, y) if rows and c not in rows[0]]
+        if missing:
+            raise ValueError(f"curves[{name!r}] has no column(s) {missing}; pass X_eval/y_eval "
+                             "when computing it or choose x=/y=")
+        pts = sorted((float(r[x]), float(r[y])) for r in rows)
+        if not pts:
+            continue
+        xs, ys = zip(*pts)
+        style = _STYLE.get(name.lower().split(" ")[0], dict(marker=".", lw=1.0))
+        ax.plot(xs, ys, label=name, ms=4, alpha=0.85, **style)
+    if reference is not None:
+        ax.scatter([reference[0]], [reference[1]], marker="*", s=160, color="k",
+                   label="unpruned forest", zorder=6)
+    if budget is not None:
+        ax.axvline(float(budget), color="grey", ls="--", lw=1, label=f"budget {budget:g}")
+    ax.set_xlabel("average feature acquisition cost per example")
+    ax.set_ylabel("accuracy")
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def plot_feature_usage(before, after, X, *, path=None, top=None, title=None):
+    """The paper's Table 1 as a picture: how many trees test each feature
+    per example, before and after pruning.
+
+    For every feature two stacked bars show the share of examples of ``X``
+    that use it in no tree, in 1-7 trees and in more than 7 trees
+    (:meth:`PrunedForest.feature_usage`).
+
+    Parameters
+    ----------
+    before, after : PrunedForest
+        E.g. the unpruned forest (``PrunedForest(f, f.full_split_mask())``)
+        and a pruning of it.
+    X : array-like
+    path : str or Path, optional
+    top : int, optional
+        Show only the ``top`` features most used before pruning.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Figure
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> from prune_opt.plotting import plot_feature_usage
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> f = po.Forest.from_sklearn(rf)
+    >>> fig = plot_feature_usage(po.PrunedForest(f, f.full_split_mask()),
+    ...                          po.prune(rf, X, y, lam=0.02), X)
+    >>> len(fig.axes)
+    1
+    """
+    bins = ("never", "1-7", ">7")
+    ub = _records(before.feature_usage(X))
+    ua = _records(after.feature_usage(X))
+    names = [r["feature"] for r in ub]
+    order = np.arange(len(names))
+    if top is not None:
+        order = np.argsort([-(1.0 - r["never"]) for r in ub], kind="stable")[: int(top)]
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(order) + 2), 4.2))
+    pos = np.arange(len(order))
+    colors = {"never": "#dddddd", "1-7": "#7fa7d9", ">7": "#1f4e8c"}
+    width = 0.38
+    for shift, rows, label, hatch in ((-width / 2, ub, "before", ""),
+                                      (width / 2, ua, "after", "//")):
+        bottom = np.zeros(len(order))
+        for b in bins:
+            h = np.array([rows[k][b] for k in order])
+            ax.bar(pos + shift, h, width, bottom=bottom, color=colors[b], hatch=hatch,
+                   edgecolor="k", lw=0.3, label=f"{label}: {b} trees")
+            bottom += h
+    ax.set_xticks(pos)
+    ax.set_xticklabels([names[k] for k in order], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("share of examples")
+    ax.set_ylim(0, 1)
+    ax.set_title(title or "feature usage per example: before (plain) / after (hatched)")
+    ax.legend(fontsize=7, ncol=2, loc="upper right", framealpha=0.9)
+    fig.tight_layout()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    return fig
