@@ -1,0 +1,260 @@
+"""``is_totally_unimodular``: the report and the method dispatch."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ._brute import (
+    DEFAULT_MAX_SUBMATRICES,
+    MethodResult,
+    brute_force_tu,
+    find_2x2_violation,
+    find_entry_violation,
+)
+from ._cmr import cmr_available, cmr_tu
+from ._exact import as_integer_matrix
+from ._ghouila_houri import DEFAULT_MAX_GH_ROWS, ghouila_houri_tu
+from ._network import network_tu
+
+__all__ = ["TUReport", "is_totally_unimodular", "METHODS"]
+
+METHODS = ("auto", "network", "cmr", "brute", "ghouila-houri")
+
+#: the vectorized 2x2 search is skipped above this many row-pair products
+MAX_2X2_WORK = 5e7
+
+
+@dataclass
+class TUReport:
+    """Verdict of a total-unimodularity check.
+
+    Attributes
+    ----------
+    is_tu : bool or None
+        True (certified), False (a verified counterexample exists) or None
+        (undecided within the limits; see ``reason``).
+    method : str
+        The method that decided (for ``method="auto"`` see ``tried``).
+    seconds : float
+        Wall time of the whole check.
+    shape : tuple
+        Shape of the checked integer matrix; ``nnz`` its nonzeros.
+    certificate : object
+        What proves the verdict: a :class:`NetworkCertificate` (with a
+        networkx DiGraph), CMR's Seymour decomposition node, or a dict.
+    certificate_summary : str
+    counterexample : dict or None
+        ``rows``, ``columns``, exact ``determinant`` and ``submatrix`` of a
+        square submatrix with determinant outside {-1, 0, 1}.
+    reason : str
+        Why the check is undecided (``is_tu is None``).
+    tried : list of dict
+        Every method run, in order: ``method``, ``verdict``, ``seconds``, ``note``.
+    notes : list of str
+        Preprocessing notes (e.g. how a budget row was scaled).
+    """
+
+    is_tu: bool | None
+    method: str
+    seconds: float
+    shape: tuple
+    nnz: int
+    certificate: object = None
+    certificate_summary: str = ""
+    counterexample: dict | None = None
+    reason: str = ""
+    tried: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    @property
+    def verdict(self):
+        return {True: "totally unimodular", False: "NOT totally unimodular",
+                None: "undecided"}[self.is_tu]
+
+    def to_dict(self):
+        """JSON-friendly dict (the certificate is summarised, not serialised)."""
+        cert = None
+        if self.certificate is not None:
+            cert = {"type": type(self.certificate).__name__, "summary": self.certificate_summary}
+            g = getattr(self.certificate, "graph", None)
+            if g is not None:
+                cert.update(kind=self.certificate.kind, transposed=self.certificate.transposed,
+                            vertices=g.number_of_nodes(), edges=g.number_of_edges(),
+                            arcs=int(len(g.graph["arcs"][0])))
+            elif isinstance(self.certificate, dict):
+                cert["data"] = self.certificate
+        return {"is_tu": self.is_tu, "verdict": self.verdict, "method": self.method,
+                "seconds": self.seconds, "shape": list(self.shape), "nnz": self.nnz,
+                "certificate": cert, "counterexample": self.counterexample,
+                "reason": self.reason, "tried": self.tried, "notes": self.notes}
+
+    def __str__(self):
+        lines = [f"verdict: {self.verdict}",
+                 f"method: {self.method}  ({self.seconds:.3f} s, matrix {self.shape[0]} x "
+                 f"{self.shape[1]}, {self.nnz} nonzeros)"]
+        lines += [f"note: {n}" for n in self.notes]
+        if self.certificate_summary and self.is_tu:
+            lines.append(f"certificate: {self.certificate_summary}")
+        if self.counterexample is not None:
+            c = self.counterexample
+            k = len(c["rows"])
+            lines.append(f"counterexample: {k}x{k} submatrix, determinant {c['determinant']} "
+                         "(exact)")
+            lines.append(f"  rows    {c['rows']}")
+            lines.append(f"  columns {c['columns']}")
+            for row in c["submatrix"]:
+                lines.append("  [" + " ".join(f"{v:>3d}" for v in row) + " ]")
+        if self.is_tu is None and self.reason:
+            lines.append(f"reason: {self.reason}")
+        if len(self.tried) > 1 or (self.tried and self.tried[0]["method"] != self.method):
+            lines.append("tried:")
+            for t in self.tried:
+                v = {True: "TU", False: "not TU", None: "undecided"}[t["verdict"]]
+                lines.append(f"  {t['method']:<14} {v:<10} {t['seconds']:.3f} s  {t['note']}")
+        return "\n".join(lines)
+
+
+def _run(name, M, problem, remaining, max_submatrices, max_lines):
+    if name == "network":
+        return network_tu(M, problem)
+    if name == "cmr":
+        return cmr_tu(M, time_limit=remaining)
+    if name == "brute":
+        return brute_force_tu(M, time_limit=remaining, max_submatrices=max_submatrices)
+    if name == "ghouila-houri":
+        return ghouila_houri_tu(M, time_limit=remaining, max_lines=max_lines)
+    raise AssertionError(name)
+
+
+def is_totally_unimodular(A, method="auto", time_limit=None, *,
+                          max_submatrices=DEFAULT_MAX_SUBMATRICES,
+                          max_lines=DEFAULT_MAX_GH_ROWS):
+    """Decide whether an integer matrix is totally unimodular, with evidence.
+
+    Parameters
+    ----------
+    A : ndarray, scipy.sparse matrix or PruningProblem
+        Integer matrix; a PruningProblem is checked through its constraint
+        matrix ``[A_eq; A_ub]`` with a budget row (if any) scaled by an exact
+        positive rational to primitive integers.
+    method : {"auto", "network", "cmr", "brute", "ghouila-houri"}
+        ``"network"``: verified network-matrix certificate (the pruning tree
+        for PruningProblems; incidence and interval patterns otherwise);
+        ``"cmr"``: Seymour decomposition via passagemath-cmr (optional);
+        ``"brute"``: exhaustive subdeterminants (small matrices);
+        ``"ghouila-houri"``: equitable bicolorings of every row subset (few
+        rows).  ``"auto"`` runs the cheap necessary checks (entries, 2x2
+        minors), then network, cmr, brute and Ghouila-Houri until one decides.
+    time_limit : float, optional
+        Seconds for the whole check; methods past it report None.
+    max_submatrices : int
+        Size limit of the brute-force method.
+    max_lines : int
+        Size limit (rows, or columns if fewer) of the Ghouila-Houri method.
+
+    Returns
+    -------
+    TUReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt.checks import is_totally_unimodular
+    >>> r = is_totally_unimodular(np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]]))
+    >>> r.is_tu, r.counterexample["determinant"]
+    (False, 2)
+    >>> is_totally_unimodular(np.array([[1, 1, 0], [0, 1, 1]]), method="network").is_tu
+    True
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if time_limit is not None and not (float(time_limit) > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    t0 = time.perf_counter()
+    M, problem, notes = as_integer_matrix(A)
+
+    def remaining():
+        if time_limit is None:
+            return None
+        return max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
+
+    tried = []
+
+    def record(name, res, t_start, note=None):
+        tried.append({"method": name, "verdict": res["verdict"],
+                      "seconds": time.perf_counter() - t_start,
+                      "note": note if note is not None else (res["summary"] or res["reason"])})
+
+    def report(name, res):
+        cert = res["certificate"]
+        summary = res["summary"]
+        return TUReport(is_tu=res["verdict"], method=name, seconds=time.perf_counter() - t0,
+                        shape=tuple(M.shape), nnz=int(M.nnz), certificate=cert,
+                        certificate_summary=summary if res["verdict"] is not None else "",
+                        counterexample=res["counterexample"],
+                        reason=res["reason"] if res["verdict"] is None else "",
+                        tried=tried, notes=notes)
+
+    if method != "auto":
+        ts = time.perf_counter()
+        res = _run(method, M, problem, remaining(), max_submatrices, max_lines)
+        record(method, res, ts)
+        return report(method, res)
+
+    # ---------------------------------------------------------------- auto
+    ts = time.perf_counter()
+    entry = find_entry_violation(M)
+    entry_res = MethodResult(False if entry else None, counterexample=entry,
+                             summary="entry outside {-1, 0, 1}" if entry else "",
+                             reason="" if entry else "all entries in {-1, 0, 1}")
+    record("entries", entry_res, ts, note="entry outside {-1, 0, 1} (1x1 counterexample)"
+           if entry else "all entries in {-1, 0, 1}")
+    budgeted = problem is not None and problem.budget is not None
+    if entry is not None and not budgeted:
+        return report("entries", entry_res)
+    if entry is not None:
+        notes.append("the budget row has entries outside {-1, 0, 1}; looking for a structural "
+                     "violation through it as well")
+
+    ts = time.perf_counter()
+    res = network_tu(M, problem)
+    why = ("pruning problem: the pruning-tree network certificate applies"
+           if problem is not None else "cheap network patterns (incidence, interval)")
+    record("network", res, ts, note=f"{why}: {res['summary'] or res['reason']}")
+    if res["verdict"] is not None:
+        return report("network", res)
+    if entry is not None:
+        return report("entries", entry_res)
+
+    ts = time.perf_counter()
+    hit = find_2x2_violation(M, max_work=MAX_2X2_WORK)
+    if isinstance(hit, dict):
+        res2 = MethodResult(False, counterexample=hit, summary="2x2 submatrix with determinant "
+                            f"{hit['determinant']}")
+        record("2x2", res2, ts)
+        return report("2x2", res2)
+    record("2x2", MethodResult(None), ts,
+           note="skipped: too many row pairs" if hit == "skipped" else "no 2x2 violation")
+
+    avail, detail = cmr_available()
+    if avail:
+        ts = time.perf_counter()
+        res = cmr_tu(M, time_limit=remaining())
+        record("cmr", res, ts, note=f"installed: {res['summary'] or res['reason']}")
+        if res["verdict"] is not None:
+            return report("cmr", res)
+    else:
+        tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
+
+    reasons = [t["note"] for t in tried if t["method"] in ("network", "cmr")]
+    for name in ("brute", "ghouila-houri"):
+        ts = time.perf_counter()
+        res = _run(name, M, problem, remaining(), max_submatrices, max_lines)
+        record(name, res, ts)
+        if res["verdict"] is not None:
+            return report(name, res)
+        reasons.append(f"{name}: {res['reason']}")
+    final = MethodResult(None, reason="; ".join(reasons))
+    return report("auto", final)
+
