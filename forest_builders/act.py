@@ -1,0 +1,331 @@
+"""ACT: anytime induction of low-cost, low-error trees (Esmeir & Markovitch, JAIR 2008).
+
+ACT grows a tree top-down.  At each node every feature's best threshold is a
+candidate split; a candidate is scored by the estimated *total cost* of the
+subtree it would root: the tests' cost for the examples reaching it plus, for
+each child, the cheapest of ``r`` sampled subtrees.  Samples are grown by
+stochastic EG2 (SEG2): at each sampled node a split is drawn with probability
+proportional to EG2's information cost function
+
+    ICF = (2 ** gain - 1) / (cost + 1) ** w,
+
+where ``gain`` is the information gain in bits and ``cost`` the *context*
+cost: acquisition units an example already paid on its path (a repeated
+feature, a shared group unit, a required feature) are free.  A subtree's
+total cost is its examples' test cost plus its leaves' expected
+misclassification cost, estimated pessimistically with C4.5's upper
+confidence limit ``U_cf(E, N)`` and the misclassification cost matrix.  The
+chosen split is the one with the lowest estimate; a subtree whose expected
+error saving does not pay for its tests is pruned back to a leaf.  Larger
+``r`` spends more time for (on average) cheaper trees — the anytime knob.
+``r=0`` is plain EG2; with ``r >= 1`` the first sample is the greedy EG2
+subtree and the other ``r - 1`` are stochastic.
+
+Numeric features are split at the information-gain-best threshold of each
+feature (C4.5's treatment), chosen as a float32 midpoint so that
+``float32(x) <= threshold`` routes training data exactly as during growth;
+prediction goes through :class:`prune_opt.Forest`, so :meth:`to_forest`
+round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from prune_opt import Forest
+from prune_opt._costs import FeatureCosts, as_feature_costs
+
+from ._act_core import ACTConfig, grow_tree
+
+__all__ = ["ACTClassifier", "ACTForestClassifier"]
+
+
+def _check_int(value, name, low, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}{' or None' if allow_none else ''}"
+                         f", got {value!r}")
+    return int(value)
+
+
+def _check_real(value, name, low, high=np.inf, open_low=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) \
+            or value < low or (open_low and value == low) or value > high:
+        raise ValueError(f"{name} must be a real number in {'(' if open_low else '['}{low}, "
+                         f"{high}], got {value!r}")
+    return float(value)
+
+
+class _ACTBase(ClassifierMixin, BaseEstimator):
+    """Shared validation, cost setup and prediction through the Forest IR."""
+
+    def _setup(self, X, y):
+        _check_int(self.r, "r", 0)
+        _check_real(self.w, "w", 0.0)
+        _check_real(self.cf, "cf", 0.0, 1.0, open_low=True)
+        _check_int(self.max_depth, "max_depth", 1, allow_none=True)
+        _check_int(self.min_samples_split, "min_samples_split", 2)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        names = getattr(self, "feature_names_in_", None)
+        self._names = None if names is None else [str(n) for n in names]
+        if isinstance(self.costs, FeatureCosts):
+            self.costs.check_n_features(X.shape[1])
+            fc = self.costs
+        else:
+            fc = as_feature_costs(self.costs, X.shape[1], self._names)
+        self.costs_ = fc
+        self.misclassification_cost_ = self._cost_matrix(fc)
+        X32 = X.astype(np.float32)
+        return X32, codes
+
+    def _cost_matrix(self, fc):
+        C = self.classes_.size
+        mc = self.misclassification_cost
+        off = 1.0 - np.eye(C)
+        if mc is None:
+            return off * max(float(fc.unit_costs.sum()), 1.0)
+        if isinstance(mc, numbers.Real) and not isinstance(mc, bool):
+            return off * _check_real(mc, "misclassification_cost", 0.0)
+        M = np.asarray(mc, dtype=float)
+        if M.shape != (C, C):
+            raise ValueError(f"misclassification_cost must be a scalar or a ({C}, {C}) matrix "
+                             f"(rows: true class, columns: predicted, in classes_ order), got "
+                             f"shape {M.shape}")
+        if not np.isfinite(M).all() or (M < 0).any():
+            raise ValueError("misclassification_cost must be finite and non-negative")
+        return M
+
+    def _config(self, X32, codes, max_features=None):
+        return ACTConfig(X32, codes, self.classes_.size, self.costs_.unit_costs,
+                         self.costs_.feature_units.toarray(), self.misclassification_cost_,
+                         r=self.r, w=self.w, cf=self.cf, max_depth=self.max_depth,
+                         min_samples_split=self.min_samples_split, max_features=max_features)
+
+    def _X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def to_forest(self):
+        """The fitted trees as a :class:`prune_opt.Forest` (node values = class counts)."""
+        check_is_fitted(self)
+        return self.forest_
+
+    def predict_proba(self, X):
+        """Class distribution of the reached leaves, averaged over trees."""
+        return self.forest_.predict_proba(self._X(X))
+
+    def predict(self, X):
+        """Class with the lowest expected misclassification cost under :meth:`predict_proba`.
+
+        With 0/1-type costs this is the most probable class.
+        """
+        p = self.predict_proba(X)
+        return self.classes_[np.argmin(p @ self.misclassification_cost_, axis=1)]
+
+    def acquisition_cost(self, X):
+        """Per-example test cost: every acquisition unit on the example's paths, paid once."""
+        from prune_opt import acquisition_cost
+
+        return acquisition_cost(self.forest_, self._X(X), self.costs_)
+
+    def total_cost(self, X, y):
+        """Average test cost plus average misclassification cost on ``(X, y)``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> X, y = load_iris(return_X_y=True)
+        >>> act = ACTClassifier(r=1, costs=[1, 1, 10, 10], max_depth=3).fit(X, y)
+        >>> bool(act.total_cost(X, y) >= act.acquisition_cost(X).mean())
+        True
+        """
+        y = np.asarray(y)
+        pred = self.predict(X)
+        truth = np.searchsorted(self.classes_, y)
+        truth = np.clip(truth, 0, self.classes_.size - 1)
+        if not np.all(self.classes_[truth] == y):
+            raise ValueError("y contains labels unknown to the estimator")
+        guess = np.searchsorted(self.classes_, pred)
+        mis = self.misclassification_cost_[truth, guess]
+        return float(self.acquisition_cost(X).mean() + mis.mean())
+
+
+class ACTClassifier(_ACTBase):
+    """Anytime cost-sensitive decision tree (ACT).
+
+    Parameters
+    ----------
+    r : int, default 3
+        Lookahead samples per child of each candidate split.  0 is greedy EG2;
+        more samples take longer and usually give cheaper trees.
+    w : float, default 1.0
+        EG2's cost exponent (0 ignores test costs when sampling).
+    cf : float in (0, 1], default 0.25
+        C4.5 confidence for pessimistic error estimates (smaller = more pessimistic).
+    misclassification_cost : None, float or array (n_classes, n_classes), default None
+        ``M[j, k]`` is the cost of predicting class ``k`` for an example of class
+        ``j`` (``classes_`` order).  A float ``s`` means ``s`` for every error;
+        None means every error costs the sum of all acquisition units (as much
+        as measuring everything).
+    costs : FeatureCosts, array-like or mapping, optional
+        Test costs (uniform 1.0 when omitted).  Groups and requires are honoured
+        exactly: units already paid on the path are free.
+    max_depth : int, optional
+    min_samples_split : int, default 2
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    n_features_in_ : int
+    costs_ : FeatureCosts
+    misclassification_cost_ : ndarray (n_classes, n_classes)
+    tree_ : dict of arrays (left, right, feature, threshold, value)
+    forest_ : prune_opt.Forest
+
+    Examples
+    --------
+    >>> from prune_opt.datasets import load_dataset
+    >>> d = load_dataset("pima")
+    >>> act = ACTClassifier(r=1, costs=d.costs, max_depth=4, random_state=0).fit(d.X, d.y)
+    >>> bool(act.acquisition_cost(d.X).mean() < d.costs.unit_costs.sum())
+    True
+    """
+
+    def __init__(self, r=3, w=1.0, cf=0.25, misclassification_cost=None, costs=None,
+                 max_depth=None, min_samples_split=2, random_state=None):
+        self.r = r
+        self.w = w
+        self.cf = cf
+        self.misclassification_cost = misclassification_cost
+        self.costs = costs
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Grow the ACT tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_examples, n_features), finite
+        y : array-like of shape (n_examples,)
+
+        Returns
+        -------
+        self
+        """
+        X32, codes = self._setup(X, y)
+        rs = check_random_state(self.random_state)
+        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        self.tree_ = grow_tree(self._config(X32, codes), np.arange(X32.shape[0]), rng)
+        self.forest_ = Forest.from_arrays([self.tree_], self.classes_, X32.shape[1],
+                                          feature_names=self._names)
+        return self
+
+
+class ACTForestClassifier(_ACTBase):
+    """Bagged ACT trees (bootstrap rows, random candidate features per node), for pruning.
+
+    Parameters
+    ----------
+    n_estimators : int, default 10
+    r, w, cf, misclassification_cost, costs, max_depth, min_samples_split
+        As in :class:`ACTClassifier` (default ``r=1`` to keep forests quick).
+    max_features : {"sqrt", "log2"}, int, float or None, default "sqrt"
+        Candidate features drawn per ACT node; lookahead samples see all features.
+    bootstrap : bool, default True
+    n_jobs : int, optional
+        Trees grown in parallel with joblib.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_, n_features_in_, costs_, misclassification_cost_
+    trees_ : list of dict
+    in_bag_ : list of ndarray
+        Bootstrap multiplicity of every training row, per tree.
+    forest_ : prune_opt.Forest
+        With ``in_bag`` set, so ``prune(..., train=(X, y))`` counts in-bag errors.
+
+    Examples
+    --------
+    >>> import prune_opt as po
+    >>> from prune_opt.datasets import load_dataset
+    >>> d = load_dataset("pima")
+    >>> f = ACTForestClassifier(n_estimators=3, r=0, costs=d.costs, max_depth=4,
+    ...                         random_state=0).fit(d.X, d.y)
+    >>> pruned = po.prune(f, d.X, d.y, costs=d.costs, lam=0.01, solver="highs")
+    >>> bool(pruned.n_splits <= f.to_forest().full_split_mask().sum())
+    True
+    """
+
+    def __init__(self, n_estimators=10, r=1, w=1.0, cf=0.25, misclassification_cost=None,
+                 costs=None, max_depth=None, min_samples_split=2, max_features="sqrt",
+                 bootstrap=True, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.r = r
+        self.w = w
+        self.cf = cf
+        self.misclassification_cost = misclassification_cost
+        self.costs = costs
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _n_candidates(self, n_features):
+        mf = self.max_features
+        if mf is None:
+            return None
+        if mf == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if mf == "log2":
+            return max(1, int(np.log2(n_features)))
+        if isinstance(mf, numbers.Integral) and not isinstance(mf, bool):
+            if not 1 <= mf <= n_features:
+                raise ValueError(f"max_features={mf} must be in [1, {n_features}]")
+            return int(mf)
+        if isinstance(mf, numbers.Real) and not isinstance(mf, bool) and 0 < mf <= 1:
+            return max(1, int(mf * n_features))
+        raise ValueError(f"max_features must be 'sqrt', 'log2', an int, a float in (0, 1] or "
+                         f"None, got {mf!r}")
+
+    def fit(self, X, y):
+        """Grow ``n_estimators`` ACT trees on bootstrap samples.
+
+        Returns
+        -------
+        self
+        """
+        from joblib import Parallel, delayed
+
+        _check_int(self.n_estimators, "n_estimators", 1)
+        X32, codes = self._setup(X, y)
+        n, F = X32.shape
+        cfg = self._config(X32, codes, self._n_candidates(F))
+        rs = check_random_state(self.random_state)
+        seeds = rs.randint(np.iinfo(np.int32).max, size=(self.n_estimators, 2))
+        samples = []
+        for s in seeds:  # one bootstrap per tree
+            idx = np.random.default_rng(s[0]).integers(0, n, n) if self.bootstrap \
+                else np.arange(n)
+            samples.append(np.sort(idx))
+        self.trees_ = Parallel(n_jobs=self.n_jobs)(
+            delayed(grow_tree)(cfg, idx, np.random.default_rng(s[1]))
+            for idx, s in zip(samples, seeds))
+        self.in_bag_ = [np.bincount(idx, minlength=n) for idx in samples]
+        self.forest_ = Forest.from_arrays(self.trees_, self.classes_, F,
+                                          feature_names=self._names, in_bag=self.in_bag_)
+        return self
