@@ -8,7 +8,7 @@ case "each feature is its own unit".
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp

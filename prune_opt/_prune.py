@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-
-
 from ._compile import compile_problem
 from ._pruned import PrunedForest
 from ._validation import check_nonneg_scalar

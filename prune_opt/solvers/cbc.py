@@ -1,8 +1,10 @@
-"""CBC through PuLP: the LP relaxation ("cbc") and the binary program ("cbc-ip").
+"""CBC: the LP relaxation ("cbc") and the binary program ("cbc-ip").
 
-PuLP builds models row by row in Python, so these backends are for small and
-medium problems (verification); larger ones are refused with a pointer to
-``mincut``.
+"cbc" writes the LP as MPS in bulk (OR-Tools model_builder) and runs the CBC
+binary that PuLP provides (``pulp[cbc]``), so it scales like the other LP
+backends.  "cbc-ip" builds the binary program through PuLP's own modelling API
+- an independent model-building path, which is what a verification backend
+should have - and is therefore meant for small problems.
 """
 
 from __future__ import annotations
@@ -87,9 +89,62 @@ class _PulpCbc(Solver):
 
 @register_solver
 class CbcLpSolver(_PulpCbc):
-    """LP relaxation solved by CBC's simplex (via PuLP)."""
+    """LP relaxation solved by CBC's simplex (MPS written in bulk, PuLP's CBC binary)."""
 
     name = "cbc"
+    max_nnz = None
+    requires = ("pulp", "ortools.linear_solver.python.model_builder")
+
+    def _solve(self, problem, *, time_limit, verbose):
+        import os
+        import re
+        import subprocess
+        import tempfile
+
+        import pulp
+
+        from .ortools_lp import build_model
+
+        model = build_model(problem)
+        n = problem.n_nodes + problem.n_uses + problem.n_pairs
+        binary = cbc_command(pulp).path
+        with tempfile.TemporaryDirectory(prefix="prune-opt-cbc-") as tmp:
+            mps = os.path.join(tmp, "model.mps")
+            sol = os.path.join(tmp, "solution.txt")
+            model.helper.write_to_mps_file(mps)
+            args = [binary, mps]
+            if time_limit is not None:
+                args += ["-sec", str(float(time_limit))]
+            args += ["-threads", str(int(self.params["threads"])), "-initialSolve",
+                     "-solu", sol]
+            try:
+                # CBC's own -sec does not stop its initial LP solve, so the clock is ours
+                run = subprocess.run(args, capture_output=True, text=True, timeout=time_limit)
+            except subprocess.TimeoutExpired:
+                return lp_result(problem, None, scaled_objective=None, scaled_bound=None,
+                                 status="time_limit",
+                                 info={"message": "CBC stopped at the time limit"})
+            if verbose:
+                print(run.stdout)
+            if not os.path.exists(sol):
+                raise RuntimeError(f"CBC wrote no solution (exit {run.returncode}): "
+                                   f"{run.stdout[-300:]}")
+            with open(sol) as fh:
+                header = fh.readline().strip()
+                x = np.zeros(n)
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) >= 3:
+                        x[int(parts[0])] = float(parts[2])
+        match = re.search(r"objective value\s+(\S+)", header)
+        obj = float(match.group(1)) if match else float("nan")
+        if header.startswith("Optimal"):
+            return lp_result(problem, x, scaled_objective=obj, scaled_bound=obj,
+                             status="optimal")
+        if time_limit is not None and header.startswith("Stopped"):
+            return lp_result(problem, None, scaled_objective=None, scaled_bound=None,
+                             status="time_limit", info={"message": header})
+        raise RuntimeError(f"CBC: {header}")
 
 
 @register_solver

@@ -1,0 +1,261 @@
+"""Bad input gets a clear, early error naming the argument (never an IndexError,
+KeyError or a broadcasting error from deep inside)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import prune_opt as po
+from prune_opt import FeatureCosts, Forest
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    return X, y, rf
+
+
+def _prune(iris, **kw):
+    X, y, rf = iris
+    args = dict(forest=rf, X=X, y=y, lam=0.01, solver="highs")
+    args.update(kw)
+    forest, X, y = args.pop("forest"), args.pop("X"), args.pop("y")
+    return po.prune(forest, X, y, **args)
+
+
+# ---------------------------------------------------------------- forest
+@pytest.mark.parametrize("est", [RandomForestClassifier(), DecisionTreeClassifier()])
+def test_unfitted_forest(iris, est):
+    with pytest.raises(NotFittedError, match="fit"):
+        _prune(iris, forest=est)
+
+
+def test_unsupported_estimator_lists_supported(iris):
+    X, y, _ = iris
+    with pytest.raises(TypeError, match="RandomForestClassifier"):
+        _prune(iris, forest=LogisticRegression().fit(X, y))
+
+
+@pytest.mark.parametrize("cls", [DecisionTreeRegressor, RandomForestRegressor])
+def test_regressors_refused(iris, cls):
+    X, y, _ = iris
+    with pytest.raises(TypeError, match="forest"):
+        _prune(iris, forest=cls(max_depth=2).fit(X, y))
+
+
+def test_multi_output_refused(iris):
+    X, y, _ = iris
+    est = DecisionTreeClassifier(max_depth=2).fit(X, np.c_[y, y])
+    with pytest.raises(ValueError, match="multi-output"):
+        _prune(iris, forest=est)
+
+
+def test_pruned_forest_is_not_a_forest(iris):
+    pruned = _prune(iris)
+    with pytest.raises(TypeError, match="pruned.forest"):
+        _prune(iris, forest=pruned)
+
+
+# ---------------------------------------------------------------- X
+def test_wrong_feature_count(iris):
+    X, y, _ = iris
+    with pytest.raises(ValueError, match="X has 3 features.*fitted on 4"):
+        _prune(iris, X=X[:, :3])
+
+
+def test_one_dimensional_X(iris):
+    X, y, _ = iris
+    with pytest.raises(ValueError, match="2-D"):
+        _prune(iris, X=X[0], y=y[:1])
+
+
+def test_empty_X(iris):
+    X, y, _ = iris
+    with pytest.raises(ValueError, match="no rows"):
+        _prune(iris, X=X[:0], y=y[:0])
+
+
+def test_inf_in_X(iris):
+    X, y, _ = iris
+    Xb = X.copy()
+    Xb[3, 1] = np.inf
+    with pytest.raises(ValueError, match="X contains inf"):
+        _prune(iris, X=Xb)
+
+
+def test_non_numeric_X(iris):
+    X, y, _ = iris
+    Xb = X.astype(object)
+    Xb[0, 0] = "abc"
+    with pytest.raises(TypeError, match="X must be numeric"):
+        _prune(iris, X=Xb)
+
+
+def test_nan_refused_when_forest_cannot_route_it():
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    f = Forest([stump], classes=[0, 1], n_features=1)
+    with pytest.raises(ValueError, match="NaN"):
+        po.prune(f, np.array([[np.nan], [1.0]]), [0, 1], lam=0.1)
+
+
+def test_pandas_column_names_must_match():
+    pd = pytest.importorskip("pandas")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="column names"):
+        po.prune(rf, X[X.columns[::-1]], y, lam=0.1)
+    assert isinstance(X, pd.DataFrame)
+
+
+# ---------------------------------------------------------------- y
+def test_wrong_label_count(iris):
+    X, y, _ = iris
+    with pytest.raises(ValueError, match="y has 10 labels for 150"):
+        _prune(iris, y=y[:10])
+
+
+def test_unknown_labels(iris):
+    X, y, _ = iris
+    yb = y.copy()
+    yb[0] = 7
+    with pytest.raises(ValueError, match=r"labels \[7\] unknown"):
+        _prune(iris, y=yb)
+
+
+def test_two_dimensional_y(iris):
+    X, y, _ = iris
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        _prune(iris, y=np.c_[y, y])
+
+
+# ---------------------------------------------------------------- costs
+@pytest.mark.parametrize("costs, match", [
+    ([1, 1, -1, 1], "non-negative"),
+    ([1, 1, np.nan, 1], "NaN"),
+    ([1, 1, np.inf, 1], "finite"),
+    ([1, 2, 3], "costs cover 3 features but the forest was fitted on 4"),
+    ([[1, 2], [3, 4]], "1-D"),
+    ("cheap", "costs must be"),
+])
+def test_bad_costs(iris, costs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        _prune(iris, costs=costs)
+
+
+def test_cost_mapping_needs_names():
+    with pytest.raises(ValueError, match="feature_names is required"):
+        FeatureCosts({"a": 1.0})
+
+
+def test_cost_mapping_unknown_names():
+    with pytest.raises(ValueError, match="unknown features"):
+        FeatureCosts({"a": 1.0, "zz": 2.0}, feature_names=["a", "b"])
+
+
+def test_cost_mapping_missing_feature():
+    with pytest.raises(ValueError, match=r"no cost given for features \['b'\]"):
+        FeatureCosts({"a": 1.0}, feature_names=["a", "b"])
+
+
+def test_overlapping_groups():
+    with pytest.raises(ValueError, match="groups must not overlap"):
+        FeatureCosts([1, 1, 1], groups={"g1": (1.0, [0, 1]), "g2": (2.0, [1, 2])})
+
+
+def test_requires_unknown_feature():
+    with pytest.raises(ValueError, match="unknown feature"):
+        FeatureCosts({"a": 1.0}, requires={"b": ["zz"]}, feature_names=["a", "b"])
+
+
+def test_requires_cycle():
+    with pytest.raises(ValueError, match="cycle"):
+        FeatureCosts([1, 1], requires={0: [1], 1: [0]})
+
+
+def test_group_cost_negative():
+    with pytest.raises(ValueError, match="non-negative"):
+        FeatureCosts([1, 1], groups={"g": (-1.0, [0])})
+
+
+def test_costs_names_must_match_forest():
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, y)
+    fc = FeatureCosts([1, 2, 3, 4], feature_names=["a", "b", "c", "d"])
+    f = Forest.from_sklearn(rf)
+    f.feature_names = ["a", "b", "d", "c"]
+    with pytest.raises(ValueError, match="do not match"):
+        po.prune(f, X, y, costs=fc, lam=0.1)
+
+
+# ---------------------------------------------------------------- scalars & options
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(lam=-1.0), ValueError, "lam must be"),
+    (dict(lam=float("nan")), ValueError, "lam must be"),
+    (dict(lam="big"), TypeError, "lam must be a real number"),
+    (dict(depth_cost=-0.5), ValueError, "depth_cost"),
+    (dict(time_limit=-1.0), ValueError, "time_limit"),
+    (dict(solver="gurobi-ultra"), ValueError, "installed solvers: .*highs"),
+    (dict(solver=3), TypeError, "solver must be a name"),
+    (dict(solver_options={"methd": "highs-ipm"}), ValueError, "did you mean 'method'"),
+    (dict(solver_options=[1]), TypeError, "solver_options must be a dict"),
+    (dict(train=(1, 2, 3)), TypeError, "train must be a pair"),
+    (dict(sample_weight=[1.0, 2.0]), ValueError, "sample_weight must have shape"),
+])
+def test_bad_scalars_and_options(iris, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        _prune(iris, **kw)
+
+
+def test_negative_budget(iris):
+    X, y, rf = iris
+    with pytest.raises(ValueError, match="budget"):
+        po.compile_problem(rf, X, y, budget=-3.0)
+
+
+def test_bad_chunk_size(iris):
+    X, y, rf = iris
+    with pytest.raises(ValueError, match="chunk_size"):
+        po.compile_problem(rf, X, y, chunk_size=0)
+
+
+def test_train_must_be_the_training_data(iris):
+    X, y, rf = iris
+    with pytest.raises(ValueError, match="fitted on 150"):
+        _prune(iris, train=(X[:100], y[:100]))
+
+
+def test_invalid_split_mask(iris):
+    X, y, rf = iris
+    f = Forest.from_sklearn(rf)
+    mask = np.zeros(f.n_nodes, bool)
+    child = f.left[0]
+    if child >= 0 and f.left[child] >= 0:
+        mask[child] = True  # split below a cut root
+        with pytest.raises(ValueError, match="closed under parents"):
+            po.PrunedForest(f, mask)
+    with pytest.raises(ValueError, match="shape"):
+        po.PrunedForest(f, mask[:-1])
+
+
+def test_malformed_forest_arrays():
+    with pytest.raises(ValueError, match="exactly one child"):
+        Forest([dict(left=[1, -1], right=[-1, -1], feature=[0, -1], threshold=[0, 0],
+                     value=[[1, 1], [1, 0]])], classes=[0, 1], n_features=1)
+    with pytest.raises(ValueError, match="value has 3 class columns"):
+        Forest([dict(left=[-1], right=[-1], feature=[-1], threshold=[0],
+                     value=[[1, 1, 1]])], classes=[0, 1], n_features=1)
+
+
+def test_predict_on_wrong_width(iris):
+    X, y, _ = iris
+    pruned = _prune(iris)
+    with pytest.raises(ValueError, match="features"):
+        pruned.predict(X[:, :2])
+    with pytest.raises(ValueError, match="features"):
+        pruned.acquisition_cost(X[:, :2])
