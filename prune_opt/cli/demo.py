@@ -37,6 +37,10 @@ def run(args):
     lams = [float(s) for s in args.lams.split(",") if s.strip()]
     solvers = (args.solvers.split(",") if args.solvers
                else [s for s in available_solvers() if s not in SKIP_BY_DEFAULT])
+    from ..solvers import get_solver
+
+    for s in solvers:  # fail before any work on a misspelt backend
+        get_solver(s)
     exp = setup_experiment(args)
     rf = exp["forest"]
     costs = exp["costs"]

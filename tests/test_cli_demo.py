@@ -1,0 +1,42 @@
+"""The demo command end to end (small), and the CLI's user-error contract."""
+
+import json
+
+import pytest
+
+from prune_opt.cli import main
+
+
+def test_demo_small(tmp_path, capsys):
+    code = main(["demo", "--dataset", "thyroid", "--trees", "3", "--max-depth", "4",
+                 "--lams", "0,0.01", "--solvers", "highs,cbc-ip", "--out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "backends agree" in out
+    doc = json.loads((tmp_path / "demo.json").read_text())
+    rows = doc["rows"]
+    assert {r["solver"] for r in rows} == {"highs", "cbc-ip"}
+    for lam in (0.0, 0.01):
+        objs = [r["objective"] for r in rows if r["lam"] == lam]
+        assert abs(objs[0] - objs[1]) <= 1e-9 * max(abs(objs[0]), 1e-12)
+    assert (tmp_path / "accuracy_cost.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["demo", "--dataset", "no-such-data"], "neither a known name"),
+    (["demo", "--trees", "0"], "--trees must be at least 1"),
+    (["demo", "--solvers", "nope", "--trees", "1"], "installed solvers"),
+    (["demo", "--train-frac", "1.5"], "--train-frac"),
+])
+def test_user_errors_exit_2_with_one_line(argv, match, capsys, tmp_path):
+    code = main(argv + ["--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert match in err
+
+
+def test_debug_shows_traceback(tmp_path):
+    with pytest.raises(ValueError):
+        main(["--debug", "demo", "--dataset", "no-such-data", "--out", str(tmp_path)])
