@@ -23,7 +23,7 @@ from .._forest import Forest, as_forest
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
 
-__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
+__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings", "cegb_curve",
            "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES"]
 
 
@@ -337,4 +337,54 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
             r["accuracy_eval"] = pf.score(X_eval, y_eval)
             r["cost_eval"] = pf.average_cost(X_eval)
         rows.append(r)
+    return to_frame(rows)
+
+
+def cegb_curve(X_train, y_train, *, costs=None, tradeoffs=None, X_eval=None, y_eval=None,
+               n_estimators=40, random_state=0, lgbm_params=None):
+    """Accuracy-cost rows of LightGBM's cost-efficient gradient boosting (CEGB).
+
+    Not a pruning: one CEGB model is trained per ``cegb_tradeoff`` (via
+    :class:`forest_builders.cegb.CEGBClassifier`) and its acquisition cost is
+    counted with the same :class:`~prune_opt.FeatureCosts` rules.
+
+    Raises
+    ------
+    ImportError
+        When lightgbm (or forest_builders) is not installed.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from prune_opt.budget._baselines import cegb_curve
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rows = cegb_curve(X, y, costs=[1, 1, 5, 5], tradeoffs=[0.0, 1.0], X_eval=X,
+    ...                   y_eval=y, n_estimators=5)
+    >>> len(rows)
+    2
+    """
+    from ._curve import to_frame
+
+    try:
+        from forest_builders.cegb import CEGBClassifier
+    except ImportError as exc:
+        raise ImportError(f"cegb needs lightgbm and forest_builders.cegb ({exc}); "
+                          "pip install 'prune-opt[lightgbm]'") from exc
+    if X_eval is None or y_eval is None:
+        raise ValueError("cegb_curve needs X_eval and y_eval")
+    if tradeoffs is None:
+        tradeoffs = [0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0]
+    rows = []
+    for tr in tradeoffs:
+        try:
+            model = CEGBClassifier(costs=costs, cegb_tradeoff=float(tr),
+                                   n_estimators=n_estimators, random_state=random_state,
+                                   lgbm_params=lgbm_params).fit(X_train, y_train)
+        except ImportError as exc:
+            raise ImportError(f"cegb needs lightgbm ({exc}); pip install "
+                              "'prune-opt[lightgbm]'") from exc
+        rows.append({"method": "cegb", "param": float(tr),
+                     "average_cost": model.average_cost(X_eval),
+                     "accuracy_eval": float((model.predict(X_eval) == y_eval).mean()),
+                     "cost_eval": model.average_cost(X_eval)})
     return to_frame(rows)

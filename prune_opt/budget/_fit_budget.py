@@ -136,7 +136,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         note = (f"budget={budget:g} is below the cheapest pruning that keeps any split "
                 f"(cost {above.average_cost:g}); returning the root-only forest (every tree "
                 "cut to its root, constant prediction)")
-        warnings.warn(note, UserWarning, stacklevel=2)
+        if not exact_budget:
+            warnings.warn(note, UserWarning, stacklevel=2)
         info["note"] = note
     result = PrunedForest(problem.forest, chosen.pruned.split_mask, costs=problem.costs,
                           objective=chosen.pruned.breakdown.error_term + lam * chosen.cost_term,
@@ -146,7 +147,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     mip = solve_budget_mip(problem, budget, time_limit=time_limit, verbose=verbose,
                            max_variables=max_mip_variables)
     mip.solve_info["lagrangian"] = {"lam": lam, "error_term": chosen.error_term,
-                                    "average_cost": chosen.average_cost}
+                                    "average_cost": chosen.average_cost,
+                                    "note": info.get("note")}
     mip.solve_info["hull_error_gap"] = chosen.error_term - mip.breakdown.error_term
     mip.solve_info["hull_neighbours"] = info["hull_neighbours"]
     return mip

@@ -1,0 +1,159 @@
+"""``prune-opt curve``: accuracy-cost curves of BudgetPrune and its competitors."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from ._common import add_data_arguments, format_table, setup_experiment, write_json
+
+METHODS = ("budgetprune", "ccp", "greedy", "fewer-trees", "impurity", "cegb")
+DEFAULT_METHODS = "budgetprune,ccp,greedy,fewer-trees"
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "curve", help="accuracy-cost curves of BudgetPrune and baselines",
+        description="Fit a random forest, trace the exact BudgetPrune trade-off curve "
+        "(every breakpoint of lambda, on the validation split) and the curves of the "
+        "baselines (cost-complexity pruning, GreedyPrune, fewer trees, impurity-threshold "
+        "early stopping, LightGBM CEGB when installed); evaluate all on the test split, "
+        "print a summary, and write a plot, CSV and/or JSON.")
+    add_data_arguments(p, trees=40)
+    p.add_argument("--methods", default=DEFAULT_METHODS,
+                   help=f"comma-separated subset of {','.join(METHODS)} "
+                        f"(default {DEFAULT_METHODS})")
+    p.add_argument("--solver", default="auto", help="BudgetPrune backend (default auto)")
+    p.add_argument("--cost-resolution", type=float, default=0.0,
+                   help="stop refining BudgetPrune hull gaps narrower than this average cost "
+                        "(default 0: every breakpoint)")
+    p.add_argument("--plot", default=None, metavar="PNG", help="write the accuracy-cost plot")
+    p.add_argument("--csv", default=None, metavar="FILE", help="write all curve rows as CSV")
+    p.add_argument("--json", default=None, metavar="FILE", help="write all curve rows as JSON")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(func=run)
+
+
+def parse_methods(text):
+    methods = [m.strip().lower() for m in text.split(",") if m.strip()]
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise ValueError(f"--methods: unknown method(s) {bad}; choose from {', '.join(METHODS)}")
+    return list(dict.fromkeys(methods))
+
+
+def cegb_available():
+    """(available, reason) for the LightGBM CEGB baseline."""
+    try:
+        import lightgbm  # noqa: F401
+
+        import forest_builders.cegb  # noqa: F401
+    except ImportError as exc:
+        return False, str(exc)
+    return True, ""
+
+
+def _rows(curve):
+    return curve.to_dict("records") if hasattr(curve, "to_dict") else list(curve)
+
+
+def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress=True):
+    """All requested curves as {method: list of row dicts} (test-set columns
+    ``accuracy_eval`` and ``cost_eval``)."""
+    from .. import compile_problem
+    from ..budget import (
+        baseline_curve,
+        ccp_prunings,
+        cegb_curve,
+        fewer_trees_prunings,
+        greedy_prunings,
+        impurity_threshold_prunings,
+        tradeoff_curve,
+    )
+
+    rf, costs = exp["forest"], exp["costs"]
+    Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
+    problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
+    out = {}
+    for m in methods:
+        if m == "budgetprune":
+            curve = tradeoff_curve(rf, Xv, yv, problem=problem, solver=solver, X_eval=Xte,
+                                   y_eval=yte, cost_resolution=cost_resolution,
+                                   progress=progress)
+            rows = _rows(curve)
+            for r in rows:
+                r.update(method="budgetprune", param=r["lam_lo"])
+        elif m == "cegb":
+            ok, why = cegb_available()
+            if not ok:
+                print(f"cegb skipped: not importable ({why}); pip install "
+                      "'prune-opt[lightgbm]'")
+                continue
+            rows = _rows(cegb_curve(exp["X_train"], exp["y_train"], costs=costs, X_eval=Xte,
+                                    y_eval=yte, n_estimators=rf.n_estimators,
+                                    random_state=0))
+        else:
+            if m == "ccp":
+                prunings = ccp_prunings(rf, costs=costs, problem=problem)
+            elif m == "greedy":
+                prunings = greedy_prunings(rf, Xv, yv, problem=problem)
+            elif m == "fewer-trees":
+                prunings = fewer_trees_prunings(rf, costs=costs)
+            else:
+                prunings = impurity_threshold_prunings(rf, costs=costs)
+            rows = _rows(baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte, method=m))
+        out[m] = rows
+    return out
+
+
+def accuracy_at_cost(rows, cost, *, x="cost_eval", y="accuracy_eval"):
+    """Best accuracy among a curve's points whose cost is at most ``cost``
+    (NaN when none is that cheap)."""
+    ok = [r[y] for r in rows if r[x] <= cost * (1 + 1e-12)]
+    return float(max(ok)) if ok else float("nan")
+
+
+def run(args):
+    from .. import acquisition_cost
+    from ..plotting import plot_tradeoff
+
+    methods = parse_methods(args.methods)
+    if args.cost_resolution < 0:
+        raise ValueError(f"--cost-resolution must be >= 0, got {args.cost_resolution}")
+    exp = setup_experiment(args)
+    rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    base_cost = float(acquisition_cost(rf, Xte, exp["costs"]).mean())
+    base_acc = float(np.mean(rf.predict(Xte) == yte))
+    curves = compute_curves(exp, methods, solver=args.solver,
+                            cost_resolution=args.cost_resolution,
+                            progress=not args.no_progress)
+    print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test accuracy "
+          f"{base_acc:.4f}, test cost {base_cost:.4g}")
+    summary = []
+    for m, rows in curves.items():
+        r = {"method": m, "points": len(rows)}
+        for frac in (0.25, 0.5, 0.75):
+            r[f"acc@{int(frac * 100)}%"] = accuracy_at_cost(rows, frac * base_cost)
+        summary.append(r)
+    print(format_table(summary, ["method", "points", "acc@25%", "acc@50%", "acc@75%"]))
+    all_rows = [dict(r, method=m) for m, rows in curves.items() for r in rows]
+    if args.csv:
+        keys = list(dict.fromkeys(k for r in all_rows for k in r))
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=keys)
+            w.writeheader()
+            w.writerows(all_rows)
+        print(f"wrote {args.csv}")
+    if args.json:
+        write_json(args.json, {"dataset": exp["dataset"].name, "trees": args.trees,
+                               "unpruned": {"test_accuracy": base_acc, "test_cost": base_cost},
+                               "summary": summary, "rows": all_rows})
+        print(f"wrote {args.json}")
+    if args.plot:
+        plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
+                      title=f"{exp['dataset'].name}: test accuracy vs feature cost")
+        print(f"wrote {args.plot}")
+    return 0

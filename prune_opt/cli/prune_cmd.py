@@ -1,0 +1,77 @@
+"""``prune-opt prune``: prune a forest at a given lambda or to a cost budget."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import add_data_arguments, setup_experiment, write_json
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "prune", help="prune a forest at --lam or to a --budget and save it as JSON",
+        description="Fit a random forest on a dataset, prune it exactly at a trade-off "
+        "weight (--lam) or to an average acquisition-cost budget measured on the validation "
+        "split (--budget), print objective, accuracy, cost and status, and save the pruned "
+        "forest as JSON (load it with prune_opt.load).")
+    add_data_arguments(p, trees=40)
+    goal = p.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
+    goal.add_argument("--budget", type=float,
+                      help="largest average acquisition cost per example (validation data)")
+    p.add_argument("--solver", default="auto", help="backend (default auto)")
+    p.add_argument("--exact-budget", action="store_true",
+                   help="with --budget: solve the hard budget as a binary program (small "
+                        "problems only)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+    p.add_argument("--out", default="pruned.json", help="output JSON (default pruned.json)")
+    p.add_argument("--json", default=None, metavar="FILE",
+                   help="also write the printed summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from .. import acquisition_cost, prune
+    from ..budget import fit_budget
+
+    if args.lam is not None and not (np.isfinite(args.lam) and args.lam >= 0):
+        raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
+    if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
+        raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
+    if args.exact_budget and args.budget is None:
+        raise ValueError("--exact-budget needs --budget")
+    exp = setup_experiment(args)
+    rf, costs = exp["forest"], exp["costs"]
+    Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
+    train = (exp["X_train"], exp["y_train"])
+    if args.lam is not None:
+        pruned = prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
+                       time_limit=args.time_limit)
+    else:
+        pruned = fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, solver=args.solver,
+                            train=train, exact_budget=args.exact_budget,
+                            time_limit=args.time_limit)
+    info = pruned.solve_info
+    summary = {
+        "dataset": exp["dataset"].name, "trees": args.trees,
+        "lam": info.get("lam", args.lam), "budget": args.budget,
+        "objective": pruned.objective, "status": info.get("status"),
+        "solver": info.get("solver"), "splits": pruned.n_splits,
+        "unpruned_splits": int((~pruned.forest.is_leaf).sum()),
+        "validation_cost": pruned.average_cost(Xv),
+        "test_accuracy": pruned.score(Xte, yte), "test_cost": pruned.average_cost(Xte),
+        "unpruned_test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
+        "unpruned_test_cost": float(acquisition_cost(rf, Xte, costs).mean()),
+    }
+    if "hull_error_gap" in info:
+        summary["hull_error_gap"] = info["hull_error_gap"]
+    if info.get("note"):
+        print(f"note: {info['note']}")
+    for k, v in summary.items():
+        if v is not None:
+            print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
+    pruned.save(args.out)
+    print(f"wrote {args.out}")
+    if args.json:
+        write_json(args.json, {**summary, "solve_info": info})
+    return 0
