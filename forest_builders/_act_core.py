@@ -10,7 +10,7 @@ vectorised with numpy.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import beta
+from scipy.special import betaincinv, entr
 
 __all__ = ["ACTConfig", "best_splits", "grow_tree", "pessimistic_rate", "leaf_costs"]
 
@@ -59,10 +59,8 @@ class ACTConfig:
 def _entropy(counts):
     """Entropy in bits of count rows (last axis = classes)."""
     n = counts.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(n > 0, counts / np.where(n > 0, n, 1), 0.0)
-        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1)), 0.0).sum(axis=-1)
-    return h
+    p = counts / np.maximum(n, 1e-300)
+    return entr(p).sum(axis=-1) / np.log(2.0)
 
 
 def best_splits(X32, codes, n_classes, features):
@@ -126,7 +124,7 @@ def pessimistic_rate(errors, n, cf):
     errors = np.asarray(errors, dtype=float)
     n = np.asarray(n, dtype=float)
     with np.errstate(all="ignore"):
-        u = beta.ppf(1.0 - cf, errors + 1.0, np.maximum(n - errors, 1e-300))
+        u = betaincinv(errors + 1.0, np.maximum(n - errors, 1e-300), 1.0 - cf)
     u = np.where(errors >= n, 1.0, u)
     return np.where(n > 0, u, 0.0)
 
