@@ -160,16 +160,26 @@ def _load_digits():
 
 def _parse_table(text, sep, target):
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        raise ValueError("the table needs a header row and at least one data row")
     header = [h.strip() for h in lines[0].split(sep)]
+    if len(set(header)) != len(header):
+        raise ValueError(f"the table header has duplicate column names: {header}")
+    if len(header) < 2:
+        raise ValueError("the table needs at least one feature column and a target column")
     if target is None:
         target = header[-1]
     if target not in header:
         raise ValueError(f"target column {target!r} not in the file's header {header}")
     j = header.index(target)
     body = [ln.split(sep) for ln in lines[1:]]
+    if any(len(r) != len(header) for r in body):
+        bad = next(i for i, r in enumerate(body) if len(r) != len(header))
+        raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
+                         f"{len(header)}")
     try:
         arr = np.array([[np.nan if v.strip() in ("", "?", "NA", "nan") else float(v)
-                         for v in r] for r in body])
+                         for v in r] for r in body], dtype=float)
     except ValueError as exc:
         raise ValueError(f"non-numeric value in the table ({exc}); encode categorical "
                          "columns as numbers first") from None
@@ -180,6 +190,8 @@ def _parse_table(text, sep, target):
     names = header[:j] + header[j + 1:]
     if np.isnan(y).any():
         raise ValueError(f"target column {target!r} has missing values")
+    if np.isinf(arr).any():
+        raise ValueError("the table contains inf values; replace them first")
     y = y.astype(int) if np.all(y == np.round(y)) else y
     return X, y, names
 
@@ -190,9 +202,14 @@ def load_csv(path, target=None, sep=None):
     if not path.exists():
         raise ValueError(f"dataset file {str(path)!r} does not exist")
     raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    text = raw.decode()
+    try:
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        text = raw.decode()
+    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
+        raise ValueError(f"dataset file {path.name!r} is not readable text: {exc}") from None
+    if not text.strip():
+        raise ValueError(f"dataset file {path.name!r} is empty")
     if sep is None:
         first = text.split("\n", 1)[0]
         sep = "\t" if "\t" in first else ","

@@ -175,3 +175,18 @@ def test_standard_form_is_the_papers_program():
     assert (sf["A_ub"] @ x <= sf["b_ub"] + 1e-12).all()
     assert sf["c"] @ x / problem.scale == pytest.approx(problem.evaluate(mask).objective,
                                                         rel=1e-12)
+
+
+@given(case=forest_cases())
+@settings(max_examples=10)
+def test_cost_non_increasing_and_error_non_decreasing_in_lambda(case):
+    problem = po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
+                                 lam=0.0, train=(case["X_train"], case["y_train"]))
+    prev = None
+    for lam in [0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0]:
+        problem.lam = lam
+        b = po.solve(problem, solver="highs").breakdown
+        if prev is not None:
+            assert b.average_cost <= prev.average_cost + 1e-9
+            assert b.error_term >= prev.error_term - 1e-9
+        prev = b

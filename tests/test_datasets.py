@@ -1,0 +1,85 @@
+"""Dataset loaders: bundled real data with real costs, CSV reader refuses bad files."""
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prune_opt.datasets import list_datasets, load_csv, load_dataset
+
+
+def test_thyroid_real_costs_and_fti():
+    d = load_dataset("thyroid")
+    assert d.X.shape == (3772, 21) and d.X_test.shape == (3428, 21)
+    fc = d.costs
+    names = d.feature_names
+    fti, tt4, t4u = names.index("FTI"), names.index("TT4"), names.index("T4U")
+    assert fc.cost_of([fti]) == pytest.approx(14.51 + 11.41)
+    assert fc.cost_of([tt4, fti]) == pytest.approx(14.51 + 11.41)
+    assert fc.cost_of([names.index("TSH")]) == pytest.approx(22.78)
+
+
+def test_pima_blood_draw_is_shared():
+    d = load_dataset("pima")
+    g, i = d.feature_names.index("glucose"), d.feature_names.index("insulin")
+    assert d.costs.cost_of([g]) == pytest.approx(17.61)
+    assert d.costs.cost_of([i]) == pytest.approx(22.78)
+    assert d.costs.cost_of([g, i]) == pytest.approx(15.51 + 20.68 + 2.10)
+
+
+def test_heart_has_missing_values_and_costs():
+    d = load_dataset("heart")
+    assert d.X.shape == (303, 13) and np.isnan(d.X).sum() == 6
+    assert set(np.unique(d.y)) == {0, 1}
+    assert d.costs.feature_cost()[d.feature_names.index("thal")] == pytest.approx(102.90)
+
+
+def test_digits_and_listing():
+    assert {"digits", "thyroid", "heart", "pima"} <= set(list_datasets())
+    assert load_dataset("digits").X.shape == (1797, 64)
+
+
+def test_csv_round_trip(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("a,b,label\n1,2,0\n3,?,1\n5,6,1\n")
+    d = load_csv(p, target="label")
+    assert d.X.shape == (3, 2) and np.isnan(d.X[1, 1]) and d.y.tolist() == [0, 1, 1]
+    gz = tmp_path / "t.tsv.gz"
+    gz.write_bytes(gzip.compress(b"x\ty\n1\t0\n2\t1\n"))
+    assert load_csv(gz).X.shape == (2, 1)
+
+
+@pytest.mark.parametrize("content, match", [
+    ("", "empty"),
+    ("a,b\n", "header row and at least one"),
+    ("a,a,c\n1,2,3\n", "duplicate"),
+    ("a,b\n1,2\n3\n", "row 3 has 1 fields"),
+    ("a,b\n1,x\n", "non-numeric"),
+    ("a,b\n1,\n", "missing values"),
+])
+def test_csv_bad_files(tmp_path, content, match):
+    p = tmp_path / "bad.csv"
+    p.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        load_csv(p)
+
+
+def test_unknown_target(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="target column 'zz'"):
+        load_csv(p, target="zz")
+
+
+@given(raw=st.binary(max_size=200), gz=st.booleans())
+@settings(max_examples=100)
+def test_csv_reader_fuzz(tmp_path_factory, raw, gz):
+    p = tmp_path_factory.mktemp("csv") / ("f.csv.gz" if gz else "f.csv")
+    p.write_bytes(gzip.compress(raw) if gz and raw[:1] != b"!" else raw)
+    try:
+        d = load_csv(p)
+    except ValueError:
+        return
+    assert d.X.ndim == 2 and d.X.shape[0] == d.y.shape[0]
