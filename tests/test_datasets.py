@@ -16,6 +16,7 @@ def test_thyroid_real_costs_and_fti():
     fc = d.costs
     names = d.feature_names
     fti, tt4, t4u = names.index("FTI"), names.index("TT4"), names.index("T4U")
+    assert fc.cost_of([t4u]) == pytest.approx(11.41)
     assert fc.cost_of([fti]) == pytest.approx(14.51 + 11.41)
     assert fc.cost_of([tt4, fti]) == pytest.approx(14.51 + 11.41)
     assert fc.cost_of([names.index("TSH")]) == pytest.approx(22.78)
