@@ -148,7 +148,11 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
         inverse = np.arange(n)
         weight = w.copy()
         Xr = X
-    unit_mask = costs.unit_costs > 0
+    # only units that cost something create records
+    feature_units = sp.csr_matrix(costs.feature_units.multiply(
+        (costs.unit_costs > 0)[None, :]).astype(bool))
+    feature_units.eliminate_zeros()
+    feature_units.sort_indices()
     node_weight = np.zeros(forest.n_nodes)
     recs = ([], [], [])
     for start in range(0, Xr.shape[0], chunk_size):
@@ -158,7 +162,7 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
             ind = forest.decision_paths(Xr[start:stop], t)
             sl = forest.tree_slice(t)
             node_weight[sl] += ind.T.astype(float) @ wc
-            r, h, u = first_use_records(forest, ind, t, costs.feature_units, unit_mask)
+            r, h, u = first_use_records(forest, ind, t, feature_units)
             recs[0].append(r + start)
             recs[1].append(h)
             recs[2].append(u)
