@@ -317,6 +317,5 @@ def as_feature_costs(costs, n_features, feature_names=None, *, name="costs"):
             fc = FeatureCosts(costs, feature_names=feature_names)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
-    fc.check_n_features(n_features, feature_names if costs is not None and not isinstance(
-        costs, FeatureCosts) else (feature_names if fc.feature_names is not None else None))
+    fc.check_n_features(n_features, feature_names)
     return fc
