@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from itertools import combinations
-from math import comb
+from math import comb, lgamma, log
 
 import numpy as np
 import scipy.sparse as sp
@@ -164,6 +164,28 @@ def _combo_chunks(n, k, size):
         yield block.reshape(-1, k)
 
 
+def _count_squares(m, n):
+    """Number of nonempty square submatrices of an m x n matrix, C(m+n, m) - 1.
+
+    Exact when small, else a float estimate (never computes huge binomials).
+    """
+    log10 = (lgamma(m + n + 1) - lgamma(m + 1) - lgamma(n + 1)) / log(10)
+    if log10 < 17:
+        return comb(m + n, m) - 1
+    return 10.0 ** min(log10, 300)
+
+
+def _fmt_count(x):
+    if isinstance(x, int):
+        return f"{x:d}"
+    return "more than 1e300" if x >= 1e300 else f"~{x:.2e}"
+
+
+def _count_fixed(n, k):
+    log10 = (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(10) if n >= k else 0
+    return comb(n, k) if log10 < 17 else 10.0 ** min(log10, 300)
+
+
 def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICES,
                    rows_fixed=None):
     """Exhaustive total-unimodularity test by subdeterminant enumeration.
@@ -200,15 +222,22 @@ def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICE
         keep_c = np.flatnonzero(np.abs(D).sum(axis=0) > 0)
         D, rows, cols = D[:, keep_c], sel, keep_c
         sizes = [len(sel)]
-        total = comb(D.shape[1], len(sel))
+        total = _count_fixed(D.shape[1], len(sel))
     else:
+        nzr = int((np.diff(M.indptr) > 0).sum())
+        nzc = int(np.unique(M.indices).size)
+        pre = _count_squares(nzr, nzc) if nzr and nzc else 0
+        if pre > max_submatrices and nzr * nzc > 5e7:  # too big even to densify and dedupe
+            return MethodResult(None, reason=f"{_fmt_count(pre)} square submatrices exceed the "
+                                f"brute-force limit {max_submatrices:.3g} (max_submatrices)",
+                                submatrices=pre)
         D, rows, cols = _reduce(M)
         m, n = D.shape
         sizes = range(1, min(m, n) + 1)
-        total = comb(m + n, m) - 1 if D.size else 0
+        total = _count_squares(m, n) if D.size else 0
     if total > max_submatrices:
-        return MethodResult(None, reason=f"{total:.3g} square submatrices exceed the brute-force "
-                            f"limit {max_submatrices:.3g} (max_submatrices)",
+        return MethodResult(None, reason=f"{_fmt_count(total)} square submatrices exceed the "
+                            f"brute-force limit {max_submatrices:.3g} (max_submatrices)",
                             submatrices=total)
     transposed = False
     if rows_fixed is None and D.shape[0] > D.shape[1]:
@@ -247,7 +276,7 @@ def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICE
     what = (f"all {len(rows_fixed)}-row square submatrices of the given rows"
             if rows_fixed is not None else "every square submatrix")
     return MethodResult(True, summary=f"{what} has determinant in {{-1, 0, 1}} "
-                        f"(exhaustive, {total} candidates before pruning)",
+                        f"(exhaustive, {_fmt_count(total)} candidates before pruning)",
                         submatrices=total)
 
 

@@ -63,15 +63,16 @@ def ghouila_houri_tu(M, *, time_limit=None, max_lines=DEFAULT_MAX_GH_ROWS):
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     M = sp.csr_matrix(M, dtype=np.int64)
-    transposed = M.shape[0] > M.shape[1]
-    D = (M.T if transposed else M).toarray()
-    D = D[np.abs(D).sum(axis=1) > 0] if D.size else D
-    line_ids = np.flatnonzero(np.abs((M.T if transposed else M).toarray()).sum(axis=1) > 0)
-    m = D.shape[0]
+    nz_rows = np.flatnonzero(np.diff(M.indptr) > 0)
+    nz_cols = np.unique(M.indices)
+    transposed = nz_rows.size > nz_cols.size
+    line_ids = nz_cols if transposed else nz_rows
+    m = line_ids.size
     side = "columns" if transposed else "rows"
     if m > max_lines:
         return MethodResult(None, reason=f"{m} nonzero {side} exceed the Ghouila-Houri limit "
                             f"{max_lines} (2**{m} subsets)")
+    D = (M.T.tocsr() if transposed else M)[line_ids].toarray()
     for k in range(1, m + 1):
         S = _sign_table(k)
         for R in combinations(range(m), k):

@@ -1,0 +1,140 @@
+"""``prune-opt tu-check``: is a pruning LP (or any matrix) totally unimodular?"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import write_json
+
+EXAMPLES = """examples:
+  prune-opt tu-check --dataset digits --trees 3 --examples 200
+  prune-opt tu-check --dataset pima --trees 2 --examples 30 --budget 5 --vertices 10
+  prune-opt tu-check --matrix A.npz --method cmr --json out.json
+"""
+
+
+def add_parser(sub):
+    import argparse
+
+    p = sub.add_parser(
+        "tu-check", help="certify total unimodularity of a pruning LP or a matrix",
+        description="Check whether the constraint matrix of a BudgetPrune program (fitted on "
+        "a small forest) or a matrix read from a file is totally unimodular. Prints the "
+        "verdict, the deciding method, its timing and either a certificate summary or a "
+        "counterexample submatrix with its exact determinant.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default=None,
+                     help="dataset name (see prune_opt.datasets.list_datasets())")
+    src.add_argument("--matrix", default=None,
+                     help="matrix file: .npz (scipy.sparse or numpy with key 'A'), .mtx, .mps")
+    p.add_argument("--trees", type=int, default=2, help="forest size (default 2)")
+    p.add_argument("--examples", type=int, default=30,
+                   help="examples used to grow the forest and, separately, to compile the "
+                        "program (default 30)")
+    p.add_argument("--max-depth", type=int, default=3, help="tree depth limit (default 3)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="add the hard row 'average acquisition cost <= BUDGET' (breaks TU)")
+    p.add_argument("--lam", type=float, default=0.0,
+                   help="cost weight of the objective (only matters for --vertices)")
+    p.add_argument("--uniform-costs", action="store_true",
+                   help="use cost 1 per feature instead of the dataset's costs")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--method", default="auto",
+                   choices=["auto", "network", "cmr", "brute", "ghouila-houri"],
+                   help="decision method (default auto)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds for the check")
+    p.add_argument("--vertices", type=int, default=None, metavar="K",
+                   help="also solve the LP at vertices (HiGHS dual simplex) for the program's "
+                        "objective and K random objectives and report fractionality")
+    p.add_argument("--json", default=None, metavar="OUT", help="write the report as JSON")
+    p.set_defaults(func=run)
+
+
+def _problem_from_dataset(args):
+    from sklearn.ensemble import RandomForestClassifier
+
+    from .. import FeatureCosts, compile_problem
+    from ..datasets import load_dataset
+
+    for name in ("trees", "examples", "max_depth"):
+        v = getattr(args, name)
+        if v is None or v < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
+    ds = load_dataset(args.dataset)
+    n = ds.X.shape[0]
+    if 2 * args.examples > n:
+        raise ValueError(f"--examples {args.examples}: dataset {ds.name} has {n} rows, at most "
+                         f"{n // 2} can be used (half grow the forest, half compile it)")
+    rng = np.random.default_rng(args.seed)
+    idx = rng.permutation(n)
+    fit = idx[: args.examples]
+    rf = RandomForestClassifier(n_estimators=args.trees, max_depth=args.max_depth,
+                                random_state=args.seed, n_jobs=1)
+    rf.fit(ds.X[fit], ds.y[fit])
+    rest = idx[args.examples:]
+    comp = rest[np.isin(ds.y[rest], rf.classes_)][: args.examples]  # labels the forest knows
+    costs = (FeatureCosts.uniform(ds.X.shape[1]) if args.uniform_costs
+             else ds.costs_or_uniform())
+    problem = compile_problem(rf, ds.X[comp], ds.y[comp], costs=costs, lam=args.lam,
+                              budget=args.budget)
+    desc = (f"dataset {ds.name}: {args.trees} trees of depth <= {args.max_depth} grown on "
+            f"{args.examples} examples, program compiled on {args.examples} others"
+            f"{'' if args.budget is None else f', budget row avg cost <= {args.budget:g}'}")
+    return problem, desc
+
+
+def run(args):
+    from ..checks import (
+        is_totally_unimodular,
+        load_matrix,
+        scale_rows_to_integers,
+        vertex_integrality,
+    )
+
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ValueError(f"--time-limit must be positive, got {args.time_limit}")
+    out = {}
+    if args.matrix:
+        if args.budget is not None or args.vertices is not None:
+            raise ValueError("--budget and --vertices need --dataset (a pruning program)")
+        A = load_matrix(args.matrix)
+        notes = []
+        if A.nnz and (A.data != np.round(A.data)).any():
+            A, factors = scale_rows_to_integers(A)
+            notes.append(f"{len(factors)} row(s) with fractional entries scaled to primitive "
+                         "integers")
+        target, desc = A, f"matrix {args.matrix}"
+    elif args.dataset:
+        target, desc = _problem_from_dataset(args)
+        notes = []
+        out["problem"] = target.size()
+    else:
+        raise ValueError("pass --dataset NAME (a small pruning program) or --matrix FILE")
+    print(desc)
+    report = is_totally_unimodular(target, method=args.method, time_limit=args.time_limit)
+    report.notes[:0] = notes
+    print(report)
+    out.update(source=desc, report=report.to_dict())
+    if args.vertices is not None:
+        if args.vertices < 0:
+            raise ValueError(f"--vertices must be >= 0, got {args.vertices}")
+        vi = vertex_integrality(target, random_objectives=args.vertices, seed=args.seed)
+        print(f"LP vertices: {vi}")
+        if vi.fractional_variables:
+            sl = target.variable_slices()
+            shown = ", ".join(f"{_var_name(i, sl)}={v:.4g}" for i, v in
+                              vi.fractional_variables[:6])
+            print(f"  fractional values: {shown}")
+        out["vertex_integrality"] = vi.to_dict()
+    if args.json:
+        write_json(args.json, out)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _var_name(i, slices):
+    for name, s in slices.items():
+        if s.start <= i < s.stop:
+            return f"{name}[{i - s.start}]"
+    return f"x[{i}]"
