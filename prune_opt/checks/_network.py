@@ -191,6 +191,67 @@ def _star(N):
     return parent, edge, np.ones(n_edges, dtype=np.int64), tail, head
 
 
+def _row_signs(N):
+    """Row signs s making ``diag(s) N`` an incidence matrix, for <= 2 nonzeros per column.
+
+    Two nonzeros of a column in rows i, j force ``s_i = -s_j`` when they
+    have the same sign and ``s_i = s_j`` otherwise (Heller-Tompkins).  The
+    constraints are propagated along a breadth-first forest of the row
+    graph, one vectorized step per level, and then all checked.  Returns
+    None when some column has more nonzeros or the constraints conflict.
+    """
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    C = sp.csc_matrix(N, dtype=np.int64)
+    m = C.shape[0]
+    cnt = np.diff(C.indptr)
+    if (cnt > 2).any() or (C.nnz and np.abs(C.data).max() > 1):
+        return None
+    two = np.flatnonzero(cnt == 2)
+    i, j = C.indices[C.indptr[two]], C.indices[C.indptr[two] + 1]
+    same = C.data[C.indptr[two]] == C.data[C.indptr[two] + 1]
+    par = np.where(same, -1, 1)  # required s_i * s_j
+    # super-root m joined to one row of every component gives one BFS forest
+    G = sp.coo_matrix((np.ones(i.size), (i, j)), shape=(m, m))
+    _, comp = connected_components(G, directed=False)
+    firsts = np.unique(comp, return_index=True)[1]
+    H = sp.coo_matrix((np.ones(i.size + firsts.size),
+                       (np.concatenate([i, np.full(firsts.size, m)]),
+                        np.concatenate([j, firsts]))), shape=(m + 1, m + 1))
+    H = (H + H.T).tocsr()
+    _, pred = breadth_first_order(H, m, directed=False, return_predecessors=True)
+    # parity of each BFS tree edge (v, pred[v]); edges to the super-root are free (+1)
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    edge_par = sp.csr_matrix((par.astype(float), (lo, hi)), shape=(m + 1, m + 1))
+    sign = np.zeros(m + 1, dtype=np.int64)
+    sign[m] = 1
+    done = np.zeros(m + 1, dtype=bool)
+    done[m] = True
+    rows = np.arange(m)
+    while not done[:m].all():  # one vectorized step per BFS level
+        ready = rows[~done[:m] & done[pred[:m]]]
+        if ready.size == 0:
+            return None
+        p = pred[ready]
+        a, b = np.minimum(ready, p), np.maximum(ready, p)
+        e = np.asarray(edge_par[a, b]).ravel()
+        e = np.where(p == m, 1, np.sign(e)).astype(np.int64)
+        sign[ready] = sign[p] * e
+        done[ready] = True
+    s = sign[:m]
+    if (s[i] * s[j] != par).any():
+        return None
+    return s
+
+
+def _signed_star(N):
+    s = _row_signs(N)
+    if s is None:
+        return None
+    built = _star(sp.diags(s.astype(float)) @ sp.csr_matrix(N, dtype=float))
+    return None if built is None else (*built, s)
+
+
 def _interval(N):
     """Arcs when the consecutive row differences of N form an incidence matrix.
 
@@ -220,28 +281,41 @@ def _interval(N):
     return parent, edge, np.ones(m, dtype=np.int64), tail, head
 
 
+_PATTERNS = {
+    "incidence": "each column has at most one +1 and one -1 (incidence matrix of a directed "
+                 "graph)",
+    "signed-incidence": "after negating some rows, each column has at most one +1 and one -1 "
+                        "(rows 2-colored, Heller-Tompkins)",
+    "interval": "consecutive row differences leave at most one +1 and one -1 per column "
+                "(signed intervals: a directed path)",
+}
+
+
 def _generic_certificate(M):
     attempts = []
-    for kind, builder in (("incidence", _star), ("interval", _interval)):
+    for kind, builder in (("incidence", _star), ("signed-incidence", _signed_star),
+                          ("interval", _interval)):
         for transposed in (False, True):
             N = M.T.tocsr() if transposed else M  # N: tree edges are its rows
-            built = builder(N)
             side = "transpose" if transposed else "matrix"
+            built = builder(N)
             if built is None:
                 attempts.append(f"{kind} ({side}): pattern does not fit")
                 continue
+            extra = {}
+            if kind == "signed-incidence":
+                *built, signs = built
+                N = sp.csr_matrix(sp.diags(signs.astype(float)) @ N, dtype=np.int64)
+                extra["negated_lines"] = np.flatnonzero(signs < 0).tolist()
             ok, why = verify_network_matrix(N, *built)
-            if not ok:  # the builder's pattern test is exact; keep the check honest
+            if not ok:  # the builders' pattern tests are exact; keep the check honest
                 attempts.append(f"{kind} ({side}): {why}")
                 continue
-            what = {"incidence": "each column has at most one +1 and one -1 (incidence "
-                                 "matrix of a directed graph)",
-                    "interval": "consecutive row differences leave at most one +1 and one "
-                                "-1 per column (signed intervals: a directed path)"}[kind]
-            desc = (f"the {'transpose' if transposed else 'matrix'} is a network matrix: "
-                    f"{what}")
-            return NetworkCertificate(kind=kind, transposed=transposed,
-                                      graph=_digraph(*built), description=desc), attempts
+            desc = f"the {side} is a network matrix: {_PATTERNS[kind]}"
+            g = _digraph(*built)
+            g.graph.update(extra)
+            return NetworkCertificate(kind=kind, transposed=transposed, graph=g,
+                                      description=desc), attempts
     return None, attempts
 
 
