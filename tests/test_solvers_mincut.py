@@ -1,0 +1,169 @@
+"""The min-cut (maximum-weight closure) backends: exact agreement with the LP/IP
+backends, valid prunings, certified bounds, exact graph reductions."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+
+import prune_opt as po
+from prune_opt._problem import close_under_parents
+from prune_opt.solvers.mincut import (
+    FINITE_TOTAL,
+    _group_identical_sets,
+    build_closure_graph,
+    integer_capacities,
+)
+from tests.forest_cases import forest_cases
+
+LAMS = [0.0, 1e-7, 1e-5, 1e-3, 0.03, 1.0, 50.0, 1e6]
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def compile_case(case, lam):
+    return po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
+                              lam=lam, depth_cost=case["depth_cost"],
+                              train=(case["X_train"], case["y_train"]))
+
+
+@given(case=forest_cases(), lam=st.sampled_from(LAMS))
+@settings(max_examples=25)
+def test_mincut_agrees_with_lp_ip_and_networkx(case, lam):
+    problem = compile_case(case, lam)
+    ref = po.solve(problem, solver="cbc-ip").objective
+    for name in ("mincut", "mincut-networkx", "highs"):
+        got = po.solve(problem, solver=name)
+        assert rel(got.objective, ref) <= 1e-9, (name, got.objective, ref)
+        mask = problem.forest.check_split_mask(got.split_mask)
+        assert np.array_equal(mask, close_under_parents(problem.forest, mask))  # valid
+        assert got.objective == problem.evaluate(mask).objective
+    cut = po.solve(problem, solver="mincut")
+    bound = cut.solve_info["bound"]
+    assert bound <= ref + 1e-12 * max(1.0, abs(ref))  # a lower bound on the true optimum
+    assert rel(bound, cut.objective) <= 1e-9  # and a tight one
+    assert cut.solve_info["max_fractionality"] == 0.0
+
+
+@given(case=forest_cases(), lam=st.sampled_from(LAMS[1:]))
+@settings(max_examples=15)
+def test_reductions_keep_the_optimum(case, lam):
+    problem = compile_case(case, lam)
+    objs = []
+    for fold in (False, True):
+        for merge in (False, True):
+            r = po.solve(problem, solver="mincut",
+                         solver_options={"fold_single": fold, "merge_pairs": merge})
+            objs.append(r.objective)
+    assert max(objs) - min(objs) <= 1e-12 * max(1.0, abs(min(objs)))
+    full = build_closure_graph(problem, fold_single=False, merge_pairs=False)
+    red = build_closure_graph(problem)
+    assert red.n_arcs <= full.n_arcs
+    assert red.n_vertices <= full.n_vertices
+
+
+@given(data=st.data())
+@settings(max_examples=40)
+def test_group_identical_sets_matches_brute_force(data):
+    n_owner = data.draw(st.integers(1, 30))
+    sets = [sorted(data.draw(st.sets(st.integers(0, 5), min_size=1, max_size=4)))
+            for _ in range(n_owner)]
+    owner = np.repeat(np.arange(n_owner), [len(s) for s in sets])
+    member = np.array([m for s in sets for m in s])
+    starts = np.concatenate([[0], np.cumsum([len(s) for s in sets])])
+    rep = _group_identical_sets(owner, member, starts, rng_seed=data.draw(st.integers(0, 9)))
+    first = {}
+    for i, s in enumerate(sets):
+        first.setdefault(tuple(s), i)
+        assert sets[rep[i]] == s  # never merges different sets
+        assert rep[i] == first[tuple(s)]  # always merges equal ones (no collision here)
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=50),
+       st.data())
+def test_integer_capacities_rounding_is_bounded(weights, data):
+    w = np.array(weights)
+    W, K, slack = integer_capacities(w)
+    assert np.abs(W).sum() <= FINITE_TOTAL
+    assert slack <= 0.5 * w.size / K
+    subset = np.array(data.draw(st.lists(st.booleans(), min_size=w.size, max_size=w.size)))
+    # exact rational arithmetic: the rounding error of any subset is within the slack
+    exact = sum(Fraction(float(a)) - Fraction(int(b)) / Fraction(K)
+                for a, b in zip(w[subset], W[subset]))
+    assert abs(exact) <= Fraction(slack) * (1 + Fraction(1, 10**12))
+
+
+@pytest.fixture(scope="module")
+def iris_problem():
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
+    return rf, X, y, po.compile_problem(rf, X, y, lam=0.02, costs=[1.0, 2.0, 3.0, 4.0])
+
+
+def test_auto_uses_mincut(iris_problem):
+    rf, X, y, _ = iris_problem
+    pruned = po.prune(rf, X, y, lam=0.02, costs=[1.0, 2.0, 3.0, 4.0], solver="auto")
+    assert pruned.solve_info["solver"] == "mincut"
+    assert pruned.solve_info["status"] == "optimal"
+
+
+def test_mincut_reports_graph_and_scale(iris_problem):
+    problem = iris_problem[3]
+    r = po.solve(problem, solver="mincut")
+    g = r.solve_info["graph"]
+    assert g["n_uses"] == problem.n_uses and g["n_pairs"] == problem.n_pairs
+    K = r.solve_info["scale_factor"]
+    assert np.log2(K) == int(np.log2(K))  # a power of two
+    assert 0.0 <= r.solve_info["rounding_slack"] <= 0.5 * g["n_vertices"] / K
+
+
+def test_time_limit_refused_up_front_when_too_short(iris_problem):
+    with pytest.raises(ValueError, match="time_limit"):
+        po.solve(iris_problem[3], solver="mincut", time_limit=1e-12)
+    assert po.solve(iris_problem[3], solver="mincut", time_limit=60).objective > 0
+
+
+def test_networkx_refuses_large_problems_naming_mincut(iris_problem):
+    with pytest.raises(ValueError, match="'mincut'"):
+        po.solve(iris_problem[3], solver="mincut-networkx", solver_options={"max_arcs": 10})
+    with pytest.raises(ValueError, match="flow_func"):
+        po.solve(iris_problem[3], solver="mincut-networkx",
+                 solver_options={"flow_func": "nope"})
+
+
+@pytest.mark.parametrize("flow_func", ["edmonds_karp", "dinitz", "boykov_kolmogorov"])
+def test_networkx_flow_funcs_agree(iris_problem, flow_func):
+    problem = iris_problem[3]
+    ref = po.solve(problem, solver="mincut").objective
+    got = po.solve(problem, solver="mincut-networkx", solver_options={"flow_func": flow_func})
+    assert rel(got.objective, ref) <= 1e-9
+
+
+def test_lam_zero_keeps_everything_with_in_bag_errors():
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=5, random_state=1).fit(X, y)
+    pruned = po.prune(rf, X, y, lam=0.0, solver="mincut", train=(X, y))
+    full = po.prune(rf, X, y, lam=0.0, solver="highs", train=(X, y))
+    assert rel(pruned.objective, full.objective) <= 1e-9
+
+
+@pytest.mark.slow
+def test_real_costs_with_prerequisites_thyroid():
+    from prune_opt.datasets import load_dataset
+
+    ds = load_dataset("thyroid")
+    rf = RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0)
+    rf.fit(ds.X[:1500], ds.y[:1500])
+    for lam in (1e-4, 3e-3):
+        problem = po.compile_problem(rf, ds.X[1500:2500], ds.y[1500:2500], costs=ds.costs,
+                                     lam=lam, train=(ds.X[:1500], ds.y[:1500]))
+        a = po.solve(problem, solver="mincut")
+        b = po.solve(problem, solver="highs")
+        assert rel(a.objective, b.objective) <= 1e-9
+        assert a.solve_info["gap"] <= 1e-9
