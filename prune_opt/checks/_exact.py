@@ -93,7 +93,7 @@ def _row_scale(values, primitive, max_denominator=10**6):
     fracs = {}
     for v in uniq.tolist():
         f = Fraction(v).limit_denominator(max_denominator)
-        if abs(float(f) - v) > 1e-9 * max(1.0, abs(v)):
+        if f == 0 or abs(float(f) - v) > 1e-12 * abs(v):
             raise ValueError(f"entry {v!r} is not a rational number with denominator <= "
                              f"{max_denominator}; cannot scale the row to integers")
         fracs[v] = f

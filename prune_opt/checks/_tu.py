@@ -220,7 +220,8 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
     ts = time.perf_counter()
     res = network_tu(M, problem)
     why = ("pruning problem: the pruning-tree network certificate applies"
-           if problem is not None else "cheap network patterns (incidence, signed incidence, interval)")
+           if problem is not None
+           else "cheap network patterns (incidence, signed incidence, interval)")
     record("network", res, ts, note=f"{why}: {res['summary'] or res['reason']}")
     if res["verdict"] is not None:
         return report("network", res)
