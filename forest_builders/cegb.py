@@ -191,15 +191,18 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """LightGBM's class probabilities."""
-        return self.model_.predict_proba(self._X(X))
+        X = self._X(X)
+        return self.model_.predict_proba(X)
 
     def predict(self, X):
         """LightGBM's predicted classes."""
-        return self.model_.predict(self._X(X))
+        X = self._X(X)
+        return self.model_.predict(X)
 
     def feature_usage(self, X):
         """Boolean (n_examples, n_features) CSR: features on each example's paths."""
-        return lightgbm_feature_usage(self.booster_, self._X(X))
+        X = self._X(X)
+        return lightgbm_feature_usage(self.booster_, X)
 
     def acquisition_cost(self, X):
         """Per-example cost of the features the model reads (each unit paid once)."""
