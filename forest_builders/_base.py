@@ -25,7 +25,7 @@ from prune_opt import FeatureCosts, Forest
 from prune_opt._costs import as_feature_costs
 from prune_opt._pruned import PrunedForest
 
-from ._splits import candidate_splits
+from ._splits import candidates_from_sorted
 
 __all__ = ["ArrayForestClassifier", "grow_tree", "resolve_max_features"]
 
@@ -108,11 +108,15 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
         return len(left) - 1
 
     full_cost = feature_units.astype(float) @ unit_costs
-    stack = [(new_node(), rows, 0, np.zeros(unit_costs.size, dtype=bool))]
+    # presort once per tree: column j of S lists the node's rows by increasing
+    # X[:, j] (NaN last); children inherit stable partitions, so no node sorts
+    S = rows[np.argsort(X[rows], axis=0, kind="stable")]
+    go = np.zeros(X.shape[0], dtype=bool)
+    stack = [(new_node(), S, 0, np.zeros(unit_costs.size, dtype=bool))]
     while stack:
-        node, idx, depth, paid = stack.pop()
-        yn, wn = y[idx], w[idx]
-        total = np.bincount(yn, weights=wn, minlength=n_classes)
+        node, S, depth, paid = stack.pop()
+        idx = S[:, 0]
+        total = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
         value[node] = total
         if ((max_depth is not None and depth >= max_depth) or total.sum() < min_samples_split
                 or np.count_nonzero(total) <= 1 or (stop is not None and stop(total))):
@@ -129,7 +133,8 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
             # cannot split the node at all
             if feats.size == 0:
                 break
-            cand = candidate_splits(X[np.ix_(idx, feats)], yn, wn, n_classes, k, rng)
+            Sf = S[:, feats]
+            cand = candidates_from_sorted(X[Sf, feats], y[Sf], w[Sf], n_classes, k, rng)
             if cand is None:
                 continue
             pick = choose(cand, cost_all[feats], total)
@@ -139,16 +144,20 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
         if choice is None:
             continue
         f, thr = choice
-        go_left = X[idx, f] <= thr  # NaN goes right
-        li, ri = idx[go_left], idx[~go_left]
-        if li.size == 0 or ri.size == 0:  # cannot happen with float32 midpoints
+        go[idx] = X[idx, f] <= thr  # NaN goes right
+        mask = go[S]
+        n_left = int(mask[:, 0].sum())
+        if n_left == 0 or n_left == idx.size:  # cannot happen with float32 midpoints
             continue
+        St = S.T
+        SL = St[mask.T].reshape(n_features, n_left).T
+        SR = St[~mask.T].reshape(n_features, idx.size - n_left).T
         feature[node], threshold[node] = f, thr
         child_paid = paid | feature_units[f]
         lnode, rnode = new_node(), new_node()
         left[node], right[node] = lnode, rnode
-        stack.append((rnode, ri, depth + 1, child_paid))
-        stack.append((lnode, li, depth + 1, child_paid))
+        stack.append((rnode, SR, depth + 1, child_paid))
+        stack.append((lnode, SL, depth + 1, child_paid))
     n = len(left)
     return dict(left=np.asarray(left, dtype=np.int64), right=np.asarray(right, dtype=np.int64),
                 feature=np.asarray(feature, dtype=np.int64),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SplitCandidates", "candidate_splits", "n_random_thresholds", "split_threshold"]
+__all__ = ["SplitCandidates", "candidate_splits", "candidates_from_sorted", "n_random_thresholds", "split_threshold"]
 
 
 @dataclass
@@ -122,13 +122,46 @@ def candidate_splits(Xn, yn, wn, n_classes, n_thresholds=None, rng=None):
         return None
     order = np.argsort(Xn, axis=0, kind="stable")  # NaN last
     xs = np.take_along_axis(Xn, order, axis=0)
+    yn = np.asarray(yn)
+    wn = np.asarray(wn, dtype=float)
+    return candidates_from_sorted(xs, yn[order], wn[order], n_classes, n_thresholds, rng)
+
+
+def candidates_from_sorted(xs, ys, ws, n_classes, n_thresholds=None, rng=None):
+    """:func:`candidate_splits` for columns that are already sorted.
+
+    Parameters
+    ----------
+    xs : ndarray (n, m) float32
+        Each column sorted increasingly, NaN last.
+    ys, ws : ndarray (n, m)
+        Class index and weight of the example at each sorted position.
+    n_classes, n_thresholds, rng
+        As in :func:`candidate_splits`.
+
+    Returns
+    -------
+    SplitCandidates or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from forest_builders._splits import candidates_from_sorted
+    >>> xs = np.array([[0.0], [1.0], [1.0]], dtype=np.float32)
+    >>> c = candidates_from_sorted(xs, np.array([[0], [1], [1]]), np.ones((3, 1)), 2)
+    >>> c.threshold.ravel().tolist(), c.left.reshape(-1, 2).tolist()
+    ([0.5], [[1.0, 0.0]])
+    """
+    n, m = xs.shape
+    if n < 2 or m == 0:
+        return None
     gap = xs[1:] > xs[:-1]  # False where equal or where NaN is involved
     if not gap.any():
         return None
-    onehot = np.zeros((n, n_classes))
-    onehot[np.arange(n), yn] = wn
-    cum = np.cumsum(onehot[order], axis=0)  # (n, m, C): counts of the first i+1 sorted
-    total = onehot.sum(axis=0)
+    cum = np.zeros((n, m, n_classes))
+    cum[np.arange(n)[:, None], np.arange(m)[None, :], ys] = ws
+    total = cum[:, 0, :].sum(axis=0)
+    np.cumsum(cum, axis=0, out=cum)  # (n, m, C): counts of the first i+1 sorted
     n_gaps = gap.sum(axis=0)
     if n_thresholds is None or n_gaps.max() <= n_thresholds:
         k = int(n_gaps.max())

@@ -30,8 +30,8 @@ __all__ = ["CostSensitiveRandomForestClassifier", "cost_gain_chooser"]
 def cost_gain_chooser(impurity, mode, beta):
     """Split chooser maximising ``gain / c**beta`` or ``gain - beta * c``.
 
-    Free features (``c = 0``) rank first under ``"ratio"``; ties go to the
-    larger gain.  Under ``"difference"`` a node whose best score is not
+    Free features (``c = 0``) rank first under ``"ratio"`` when ``beta > 0``;
+    ties go to the larger gain.  Under ``"difference"`` a node whose best score is not
     positive becomes a leaf (no split is worth its cost).
 
     Examples
@@ -59,9 +59,9 @@ def cost_gain_chooser(impurity, mode, beta):
         if not ok.any():
             return None
         if mode == "ratio":
+            denom = np.power(cost, beta)  # 0 ** 0 == 1: beta = 0 ignores costs entirely
             with np.errstate(divide="ignore", invalid="ignore"):
-                score = np.where(cost > 0, gmax / np.power(np.where(cost > 0, cost, 1.0), beta),
-                                 np.inf)
+                score = np.where(denom > 0, gmax / np.where(denom > 0, denom, 1.0), np.inf)
         else:
             score = gmax - beta * cost
         score = np.where(ok, score, -np.inf)
