@@ -1,0 +1,261 @@
+"""``prune-opt compare``: solve one compiled problem with several backends side by side.
+
+Every solve runs in a child process forked from the command (so the compiled
+problem is shared, not copied or pickled) and its peak memory is measured
+there: the child resets the kernel's resident-set high-water mark
+(``/proc/self/clear_refs``) before solving, and reports ``VmHWM - VmRSS at
+start`` afterwards, i.e. the extra resident memory the solve needed,
+including what C/C++ solver libraries allocate.  Where fork or ``/proc`` is
+unavailable, the solve runs in-process and the figure is the ``tracemalloc``
+peak (Python and numpy allocations only) and is labelled so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+
+import numpy as np
+
+from ._common import add_data_arguments, format_table, write_json
+
+# reference backends that are slow by design; named explicitly to include them
+SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx")
+COLUMNS = ["solver", "objective", "gap_to_best", "seconds", "peak_mb", "max_frac", "status",
+           "test_accuracy", "test_cost"]
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "compare", help="solve one problem with several backends and compare them",
+        description="Fit a random forest, compile the BudgetPrune program once, solve it "
+        "with each backend (each in its own child process), and print objective, gap to the "
+        "best, seconds, peak extra memory, integrality, status, test accuracy and test cost.")
+    add_data_arguments(p, trees=40)
+    p.add_argument("--lam", type=float, default=1e-3, help="cost weight lambda (default 1e-3)")
+    p.add_argument("--depth-cost", type=float, default=0.0,
+                   help="weight of the average path length inside the lambda term")
+    p.add_argument("--solvers", default=None,
+                   help="comma-separated backends (default: every installed one except the "
+                        "slow references cbc-ip and mincut-networkx)")
+    p.add_argument("--examples", type=int, default=None,
+                   help="subsample the validation (cost) rows to N examples")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+    p.add_argument("--json", default=None, metavar="OUT", help="write the table as JSON")
+    p.set_defaults(func=run)
+
+
+def parse_solvers(spec):
+    """Validate a comma-separated solver list against the registry.
+
+    Returns the list of names; raises ValueError naming unknown or
+    uninstalled ones and listing the installed solvers.
+    """
+    from ..solvers import available_solvers, list_solvers
+
+    installed = available_solvers()
+    if spec is None:
+        return [s for s in installed if s not in SKIP_BY_DEFAULT]
+    names = [s.strip().lower() for s in spec.split(",") if s.strip()]
+    if not names:
+        raise ValueError(f"--solvers is empty; installed solvers: {', '.join(installed)}")
+    known = list_solvers()
+    bad = [s for s in names if s not in known or not known[s]["installed"]]
+    if bad:
+        raise ValueError(f"--solvers: unknown or not installed: {', '.join(bad)}; installed "
+                         f"solvers: {', '.join(installed)}")
+    return list(dict.fromkeys(names))
+
+
+# --------------------------------------------------------------------- memory
+
+def _proc_status_kb(key):
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak():
+    """Reset VmHWM to the current RSS (Linux >= 4.0); True on success."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _solve_and_report(problem, solver, *, time_limit, solver_options, test, method):
+    """Solve and summarise (runs in the child); returns a JSON-able dict."""
+    from .. import solve
+
+    rss0 = _proc_status_kb("VmRSS")
+    reset = method == "fork" and _reset_peak()
+    if not reset:
+        import tracemalloc
+
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    pruned = solve(problem, solver=solver, time_limit=time_limit,
+                   solver_options=solver_options)
+    wall = time.perf_counter() - t0
+    if reset:
+        peak_mb = max(_proc_status_kb("VmHWM") - rss0, 0) / 1024.0
+        total_mb = _proc_status_kb("VmHWM") / 1024.0
+        how = "rss-hwm"
+    else:
+        import tracemalloc
+
+        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        total_mb = None
+        how = "tracemalloc"
+    info = pruned.solve_info
+    row = {"solver": solver, "objective": float(pruned.objective),
+           "bound": float(info["bound"]), "seconds": float(info["seconds"]),
+           "wall_seconds": wall, "peak_mb": peak_mb, "peak_total_mb": total_mb,
+           "memory_method": how, "max_frac": float(info["max_fractionality"]),
+           "status": info["status"], "n_splits": int(pruned.n_splits)}
+    if test is not None:
+        X_te, y_te = test
+        row["test_accuracy"] = float(pruned.score(X_te, y_te))
+        row["test_cost"] = float(pruned.average_cost(X_te))
+    return row
+
+
+def _child(conn, problem, solver, kwargs):
+    try:
+        conn.send(("ok", _solve_and_report(problem, solver, **kwargs)))
+    except BaseException as exc:  # reported to the parent, which prints one line
+        conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test=None,
+                  isolate=True):
+    """Solve ``problem`` with ``solver`` and measure seconds and peak extra memory.
+
+    Parameters
+    ----------
+    problem : PruningProblem
+    solver : str
+    time_limit : float, optional
+    solver_options : dict, optional
+    test : tuple (X_test, y_test), optional
+        Adds ``test_accuracy`` and ``test_cost`` (average acquisition cost).
+    isolate : bool
+        Solve in a forked child process (peak RSS increase from
+        ``/proc/self/status``); otherwise in-process with ``tracemalloc``.
+
+    Returns
+    -------
+    dict
+        ``solver, objective, bound, seconds, peak_mb, memory_method, max_frac,
+        status, n_splits`` (+ test figures), or ``solver, status="error",
+        error`` when the backend failed or the child died.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> row = measure_solve(po.compile_problem(rf, X, y, lam=0.01), "mincut")
+    >>> row["status"]
+    'optimal'
+    """
+    import multiprocessing as mp
+
+    kwargs = dict(time_limit=time_limit, solver_options=solver_options, test=test)
+    can_fork = isolate and hasattr(os, "fork") and "fork" in mp.get_all_start_methods() \
+        and _proc_status_kb("VmRSS") is not None
+    if not can_fork:
+        try:
+            return _solve_and_report(problem, solver, method="inprocess", **kwargs)
+        except Exception as exc:
+            return {"solver": solver, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, problem, solver, dict(kwargs, method="fork")))
+    proc.start()
+    child.close()
+    try:
+        msg = parent.recv()
+    except EOFError:
+        msg = None
+    proc.join()
+    if msg is None:
+        code = proc.exitcode
+        why = "killed by the kernel (out of memory?)" if code == -9 else f"exit code {code}"
+        return {"solver": solver, "status": "error", "error": f"solver process died: {why}"}
+    if msg[0] == "error":
+        return {"solver": solver, "status": "error", "error": msg[1]}
+    return msg[1]
+
+
+def add_gaps(rows):
+    """Add ``gap_to_best`` (relative to the best objective among successful rows)."""
+    objs = [r["objective"] for r in rows if r.get("status") != "error"]
+    best = min(objs) if objs else None
+    for r in rows:
+        if best is not None and r.get("status") != "error":
+            r["gap_to_best"] = (r["objective"] - best) / max(abs(best), 1e-12)
+    return best
+
+
+def run(args):
+    from tqdm import tqdm
+
+    from .. import compile_problem
+
+    solvers = parse_solvers(args.solvers)
+    if args.examples is not None and args.examples < 1:
+        raise ValueError(f"--examples must be a positive integer, got {args.examples}")
+    if args.lam < 0:
+        raise ValueError(f"--lam must be non-negative, got {args.lam}")
+    from ._common import setup_experiment
+
+    exp = setup_experiment(args)
+    X_val, y_val = exp["X_val"], exp["y_val"]
+    if args.examples is not None and args.examples < len(y_val):
+        pick = np.random.default_rng(args.seed).choice(len(y_val), args.examples, replace=False)
+        X_val, y_val = X_val[np.sort(pick)], y_val[np.sort(pick)]
+    t0 = time.perf_counter()
+    problem = compile_problem(exp["forest"], X_val, y_val, costs=exp["costs"], lam=args.lam,
+                              depth_cost=args.depth_cost,
+                              train=(exp["X_train"], exp["y_train"]))
+    compile_seconds = time.perf_counter() - t0
+    size = problem.size()
+    print(f"dataset {exp['dataset'].name}: {args.trees} trees, {len(y_val)} validation "
+          f"examples; compiled in {compile_seconds:.2f}s: {size['n_nodes']:,} nodes, "
+          f"{size['n_uses']:,} first-use records, {size['n_pairs']:,} pairs, LP "
+          f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
+    rows = []
+    test = (exp["X_test"], exp["y_test"])
+    for name in tqdm(solvers, desc="solving", unit="solver"):
+        rows.append(measure_solve(problem, name, time_limit=args.time_limit, test=test))
+    best = add_gaps(rows)
+    print(format_table(rows, COLUMNS))
+    for r in rows:
+        if r.get("status") == "error":
+            print(f"{r['solver']}: {r['error']}")
+    method = next((r["memory_method"] for r in rows if "memory_method" in r), None)
+    note = ("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
+            if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
+    print(note)
+    if args.json:
+        write_json(args.json, {"dataset": exp["dataset"].name, "trees": args.trees,
+                               "lam": args.lam, "depth_cost": args.depth_cost,
+                               "n_validation": int(len(y_val)), "problem_size": size,
+                               "compile_seconds": compile_seconds, "best_objective": best,
+                               "memory_method": method, "rows": rows})
+        print(f"wrote {args.json}")
+    return 0 if any(r.get("status") != "error" for r in rows) else 1

@@ -1,0 +1,63 @@
+"""``prune-opt compare`` on a small real dataset, run in-process."""
+
+import json
+
+import pytest
+
+from prune_opt.cli import main
+from prune_opt.cli.compare import add_gaps, measure_solve, parse_solvers
+
+
+def test_compare_writes_consistent_json(tmp_path, capsys):
+    out = tmp_path / "cmp.json"
+    rc = main(["compare", "--dataset", "pima", "--trees", "4", "--max-depth", "6",
+               "--lam", "0.01", "--solvers", "mincut,highs,cbc-ip", "--examples", "120",
+               "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["n_validation"] == 120 and data["trees"] == 4
+    rows = {r["solver"]: r for r in data["rows"]}
+    assert set(rows) == {"mincut", "highs", "cbc-ip"}
+    best = data["best_objective"]
+    for name, r in rows.items():
+        assert r["status"] == "optimal", name
+        assert abs(r["objective"] - best) <= 1e-9 * abs(best), name
+        assert r["gap_to_best"] <= 1e-9
+        assert r["seconds"] > 0 and r["peak_mb"] >= 0
+        assert 0.0 <= r["test_accuracy"] <= 1.0 and r["test_cost"] >= 0
+        assert r["bound"] <= r["objective"] + 1e-12
+    assert rows["mincut"]["max_frac"] == 0.0
+    text = capsys.readouterr().out
+    assert "gap_to_best" in text and "mincut" in text
+
+
+def test_unknown_solver_is_a_one_line_error(capsys):
+    rc = main(["compare", "--dataset", "pima", "--trees", "2", "--solvers", "mincut,nope"])
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "nope" in err and "installed solvers" in err and "mincut" in err
+
+
+def test_parse_solvers_default_skips_slow_references():
+    names = parse_solvers(None)
+    assert "mincut" in names and "cbc-ip" not in names and "mincut-networkx" not in names
+    assert parse_solvers("MinCut, highs,mincut") == ["mincut", "highs"]
+    with pytest.raises(ValueError, match="--solvers"):
+        parse_solvers(" , ")
+
+
+def test_measure_solve_reports_errors_instead_of_raising():
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    import prune_opt as po
+
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    problem = po.compile_problem(rf, X, y, lam=0.01)
+    bad = measure_solve(problem, "mincut", time_limit=1e-12)
+    assert bad["status"] == "error" and "time_limit" in bad["error"]
+    rows = [measure_solve(problem, "mincut", isolate=False), bad]
+    assert rows[0]["memory_method"] == "tracemalloc"
+    assert add_gaps(rows) == rows[0]["objective"] and rows[0]["gap_to_best"] == 0.0
