@@ -19,13 +19,17 @@ def _load_npz(path):
     except (ValueError, KeyError, OSError, zipfile.BadZipFile):
         pass
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if "A" not in data.files:
-                raise ValueError(f"{path}: no scipy.sparse matrix and no array 'A' in the "
-                                 f"archive (found {sorted(data.files)})")
-            A = data["A"]
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path}: not a readable .npz archive ({exc})") from None
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"{path}: not a readable .npz archive ({first})") from None
+    if not hasattr(data, "files"):
+        raise ValueError(f"{path}: a single .npy array, not an .npz archive")
+    with data:
+        if "A" not in data.files:
+            raise ValueError(f"{path}: no scipy.sparse matrix and no array 'A' in the "
+                             f"archive (found {sorted(data.files)})")
+        A = data["A"]
     if A.ndim != 2:
         raise ValueError(f"{path}: array 'A' must be 2-D, got shape {A.shape}")
     return sp.csr_matrix(A)
@@ -37,7 +41,8 @@ def _load_mtx(path):
     try:
         A = mmread(path)
     except Exception as exc:  # scipy raises ValueError/OSError/... on malformed files
-        raise ValueError(f"{path}: not a valid Matrix Market file ({exc})") from None
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"{path}: not a valid Matrix Market file ({first})") from None
     if not sp.issparse(A):
         A = np.asarray(A)
         if A.ndim != 2:
