@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import prune_opt as po
-from prune_opt.checks import is_totally_unimodular, load_matrix, save_matrix
+from prune_opt.checks import cmr_available, is_totally_unimodular, load_matrix, save_matrix
 from tests.test_checks_network import small_forest
 
 A = np.array([[1, -1, 0], [0, 1, 1]])
@@ -24,32 +24,22 @@ def test_mtx_roundtrip(tmp_path):
     assert np.array_equal(load_matrix(tmp_path / "a.mtx").toarray(), A)
 
 
-def test_mps_export_of_a_pruning_problem_roundtrips(tmp_path):
-    from ortools.linear_solver.python import model_builder as mb
+@pytest.mark.parametrize("budget", [None, 1.0])
+def test_mps_export_of_a_pruning_problem_roundtrips(tmp_path, budget):
+    from prune_opt._export import write_program
 
     rf, X, y = small_forest(seed=0, trees=2, depth=2, n=20)
-    problem = po.compile_problem(rf, X, y, lam=0.01)
-    sf = problem.to_standard_form()
-    model = mb.Model()
-    x = model.new_num_var_series("x", index=_index(sf["c"].size), lower_bounds=0,
-                                 upper_bounds=1)
-    xs = list(x)
-    for A_, b, eq in ((sf["A_eq"], sf["b_eq"], True), (sf["A_ub"], sf["b_ub"], False)):
-        A_ = A_.tocsr()
-        for i in range(A_.shape[0]):
-            expr = sum(v * xs[j] for j, v in zip(A_[i].indices, A_[i].data))
-            model.add(expr == b[i] if eq else expr <= b[i])
+    problem = po.compile_problem(rf, X, y, lam=0.01, costs=[1.0, 2.5, 0.5, 3.0], budget=budget)
     path = tmp_path / "p.mps"
-    model.write_to_mps_file(str(path))
+    write_program(problem, path)
     M = load_matrix(path)
-    assert np.array_equal(M.toarray(), problem.constraint_matrix().toarray())
-    assert is_totally_unimodular(M).is_tu in (True, None)
-
-
-def _index(n):
-    import pandas as pd
-
-    return pd.RangeIndex(n)
+    assert np.allclose(M.toarray(), problem.constraint_matrix().toarray())
+    if budget is not None:
+        assert is_totally_unimodular(problem).is_tu is False
+    else:  # a bare matrix: only CMR can certify it without the problem's structure
+        rep = is_totally_unimodular(sp.csr_matrix(np.round(M.toarray())))
+        assert rep.is_tu is (True if cmr_available()[0] else rep.is_tu)
+        assert rep.is_tu in (True, None)
 
 
 @pytest.mark.parametrize("name, content, match", [
