@@ -208,6 +208,19 @@ class LagrangianHull:
     def endpoints(self):
         """The hull's two ends: the best pruning at lam=0 and the cheapest one."""
         left = self.solve(0.0)
+        # lam = 0 may have ties (equal error, different cost).  Errors are separable
+        # per tree, so with integer example weights any pruning with a larger error
+        # loses at least one example of one tree: 1 / (T max N_t).  Below that gap
+        # divided by the largest cost, lam only breaks the ties, towards the cheapest.
+        pb = self.problem
+        c_full = _cost_term(pb, pb.evaluate(pb.forest.full_split_mask()))
+        if c_full > 0 and left.cost_term > 0:
+            delta = 0.25 / (pb.n_trees * float(pb.tree_error_weight.max()) * c_full)
+            tie = self.solve(delta)
+            if (tie.cost_term < left.cost_term
+                    and abs(tie.error_term - left.error_term)
+                    <= self.tol * max(1.0, left.error_term)):
+                left = tie
         ub = lam_upper_bound(self.problem)
         if ub is None:  # a free root feature: raise lam until the cost stops falling
             ub = 1.0
@@ -295,8 +308,9 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
 
     By default every breakpoint of the curve is found exactly (see the module
     docstring): each row is a pruning that is optimal for every ``lam`` in
-    ``[lam_lo, lam_hi]``, and every optimal cost of any ``lam >= 0`` appears
-    in some row.
+    ``[lam_lo, lam_hi]``, and every optimal cost of any ``lam > 0`` appears
+    in some row (at ``lam = 0`` exactly, ties in error are broken towards the
+    cheapest pruning).
 
     Parameters
     ----------

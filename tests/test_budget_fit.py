@@ -1,0 +1,129 @@
+"""fit_budget: budget met, nothing on the hull between the result and the budget,
+hard-budget MIP at least as good as the Lagrangian."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+
+import prune_opt as po
+from prune_opt.budget import fit_budget, solve_budget_mip, tradeoff_curve
+
+SOLVER = "highs"
+
+
+def _case(seed, trees=3, depth=3, n=80):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 5)).round(2)
+    y = (X[:, 0] - X[:, 1] + 0.5 * X[:, 3] + rng.normal(scale=0.5, size=2 * n) > 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed).fit(
+        X[:n], y[:n])
+    costs = po.FeatureCosts([2.0, 1.0, 4.0, 0.5, 3.0], groups={"lab": (1.5, [2, 4])})
+    return rf, X[:n], y[:n], X[n:], y[n:], costs
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_budget_met_and_no_hull_point_in_between(seed):
+    rf, Xt, yt, X, y, costs = _case(seed)
+    problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
+    curve = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
+    hull_costs = np.asarray(curve["average_cost"])
+    full = hull_costs[0]
+    for frac in (0.05, 0.2, 0.5, 0.8, 1.0, 1.3):
+        budget = frac * full
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), solver=SOLVER)
+        cost = pf.average_cost(X)
+        assert cost <= budget + 1e-12
+        assert cost == pytest.approx(pf.solve_info["achieved_cost"], rel=1e-12, abs=1e-12)
+        # the chosen cost is a hull vertex and no hull vertex lies in (cost, budget]
+        assert np.min(np.abs(hull_costs - cost)) <= 1e-9
+        assert not np.any((hull_costs > cost + 1e-9) & (hull_costs <= budget + 1e-12))
+        # the chosen pruning is optimal at the reported lam
+        lam = pf.solve_info["lam"]
+        best = po.solve(po.budget.problem_at_lam(problem, lam), solver=SOLVER).objective
+        assert problem.evaluate(pf.split_mask).error_term + lam * cost == pytest.approx(
+            best, rel=1e-9, abs=1e-12)
+        nb = pf.solve_info["hull_neighbours"]
+        if nb["costlier"] is not None:
+            assert nb["costlier"]["average_cost"] > budget
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_exact_budget_mip_beats_or_matches_hull(seed):
+    rf, Xt, yt, X, y, costs = _case(seed, trees=2, depth=3)
+    problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
+    full = problem.evaluate(problem.forest.full_split_mask()).average_cost
+    for budget in (0.3 * full, 0.6 * full):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            lag = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
+                             solver=SOLVER)
+            mip = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
+                             solver=SOLVER, exact_budget=True)
+        assert mip.solve_info["status"] == "optimal"
+        assert mip.average_cost(X) <= budget + 1e-9
+        e_lag = problem.evaluate(lag.split_mask).error_term
+        e_mip = problem.evaluate(mip.split_mask).error_term
+        assert e_mip <= e_lag + 1e-12
+        assert mip.solve_info["hull_error_gap"] == pytest.approx(e_lag - e_mip, abs=1e-12)
+
+
+def test_mip_matches_cbc_and_brute_force_on_one_tree():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from tests.test_budget_curve import all_prunings
+
+    rf, Xt, yt, X, y, costs = _case(4)
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(Xt, yt)
+    problem = po.compile_problem(tree, X, y, costs=costs)
+    budget = 2.5
+    best = min(problem.evaluate(m).error_term for m in all_prunings(problem.forest)
+               if problem.evaluate(m).average_cost <= budget)
+    mip = solve_budget_mip(problem, budget)
+    assert mip.breakdown.error_term == pytest.approx(best, abs=1e-12)
+    from prune_opt.budget import _fit_budget
+
+    x, status, _, backend = _fit_budget._mip_point_cbc(
+        _budgeted(problem, budget), None, False)
+    mask, _ = problem.split_mask_from_lp(x)
+    assert status == "optimal" and backend == "cbc-ip"
+    assert problem.evaluate(mask).error_term == pytest.approx(best, abs=1e-12)
+
+
+def _budgeted(problem, budget):
+    p = po.budget.problem_at_lam(problem, 0.0)
+    p.budget = budget
+    return p
+
+
+def test_root_only_budget_warns_and_notes():
+    rf, Xt, yt, X, y, costs = _case(1)
+    with pytest.warns(UserWarning, match="root-only"):
+        pf = fit_budget(rf, X, y, costs=costs, budget=0.0, solver=SOLVER)
+    assert pf.n_splits == 0 and pf.average_cost(X) == 0.0
+    assert "root-only" in pf.solve_info["note"]
+
+
+def test_generous_budget_keeps_best_forest():
+    rf, Xt, yt, X, y, costs = _case(2)
+    pf = fit_budget(rf, X, y, costs=costs, budget=1e6, solver=SOLVER, train=(Xt, yt))
+    p = po.prune(rf, X, y, costs=costs, lam=0.0, solver=SOLVER, train=(Xt, yt))
+    assert pf.solve_info["lam"] == 0.0
+    assert pf.breakdown.error_term == pytest.approx(p.breakdown.error_term, abs=1e-12)
+
+
+def test_errors_are_clear():
+    rf, Xt, yt, X, y, costs = _case(0)
+    with pytest.raises(ValueError, match="budget"):
+        fit_budget(rf, X, y, costs=costs, budget=-1.0)
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    with pytest.raises(ValueError, match="Lagrangian"):
+        solve_budget_mip(problem, 3.0, max_variables=10)
+    deep = po.compile_problem(rf, X, y, costs=costs, depth_cost=0.1)
+    with pytest.raises(ValueError, match="depth_cost"):
+        fit_budget(None, None, None, budget=1.0, problem=deep)
+    with pytest.raises(TypeError, match="PruningProblem"):
+        solve_budget_mip("not a problem", 1.0)
