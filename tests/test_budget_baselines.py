@@ -1,0 +1,144 @@
+"""Baselines: valid masks, sklearn-identical CCP, GreedyPrune steps, sub-forests,
+and cost accounting identical to BudgetPrune's."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+
+import prune_opt as po
+from prune_opt.budget import (
+    baseline_curve,
+    ccp_prunings,
+    fewer_trees_prunings,
+    greedy_prunings,
+    impurity_threshold_prunings,
+    sub_forest,
+)
+from prune_opt.budget._baselines import ccp_mask, node_impurity
+from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
+
+
+def _data(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 6)).round(2)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(scale=0.5, size=2 * n) > 0).astype(int)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ccp_matches_sklearn_ccp_alpha(seed):
+    Xt, yt, X, _ = _data(seed)
+    tree = DecisionTreeClassifier(random_state=seed).fit(Xt, yt)
+    path = tree.cost_complexity_pruning_path(Xt, yt)
+    f = po.Forest.from_sklearn(tree)
+    from prune_opt.budget._baselines import _node_risk
+
+    risk = _node_risk(f)
+    for alpha in path.ccp_alphas[:-1]:
+        ref = DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(Xt, yt)
+        mask = ccp_mask(f, risk, float(alpha))
+        pf = po.PrunedForest(f, mask)
+        assert 2 * mask.sum() + 1 == ref.tree_.node_count
+        np.testing.assert_array_equal(pf.predict_proba(X), ref.predict_proba(X))
+
+
+@settings(max_examples=15)
+@given(case=forest_cases(max_examples=40))
+def test_baseline_masks_valid_and_costs_exact(case):
+    est, X = case["est"], case["X_val"]
+    costs = case["costs"]
+    problem = po.compile_problem(est, X, case["y_val"], costs=costs)
+    seqs = {
+        "ccp": ccp_prunings(est, costs=costs),
+        "greedy": greedy_prunings(est, X, case["y_val"], problem=problem),
+        "impurity": impurity_threshold_prunings(est, costs=costs),
+    }
+    arrays = sklearn_tree_arrays(est)
+    for name, seq in seqs.items():
+        assert seq[-1][1].n_splits == 0, name  # every path ends at the roots
+        prev = np.inf
+        for _, pf in seq:
+            problem.forest.check_split_mask(pf.split_mask)  # closed, no leaf splits
+            cost = pf.acquisition_cost(X, costs)
+            np.testing.assert_allclose(cost, brute_force_cost(arrays, pf.split_masks, X, costs))
+            # the same accounting as BudgetPrune's objective
+            assert cost.mean() == pytest.approx(problem.evaluate(pf.split_mask).average_cost,
+                                                rel=1e-12, abs=1e-12)
+            if name != "greedy":
+                assert pf.n_splits <= prev  # nested: larger alpha / threshold, fewer splits
+                prev = pf.n_splits
+    for m, pf in fewer_trees_prunings(est, costs=costs):
+        np.testing.assert_allclose(pf.acquisition_cost(X, costs),
+                                   brute_force_cost(arrays[:m], pf.split_masks, X, costs))
+
+
+def test_greedy_removes_one_feature_per_step():
+    Xt, yt, X, y = _data(2)
+    rf = RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0).fit(Xt, yt)
+    costs = [1.0, 2.0, 3.0, 1.0, 5.0, 0.5]
+    seq = greedy_prunings(rf, X, y, costs=costs)
+    f = po.Forest.from_sklearn(rf)
+    prev_used = set(np.unique(f.feature[f.full_split_mask()]).tolist())
+    prev_cost = np.inf
+    for k, pf in seq:
+        used = set(np.unique(f.feature[pf.split_mask]).tolist())
+        if k:
+            gone = pf.solve_info["removed"][-1]
+            assert gone not in used and used <= prev_used - {gone}
+        c = pf.average_cost(X)
+        assert c <= prev_cost + 1e-12
+        prev_used, prev_cost = used, c
+    # the first removal is the best ratio among all single-feature removals
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    full = problem.evaluate(f.full_split_mask())
+    from prune_opt._problem import close_under_parents
+
+    ratios = {}
+    for k in prev_used | set(np.unique(f.feature[f.full_split_mask()]).tolist()):
+        bd = problem.evaluate(close_under_parents(f, f.full_split_mask() & (f.feature != k)))
+        saved = full.average_cost - bd.average_cost
+        if saved > 0:
+            ratios[k] = (bd.error_term - full.error_term) / saved
+    assert seq[1][1].solve_info["removed"][0] == min(ratios, key=ratios.get)
+
+
+def test_fewer_trees_is_a_sub_forest():
+    Xt, yt, X, _ = _data(3)
+    rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(Xt, yt)
+    seq = fewer_trees_prunings(rf, sizes=[2, 5])
+    assert [m for m, _ in seq] == [5, 2]
+    two = seq[1][1]
+    ref = np.mean([t.predict_proba(X) for t in rf.estimators_[:2]], axis=0)
+    np.testing.assert_allclose(two.predict_proba(X), ref, rtol=1e-12)
+    assert two.average_cost(X) <= seq[0][1].average_cost(X)
+    with pytest.raises(ValueError, match="m must be"):
+        sub_forest(rf, 0)
+
+
+def test_impurity_threshold_and_forest_without_estimator():
+    Xt, yt, X, y = _data(4)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=5, random_state=0).fit(Xt, yt)
+    f = po.Forest.from_sklearn(rf)
+    imp = node_impurity(f)
+    for thr, pf in impurity_threshold_prunings(rf, thresholds=[0.1, 0.3]):
+        kept = pf.split_mask
+        assert np.all(imp[kept] > thr)
+    # a forest without sklearn impurities prunes on the problem's error data
+    bare = sub_forest(rf, 3)
+    with pytest.raises(ValueError, match="problem="):
+        ccp_prunings(bare)
+    problem = po.compile_problem(bare, X, y)
+    seq = ccp_prunings(bare, problem=problem)
+    assert seq[0][1].n_splits > 0 and seq[-1][1].n_splits == 0
+
+
+def test_baseline_curve_rows():
+    Xt, yt, X, y = _data(5)
+    rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(Xt, yt)
+    rows = baseline_curve(ccp_prunings(rf), X, y=y, X_eval=X, y_eval=y, method="ccp")
+    assert {"method", "param", "average_cost", "accuracy", "accuracy_eval",
+            "cost_eval"} <= set(rows.columns)
+    np.testing.assert_allclose(rows["accuracy"], rows["accuracy_eval"])
+    assert rows["average_cost"].iloc[-1] == 0.0
