@@ -75,3 +75,17 @@ def test_malformed_matrix_file(capsys, tmp_path):
     path.write_text("this is not MPS\n")
     rc, _, err = run(["tu-check", "--matrix", str(path)], capsys)
     assert rc == 2 and "m.mps" in err and err.count("\n") == 1
+
+
+def test_cmr_certificate_goes_to_json(capsys, tmp_path):
+    from prune_opt.checks import cmr_available
+
+    if not cmr_available()[0]:
+        pytest.skip("passagemath-cmr not installed")
+    path = tmp_path / "bip.npz"
+    save_matrix(path, np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 1, 1, 1]]))
+    rc, out, _ = run(["tu-check", "--matrix", str(path), "--method", "cmr", "--json",
+                      str(tmp_path / "c.json")], capsys)
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert rc == 0 and d["report"]["method"] == "cmr"
+    assert d["report"]["is_tu"] is not None and d["report"]["certificate"]["summary"]

@@ -15,7 +15,7 @@ from ._brute import (
 from ._cmr import cmr_available, cmr_tu
 from ._exact import as_integer_matrix
 from ._ghouila_houri import DEFAULT_MAX_GH_ROWS, ghouila_houri_tu
-from ._network import network_tu
+from ._network import NetworkCertificate, network_tu
 
 __all__ = ["TUReport", "is_totally_unimodular", "METHODS"]
 
@@ -77,8 +77,8 @@ class TUReport:
         cert = None
         if self.certificate is not None:
             cert = {"type": type(self.certificate).__name__, "summary": self.certificate_summary}
-            g = getattr(self.certificate, "graph", None)
-            if g is not None:
+            if isinstance(self.certificate, NetworkCertificate):
+                g = self.certificate.graph
                 cert.update(kind=self.certificate.kind, transposed=self.certificate.transposed,
                             vertices=g.number_of_nodes(), edges=g.number_of_edges(),
                             arcs=int(len(g.graph["arcs"][0])))
