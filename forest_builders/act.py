@@ -121,7 +121,8 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Class distribution of the reached leaves, averaged over trees."""
-        return self.forest_.predict_proba(self._X(X))
+        X = self._X(X)
+        return self.forest_.predict_proba(X)
 
     def predict(self, X):
         """Class with the lowest expected misclassification cost under :meth:`predict_proba`.
@@ -135,7 +136,8 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
         """Per-example test cost: every acquisition unit on the example's paths, paid once."""
         from prune_opt import acquisition_cost
 
-        return acquisition_cost(self.forest_, self._X(X), self.costs_)
+        X = self._X(X)
+        return acquisition_cost(self.forest_, X, self.costs_)
 
     def total_cost(self, X, y):
         """Average test cost plus average misclassification cost on ``(X, y)``.
