@@ -267,3 +267,23 @@ def test_cmr_failure_is_reported_as_undecided():
         assert_valid_counterexample(np.array([[3, 1], [0, 1]]), rep)
     else:
         assert rep.reason
+
+
+def test_auto_without_cmr_reports_undecided_with_reasons(monkeypatch):
+    import prune_opt.checks._cmr as cmr_mod
+
+    def missing():
+        raise ImportError("No module named 'sage'")
+
+    monkeypatch.setattr(cmr_mod, "_import_cmr", missing)
+    assert cmr_available()[0] is False and "prune-opt[tu]" in cmr_available()[1]
+    rep = is_totally_unimodular(TRIANGLE, method="cmr")
+    assert rep.is_tu is None and "pip install prune-opt[tu]" in rep.reason
+    N, _ = network_matrix(np.random.default_rng(7), 31, 30)  # TU, but too big for brute / GH
+    rep = is_totally_unimodular(N, max_submatrices=10**5, max_lines=10)
+    assert rep.is_tu in (None, True)
+    if rep.is_tu is None:
+        assert rep.method == "auto" and "brute" in rep.reason and "ghouila-houri" in rep.reason
+        assert "reason:" in str(rep)
+    cmr_note = [t for t in rep.tried if t["method"] == "cmr"]
+    assert cmr_note and "not installed" in cmr_note[0]["note"]
