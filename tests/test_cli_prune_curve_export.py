@@ -1,0 +1,139 @@
+"""The prune, curve and export commands, in-process on a bundled dataset."""
+
+import csv
+import json
+
+import pytest
+
+import prune_opt as po
+from prune_opt.cli import main
+
+DATA = ["--dataset", "pima", "--trees", "4", "--max-depth", "3"]
+
+
+def test_prune_lam_and_budget(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["prune", *DATA, "--lam", "0.001", "--solver", "highs", "--out", str(out),
+                 "--json", str(tmp_path / "s.json")]) == 0
+    text = capsys.readouterr().out
+    assert "objective" in text and "test_accuracy" in text and "status: optimal" in text
+    pf = po.load(out)
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert pf.n_splits == summary["splits"]
+    out2 = tmp_path / "b.json"
+    assert main(["prune", *DATA, "--budget", "10", "--solver", "highs", "--out",
+                 str(out2), "--json", str(tmp_path / "b_s.json")]) == 0
+    s2 = json.loads((tmp_path / "b_s.json").read_text())
+    assert s2["validation_cost"] <= 10 + 1e-9
+    assert s2["solve_info"]["budget"] == 10.0
+
+
+def test_prune_exact_budget(tmp_path):
+    out = tmp_path / "m.json"
+    assert main(["prune", *DATA, "--budget", "10", "--exact-budget", "--out", str(out),
+                 "--json", str(tmp_path / "m_s.json")]) == 0
+    s = json.loads((tmp_path / "m_s.json").read_text())
+    assert s["validation_cost"] <= 10 + 1e-9 and "hull_error_gap" in s
+    assert s["hull_error_gap"] >= -1e-12
+
+
+def test_prune_user_errors(tmp_path, capsys):
+    assert main(["prune", *DATA, "--lam", "-1", "--out", str(tmp_path / "x.json")]) == 2
+    assert "--lam" in capsys.readouterr().err
+    assert main(["prune", *DATA, "--lam", "0.1", "--exact-budget",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    with pytest.raises(SystemExit):
+        main(["prune", *DATA, "--out", str(tmp_path / "x.json")])  # neither lam nor budget
+
+
+def test_curve_writes_png_csv_json(tmp_path, capsys):
+    png, csvf, js = tmp_path / "c.png", tmp_path / "c.csv", tmp_path / "c.json"
+    assert main(["curve", *DATA, "--methods", "budgetprune,ccp,greedy,fewer-trees,impurity",
+                 "--solver", "highs", "--plot", str(png), "--csv", str(csvf), "--json",
+                 str(js), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "acc@50%" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    rows = list(csv.DictReader(csvf.open()))
+    methods = {r["method"] for r in rows}
+    assert methods == {"budgetprune", "ccp", "greedy", "fewer-trees", "impurity"}
+    data = json.loads(js.read_text())
+    assert len(data["rows"]) == len(rows)
+    bp = [r for r in data["rows"] if r["method"] == "budgetprune"]
+    assert bp[0]["lam_lo"] == 0.0 and bp[-1]["average_cost"] == 0.0
+
+
+def test_curve_bad_method(capsys):
+    assert main(["curve", *DATA, "--methods", "budgetprune,nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_curve_cegb_runs_or_says_why(tmp_path, capsys):
+    from prune_opt.cli.curve import cegb_available
+
+    assert main(["curve", *DATA, "--methods", "cegb", "--json", str(tmp_path / "g.json"),
+                 "--no-progress"]) == 0
+    data = json.loads((tmp_path / "g.json").read_text())
+    if cegb_available()[0]:
+        assert data["rows"] and all(r["method"] == "cegb" for r in data["rows"])
+    else:
+        assert "cegb skipped" in capsys.readouterr().out and not data["rows"]
+
+
+def _experiment_problem(args, lam):
+    from prune_opt.cli import build_parser
+    from prune_opt.cli._common import setup_experiment
+
+    ns = build_parser().parse_args(args)
+    exp = setup_experiment(ns)
+    return po.compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                              lam=lam, train=(exp["X_train"], exp["y_train"]))
+
+
+def test_export_mps_reads_back_with_ortools(tmp_path):
+    from ortools.linear_solver.python import model_builder as mb
+
+    out = tmp_path / "prog.mps"
+    args = ["export", *DATA, "--lam", "0.01", "--out", str(out), "--integer"]
+    assert main(args) == 0
+    model = mb.Model()
+    assert model.import_from_mps_file(str(out))
+    problem = _experiment_problem(args, 0.01)
+    size = problem.size()
+    assert model.num_variables == size["n_variables"]
+    assert model.num_constraints == size["n_rows"]
+    assert all(v.is_integral for v in model.get_variables())
+    # solving the re-read binary program gives the optimal pruning objective (scaled)
+    solver = mb.Solver("scip")
+    assert solver.solve(model) == mb.SolveStatus.OPTIMAL
+    best = po.solve(problem, solver="highs").objective
+    assert solver.objective_value / problem.scale == pytest.approx(best, rel=1e-7)
+
+
+def test_export_lp_is_read_and_solved_by_cbc(tmp_path):
+    import subprocess
+
+    import pulp
+
+    from prune_opt.solvers.cbc import cbc_command
+
+    cmd = cbc_command(pulp)
+    if not cmd.available():
+        pytest.skip("no CBC binary")
+    out = tmp_path / "prog.lp"
+    args = ["export", *DATA, "--lam", "0.01", "--format", "lp", "--out", str(out)]
+    assert main(args) == 0
+    sol = tmp_path / "sol.txt"
+    subprocess.run([cmd.path, str(out), "-solve", "-solu", str(sol)], check=True,
+                   capture_output=True, timeout=120)
+    first = sol.read_text().splitlines()[0]
+    assert first.startswith("Optimal")
+    problem = _experiment_problem(args, 0.01)
+    value = float(first.split()[-1])
+    assert value / problem.scale == pytest.approx(po.solve(problem, solver="highs").objective,
+                                                  rel=1e-7)
+
+
+def test_export_format_from_suffix_errors(tmp_path, capsys):
+    assert main(["export", *DATA, "--lam", "0.01", "--out", str(tmp_path / "x.txt")]) == 2
+    assert "format" in capsys.readouterr().err

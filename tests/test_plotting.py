@@ -1,0 +1,46 @@
+"""Plots are written and show what they claim."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+
+import prune_opt as po
+from prune_opt.plotting import plot_feature_usage, plot_tradeoff
+
+
+def test_tradeoff_plot_one_line_per_method(tmp_path):
+    curves = {"budgetprune": [{"cost_eval": 3.0, "accuracy_eval": 0.9},
+                              {"cost_eval": 1.0, "accuracy_eval": 0.8}],
+              "ccp": [{"cost_eval": 2.0, "accuracy_eval": 0.7}]}
+    out = tmp_path / "c.png"
+    fig = plot_tradeoff(curves, path=out, reference=(4.0, 0.91), budget=2.5, title="t")
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert {"budgetprune", "ccp"} <= set(lines)
+    np.testing.assert_array_equal(lines["budgetprune"].get_xdata(), [1.0, 3.0])  # sorted
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tradeoff_plot_errors():
+    with pytest.raises(TypeError, match="dict"):
+        plot_tradeoff([])
+    with pytest.raises(ValueError, match="X_eval"):
+        plot_tradeoff({"a": [{"average_cost": 1.0}]})
+
+
+def test_feature_usage_bars_match_usage(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    f = po.Forest.from_sklearn(rf)
+    before = po.PrunedForest(f, f.full_split_mask())
+    after = po.prune(rf, X, y, costs=[1, 1, 10, 10], lam=0.01, solver="highs")
+    fig = plot_feature_usage(before, after, X, path=tmp_path / "u.png", top=3)
+    ax = fig.axes[0]
+    assert len(ax.get_xticklabels()) == 3
+    # 2 (before/after) x 3 bins x 3 features bars; heights stack to 1 per bar group
+    heights = np.array([p.get_height() for p in ax.patches]).reshape(6, 3)
+    np.testing.assert_allclose(heights[:3].sum(axis=0), 1.0)
+    np.testing.assert_allclose(heights[3:].sum(axis=0), 1.0)
+    assert (tmp_path / "u.png").stat().st_size > 1000
