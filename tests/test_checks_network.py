@@ -125,3 +125,25 @@ def test_network_certificate_on_a_ten_tree_full_depth_forest():
     assert rep.is_tu is True and rep.method == "network"
     assert rep.certificate.sizes["rows"] == problem.size()["n_rows"]
     assert sp.issparse(problem.constraint_matrix())
+
+
+@given(case=forest_cases(max_examples=40))
+@settings(max_examples=15)
+def test_budget_rows_of_random_problems(case):
+    """With a budget row the network method finds a verified cycle exactly when some
+    tree has first uses of two different pairs with positive budget coefficient."""
+    problem = po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
+                                 lam=0.0, budget=1.0)
+    M, _, _ = as_integer_matrix(problem)
+    b = M[M.shape[0] - 1].toarray().ravel()[problem.n_nodes + problem.n_uses:]
+    tree = problem.forest.tree_of_node[problem.use_node]
+    positive = b[problem.use_pair] > 0
+    expect = any(np.unique(problem.use_pair[positive & (tree == t)]).size >= 2
+                 for t in range(problem.n_trees))
+    rep = is_totally_unimodular(problem, method="network")
+    if expect:
+        assert rep.is_tu is False
+        check_counterexample(M, rep.counterexample)
+        assert M.shape[0] - 1 in rep.counterexample["rows"]
+    else:
+        assert rep.is_tu is None and "budget row are TU" in rep.reason
