@@ -22,6 +22,7 @@ project are still being written; nothing else is silenced:
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import logging
 import os
@@ -121,6 +122,45 @@ class OptionalAutomodule(Directive):
         return node.children
 
 
+class CliHelp(Directive):
+    """``.. cli-help:: COMMAND`` -- the ``--help`` text of ``prune-opt COMMAND``,
+    generated from the argparse parser at build time so the reference cannot
+    drift from the code.  A command whose module is not present in this build
+    (``prune_opt.cli`` skips those) gets a note instead.
+    """
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        from prune_opt.cli import build_parser
+
+        name = self.arguments[0]
+        old = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = "90"  # argparse wraps help text to $COLUMNS
+        try:
+            parser = build_parser()
+            if name == "prune-opt":
+                text = parser.format_help()
+            else:
+                sub = next(a for a in parser._actions
+                           if isinstance(a, argparse._SubParsersAction))
+                if name not in sub.choices:
+                    para = nodes.paragraph()
+                    para += nodes.emphasis(text=f"The command {name} is not present in this "
+                                                "build of prune-opt.")
+                    return [para]
+                text = sub.choices[name].format_help()
+        finally:
+            if old is None:
+                os.environ.pop("COLUMNS", None)
+            else:
+                os.environ["COLUMNS"] = old
+        block = nodes.literal_block(text, text)
+        block["language"] = "text"
+        return [block]
+
+
 class EmptyGlobFilter(logging.Filter):
     """Drop only Sphinx's "toctree glob pattern ... didn't match any documents"."""
 
@@ -130,5 +170,6 @@ class EmptyGlobFilter(logging.Filter):
 
 def setup(app):
     app.add_directive("optional-automodule", OptionalAutomodule)
+    app.add_directive("cli-help", CliHelp)
     logging.getLogger("sphinx.sphinx.directives.other").addFilter(EmptyGlobFilter())
     return {"parallel_read_safe": True}
