@@ -127,7 +127,12 @@ def test_budget_growth_stops_before_the_breaking_tree(small):
     # the same seeds with one more tree break the budget
     more = BudgetRandomForestClassifier(n_estimators=n + 1, **kw).fit(X, y)
     assert more.acquisition_cost(Xv).mean() > budget
-    assert np.array_equal(more.to_forest().predict_proba(Xv)[:0], est.predict_proba(Xv)[:0])
+    # and its first n trees are the budget forest's trees (same per-tree seeds)
+    fm, fe = more.to_forest(), est.to_forest()
+    k = int(fm.node_offset[n])
+    assert k == fe.n_nodes
+    assert np.array_equal(fm.threshold[:k], fe.threshold)
+    assert np.array_equal(fm.feature[:k], fe.feature)
 
 
 def test_alpha_list_is_chosen_on_validation(small):
