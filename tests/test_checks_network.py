@@ -147,3 +147,20 @@ def test_budget_rows_of_random_problems(case):
         assert M.shape[0] - 1 in rep.counterexample["rows"]
     else:
         assert rep.is_tu is None and "budget row are TU" in rep.reason
+
+
+@pytest.mark.skipif(not HAS_CMR, reason="passagemath-cmr not installed")
+def test_known_cmr_input_error_falls_back_to_network():
+    """passagemath-cmr 10.8.13 raises "User input error" on this budgeted matrix."""
+    rf, X, y = small_forest(seed=1, trees=2, depth=3, n=30)
+    problem = po.compile_problem(rf, X, y, lam=0.0, budget=1.5, merge=False)
+    M, _, _ = as_integer_matrix(problem)
+    rep = is_totally_unimodular(problem, method="cmr")
+    assert rep.is_tu in (None, False)
+    if rep.is_tu is None:
+        assert rep.reason.startswith("CMR failed")
+    else:
+        check_counterexample(M, rep.counterexample)
+    auto = is_totally_unimodular(problem)
+    assert auto.is_tu is False
+    check_counterexample(M, auto.counterexample)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections import Counter
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +41,26 @@ def cmr_available():
     except Exception as exc:  # ImportError, or a broken sage install
         return False, f"{INSTALL_HINT} ({type(exc).__name__}: {exc})"
     return True, "passagemath-cmr"
+
+
+@contextmanager
+def _captured_stderr_fd():
+    """Collect what C code writes to file descriptor 2 (CMR prints its errors there)."""
+    buf = {"text": ""}
+    try:
+        saved = os.dup(2)
+    except OSError:  # no usable fd 2: nothing to capture
+        yield buf
+        return
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield buf
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            buf["text"] = tmp.read().decode(errors="replace")
 
 
 def _decomposition_summary(node):
@@ -76,13 +100,17 @@ def cmr_tu(M, *, time_limit=None):
         return MethodResult(True, summary="empty matrix")
     entries = {(int(i), int(j)): int(v) for i, j, v in zip(M.row, M.col, M.data) if v}
     try:
-        A = CM(MatrixSpace(ZZ, m, n, sparse=True), entries)
-        kwargs = {"certificate": True}
-        if time_limit is not None:
-            kwargs["time_limit"] = float(max(time_limit, 1e-3))
-        result = A.is_totally_unimodular(**kwargs)
+        with _captured_stderr_fd() as err:
+            A = CM(MatrixSpace(ZZ, m, n, sparse=True), entries)
+            kwargs = {"certificate": True}
+            if time_limit is not None:
+                kwargs["time_limit"] = float(max(time_limit, 1e-3))
+            result = A.is_totally_unimodular(**kwargs)
     except Exception as exc:  # CMR reports input and limit problems as RuntimeError
-        return MethodResult(None, reason=f"CMR failed: {type(exc).__name__}: {exc}")
+        where = err["text"].strip().splitlines()
+        # keep CMR's last message, with source paths shortened to file names
+        detail = (" (CMR: " + re.sub(r"\S*/", "", where[-1].strip()) + ")") if where else ""
+        return MethodResult(None, reason=f"CMR failed: {type(exc).__name__}: {exc}{detail}")
     verdict, cert = result
     if verdict:
         counts = _decomposition_summary(cert)
