@@ -151,6 +151,7 @@ def test_float64_values_between_float32_neighbours_are_reported(pima):
         forest_from_lightgbm(rf, X, ytr)
 
 
+@pytest.mark.slow
 def test_pruning_imported_lightgbm_rf_agrees_across_solvers(pima):
     d, Xtr, Xte, ytr, yte = pima
     model = CEGBClassifier(costs=d.costs, cegb_tradeoff=0.001, boosting_type="rf",
