@@ -78,7 +78,7 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         self._names = None if names is None else [str(n) for n in names]
         if isinstance(self.costs, FeatureCosts):
-            self.costs.check_n_features(X.shape[1])
+            self.costs.check_n_features(X.shape[1], self._names)
             fc = self.costs
         else:
             fc = as_feature_costs(self.costs, X.shape[1], self._names)

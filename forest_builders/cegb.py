@@ -152,7 +152,7 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         costs = self.costs
         if isinstance(costs, FeatureCosts):
             fc = costs
-            fc.check_n_features(X.shape[1])
+            fc.check_n_features(X.shape[1], names)
         else:
             fc = as_feature_costs(costs, X.shape[1], names)
         self.costs_ = fc
