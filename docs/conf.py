@@ -72,6 +72,7 @@ html_title = f"prune-opt {release}"
 OPTIONAL_MODULES = (
     "prune_opt.budget",
     "prune_opt.checks",
+    "prune_opt.plotting",
     "prune_opt.solvers.mincut",
     "prune_opt.solvers.mincut_networkx",
     "prune_opt.solvers.primal_dual",
@@ -80,6 +81,7 @@ OPTIONAL_MODULES = (
     "forest_builders.cost_sensitive_rf",
     "forest_builders.act",
     "forest_builders.cegb",
+    "forest_builders.lightgbm_import",
 )
 
 
@@ -161,6 +163,16 @@ class CliHelp(Directive):
         return [block]
 
 
+def skip_sklearn_request_methods(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated metadata-routing methods
+    (``set_fit_request``, ``set_score_request``...): every estimator has them,
+    and their docstrings cross-reference sklearn's own glossary, which does not
+    exist in this site."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
 class EmptyGlobFilter(logging.Filter):
     """Drop only Sphinx's "toctree glob pattern ... didn't match any documents"."""
 
@@ -171,5 +183,6 @@ class EmptyGlobFilter(logging.Filter):
 def setup(app):
     app.add_directive("optional-automodule", OptionalAutomodule)
     app.add_directive("cli-help", CliHelp)
+    app.connect("autodoc-skip-member", skip_sklearn_request_methods)
     logging.getLogger("sphinx.sphinx.directives.other").addFilter(EmptyGlobFilter())
     return {"parallel_read_safe": True}
