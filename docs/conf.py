@@ -33,7 +33,7 @@ from docutils.parsers.rst import Directive, directives
 from docutils.statemachine import StringList
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # the checkout, for autodoc
 
 import prune_opt  # noqa: E402
 
