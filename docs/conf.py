@@ -18,6 +18,13 @@ project are still being written; nothing else is silenced:
   because Sphinx 9.0 emits that warning without its type, the
   ``EmptyGlobFilter`` below drops exactly that one message.  A missing
   *explicit* toctree entry is still an error.
+
+Two content choices, not tolerances: scikit-learn's generated
+``set_*_request`` methods are left out of the API pages (their docstrings
+point into sklearn's own glossary), and the ``cli-help`` directive renders each
+command's ``--help`` from the argparse parser at build time.  ``.rst`` is a
+source suffix only because numpydoc's autosummary support requires it; the
+pages themselves are MyST markdown.
 """
 
 from __future__ import annotations
