@@ -1,0 +1,222 @@
+"""Per-tree subproblem of the Lagrangian decomposition.
+
+For a block of trees and a weight ``a_h`` on every internal node, find for
+every tree the valid pruning minimising ``sum_{h stays a split} a_h`` (a split
+needs its parent split; the root may be cut to a single leaf).  Two
+implementations:
+
+* :func:`tree_dp` - bottom-up dynamic program
+  ``best(h) = min(0, a_h + best(left) + best(right))``, vectorised over all
+  nodes of a depth level (Python loops over levels only);
+* :func:`tree_networkx` - the reference: a shortest path on the network of the
+  BudgetPrune paper.  Order a tree's leaves left to right; node h covers a
+  contiguous run ``[lo_h, lo_h + n_leaves_h)`` of them, and a pruning is a
+  partition of the leaf sequence into such runs, i.e. a path from vertex 0 to
+  vertex ``n_leaves`` using arcs ``lo_h -> lo_h + n_leaves_h``.  With
+  ``S_h`` the sum of ``a`` over the internal nodes of h's subtree, the
+  pruning's value is ``S_root - sum_{pruned leaves h} S_h``, so arc h weighs
+  ``-S_h`` (negative weights, acyclic graph: Bellman-Ford).
+
+Both return the per-tree optimum values and a split mask; the values agree
+(up to rounding), the masks may differ only between tied optima.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TreeLayout", "tree_dp", "tree_networkx", "solve_block"]
+
+
+class TreeLayout:
+    """Static structure of a contiguous block of trees (light, picklable).
+
+    Parameters
+    ----------
+    forest : Forest
+    trees : range or slice of tree indices, optional
+        Contiguous trees of the block (all trees when omitted).
+
+    Attributes
+    ----------
+    start, stop : int
+        Global node id range of the block.
+    left, right, parent : ndarray
+        Local ids (relative to ``start``), -1 where absent.
+    roots : ndarray
+        Local root id of each tree of the block.
+    levels : list of ndarray
+        Local ids of the internal nodes of each depth, deepest level first.
+
+    Examples
+    --------
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> layout = TreeLayout(Forest([stump, stump], classes=[0, 1], n_features=1))
+    >>> layout.roots
+    array([0, 3])
+    """
+
+    def __init__(self, forest, trees=None):
+        if trees is None:
+            trees = range(forest.n_trees)
+        if isinstance(trees, slice):
+            trees = range(*trees.indices(forest.n_trees))
+        trees = range(trees.start, trees.stop) if isinstance(trees, range) else trees
+        if not isinstance(trees, range) or len(trees) == 0 or trees.step != 1:
+            raise ValueError("trees must be a non-empty contiguous range of tree indices")
+        self.first_tree = int(trees.start)
+        self.n_trees = len(trees)
+        self.start = int(forest.node_offset[trees.start])
+        self.stop = int(forest.node_offset[trees.stop])
+        sl = slice(self.start, self.stop)
+        off = self.start
+
+        def local(ids):
+            return np.where(ids >= 0, ids - off, -1)
+
+        self.left = local(forest.left[sl])
+        self.right = local(forest.right[sl])
+        self.parent = local(forest.parent[sl])
+        self.roots = forest.node_offset[trees.start:trees.stop] - off
+        self.tree_of_node = forest.tree_of_node[sl] - trees.start
+        depth = forest.depth[sl]
+        internal = np.flatnonzero(self.left >= 0)
+        order = internal[np.argsort(depth[internal], kind="stable")]
+        bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+        self.levels = [order[bounds[d]:bounds[d + 1]] for d in range(bounds.size - 1)][::-1]
+        self.levels = [lv for lv in self.levels if lv.size]
+
+    @property
+    def n_nodes(self):
+        return self.stop - self.start
+
+    def close(self, choose):
+        """Keep a chosen split only if its parent is kept too (top-down, per level)."""
+        mask = np.asarray(choose, dtype=bool).copy()
+        for nodes in self.levels[::-1]:  # shallowest first
+            p = self.parent[nodes]
+            has = p >= 0
+            mask[nodes[has]] &= mask[p[has]]
+        return mask
+
+
+def tree_dp(layout, weight):
+    """Best pruning of every tree of a block by the bottom-up dynamic program.
+
+    Parameters
+    ----------
+    layout : TreeLayout
+    weight : ndarray (layout.n_nodes,)
+        ``a_h``: cost of node h staying a split (ignored on leaves).
+
+    Returns
+    -------
+    values : ndarray (layout.n_trees,)
+        ``min sum_{h split} a_h`` of each tree (<= 0: cutting to the root is free).
+    mask : ndarray of bool (layout.n_nodes,)
+        An optimal split mask (a node splits only when that strictly helps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> layout = TreeLayout(Forest([stump, stump], classes=[0, 1], n_features=1))
+    >>> values, mask = tree_dp(layout, np.array([-1.0, 0, 0, 2.0, 0, 0]))
+    >>> values.tolist(), mask.tolist()
+    ([-1.0, 0.0], [True, False, False, False, False, False])
+    """
+    weight = np.asarray(weight, dtype=float)
+    if weight.shape != (layout.n_nodes,):
+        raise ValueError(f"weight must have shape ({layout.n_nodes},), got {weight.shape}")
+    best = np.zeros(layout.n_nodes)
+    choose = np.zeros(layout.n_nodes, dtype=bool)
+    left, right = layout.left, layout.right
+    for nodes in layout.levels:  # deepest level first
+        val = weight[nodes] + best[left[nodes]] + best[right[nodes]]
+        neg = val < 0.0
+        best[nodes] = np.where(neg, val, 0.0)
+        choose[nodes] = neg
+    return best[layout.roots], layout.close(choose)
+
+
+def _leaf_intervals(layout):
+    """First leaf rank ``lo`` and leaf count of every node (left-to-right order)."""
+    n = layout.n_nodes
+    n_leaves = np.ones(n, dtype=np.int64)
+    internal = layout.left >= 0
+    n_leaves[internal] = 0
+    for nodes in layout.levels:  # deepest first
+        n_leaves[nodes] = n_leaves[layout.left[nodes]] + n_leaves[layout.right[nodes]]
+    lo = np.zeros(n, dtype=np.int64)
+    for nodes in layout.levels[::-1]:  # shallowest first
+        lo[layout.left[nodes]] = lo[nodes]
+        lo[layout.right[nodes]] = lo[nodes] + n_leaves[layout.left[nodes]]
+    return lo, n_leaves
+
+
+def _subtree_sums(layout, weight):
+    """``S_h``: sum of ``weight`` over the internal nodes of h's subtree."""
+    s = np.where(layout.left >= 0, weight, 0.0)
+    for nodes in layout.levels:  # deepest first: children are final
+        s[nodes] += s[layout.left[nodes]] + s[layout.right[nodes]]
+    return s
+
+
+def tree_networkx(layout, weight):
+    """Reference subproblem: networkx shortest paths on the paper's network.
+
+    Same contract as :func:`tree_dp`; one directed acyclic graph per tree with
+    vertices the leaf boundaries ``0..n_leaves`` and one arc per node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> layout = TreeLayout(Forest([stump], classes=[0, 1], n_features=1))
+    >>> values, mask = tree_networkx(layout, np.array([-1.0, 0, 0]))
+    >>> values.tolist(), mask.tolist()
+    ([-1.0], [True, False, False])
+    """
+    import networkx as nx
+
+    weight = np.asarray(weight, dtype=float)
+    if weight.shape != (layout.n_nodes,):
+        raise ValueError(f"weight must have shape ({layout.n_nodes},), got {weight.shape}")
+    lo, n_leaves = _leaf_intervals(layout)
+    hi = lo + n_leaves
+    s = _subtree_sums(layout, weight)
+    values = np.zeros(layout.n_trees)
+    pruned_leaf = np.zeros(layout.n_nodes, dtype=bool)
+    bounds = np.append(layout.roots, layout.n_nodes)
+    for k in range(layout.n_trees):  # one graph per tree
+        nodes = np.arange(bounds[k], bounds[k + 1])
+        graph = nx.DiGraph()
+        graph.add_weighted_edges_from(zip(lo[nodes].tolist(), hi[nodes].tolist(),
+                                          (-s[nodes]).tolist()))
+        arc_node = dict(zip(zip(lo[nodes].tolist(), hi[nodes].tolist()), nodes.tolist()))
+        root = bounds[k]
+        length, path = nx.single_source_bellman_ford(graph, 0, target=int(n_leaves[root]),
+                                                     weight="weight")
+        values[k] = s[root] + length
+        for u, v in zip(path[:-1], path[1:]):
+            pruned_leaf[arc_node[(u, v)]] = True
+    # a node splits iff no pruned leaf sits on its root path (inclusive)
+    covered = pruned_leaf.copy()
+    for nodes in layout.levels[::-1]:  # shallowest first
+        covered[layout.left[nodes]] |= covered[nodes]
+        covered[layout.right[nodes]] |= covered[nodes]
+    return values, (layout.left >= 0) & ~covered
+
+
+SUBPROBLEMS = {"dp": tree_dp, "networkx": tree_networkx}
+
+
+def solve_block(layout, weight, method="dp"):
+    """Solve the subproblem of one block (the unit of work handed to joblib)."""
+    return SUBPROBLEMS[method](layout, weight)
