@@ -190,3 +190,13 @@ def test_list_of_dicts_without_pandas(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake_import)
     rows = tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER)
     assert isinstance(rows, list) and rows[0]["lam_lo"] == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_default_solver_gives_the_same_hull(seed):
+    rf, X, y, costs = _small_case(seed, trees=4, depth=4)
+    a = tradeoff_curve(rf, X, y, costs=costs, solver="auto")
+    b = tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER)
+    np.testing.assert_allclose(a["average_cost"], b["average_cost"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a["error_term"], b["error_term"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a["lam_lo"], b["lam_lo"], rtol=1e-9, atol=1e-15)
