@@ -14,7 +14,9 @@ DATA = ["--dataset", "pima", "--trees", "4", "--max-depth", "3"]
 def test_prune_lam_and_budget(tmp_path, capsys):
     out = tmp_path / "p.json"
     assert main(["prune", *DATA, "--lam", "0.001", "--solver", "highs", "--out", str(out),
-                 "--json", str(tmp_path / "s.json")]) == 0
+                 "--json", str(tmp_path / "s.json"), "--usage-plot",
+                 str(tmp_path / "u.png")]) == 0
+    assert (tmp_path / "u.png").read_bytes()[:4] == b"\x89PNG"
     text = capsys.readouterr().out
     assert "objective" in text and "test_accuracy" in text and "status: optimal" in text
     pf = po.load(out)

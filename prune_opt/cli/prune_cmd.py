@@ -25,6 +25,8 @@ def add_parser(sub):
                         "problems only)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
     p.add_argument("--out", default="pruned.json", help="output JSON (default pruned.json)")
+    p.add_argument("--usage-plot", default=None, metavar="PNG",
+                   help="write the per-feature usage picture (before/after, test data)")
     p.add_argument("--json", default=None, metavar="FILE",
                    help="also write the printed summary as JSON")
     p.set_defaults(func=run)
@@ -72,6 +74,16 @@ def run(args):
             print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
     pruned.save(args.out)
     print(f"wrote {args.out}")
+    if args.usage_plot:
+        from .. import PrunedForest
+        from ..plotting import plot_feature_usage
+
+        f = pruned.forest
+        plot_feature_usage(PrunedForest(f, f.full_split_mask(), costs=costs), pruned, Xte,
+                           path=args.usage_plot, top=30,
+                           title=f"{exp['dataset'].name}: trees testing each feature per "
+                                 "example, before (plain) / after (hatched)")
+        print(f"wrote {args.usage_plot}")
     if args.json:
         write_json(args.json, {**summary, "solve_info": info})
     return 0
