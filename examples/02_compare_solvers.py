@@ -1,8 +1,8 @@
 """Solve one pruning problem with every installed backend and check they agree.
 
-The BudgetPrune program is compiled once (digits, 6 trees of depth <= 6,
-uniform costs, small enough for every backend to finish in seconds) and
-handed to each backend from ``prune_opt.available_solvers()``: LP solvers
+The BudgetPrune program is compiled once (digits, 5 trees of depth <= 5, 200
+validation rows, uniform costs: small enough for every backend, including the
+Python-built CBC integer program, to finish in seconds) and handed to each backend from ``prune_opt.available_solvers()``: LP solvers
 (HiGHS, GLOP, CBC), the integer program (CBC), the exact min-cut / closure
 reduction, the first-order PDLP and the paper's primal-dual method.  Exact
 backends that report optimality must reach the same objective; the others
@@ -10,8 +10,8 @@ report their status and their distance from the optimum.
 
 Run::
 
-    python examples/02_compare_solvers.py [--lam 0.003] [--trees 6] [--max-depth 6]
-        [--time-limit 10]
+    python examples/02_compare_solvers.py [--lam 0.003] [--trees 5] [--max-depth 5]
+        [--examples 200] [--time-limit 10]
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from prune_opt.datasets import load_dataset
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lam", type=float, default=3e-3)
-    parser.add_argument("--trees", type=int, default=6)
-    parser.add_argument("--max-depth", type=int, default=6)
+    parser.add_argument("--trees", type=int, default=5)
+    parser.add_argument("--max-depth", type=int, default=5)
+    parser.add_argument("--examples", type=int, default=200,
+                        help="validation rows compiled into the program")
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds per backend")
     args = parser.parse_args(argv)
@@ -41,6 +43,7 @@ def main(argv=None):
                                                     random_state=0, stratify=y_rest)
     rf = RandomForestClassifier(n_estimators=args.trees, max_depth=args.max_depth,
                                 random_state=0).fit(X_train, y_train)
+    X_val, y_val = X_val[:args.examples], y_val[:args.examples]
     problem = po.compile_problem(rf, X_val, y_val, costs=data.costs_or_uniform(),
                                  lam=args.lam, train=(X_train, y_train))
     size = problem.size()
