@@ -197,8 +197,9 @@ def _row_signs(N):
     Two nonzeros of a column in rows i, j force ``s_i = -s_j`` when they
     have the same sign and ``s_i = s_j`` otherwise (Heller-Tompkins).  The
     constraints are propagated along a breadth-first forest of the row
-    graph, one vectorized step per level, and then all checked.  Returns
-    None when some column has more nonzeros or the constraints conflict.
+    graph (pointer jumping, O(log depth) vectorized rounds) and then all
+    checked.  Returns None when some column has more nonzeros or the
+    constraints conflict.
     """
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
@@ -223,22 +224,22 @@ def _row_signs(N):
     # parity of each BFS tree edge (v, pred[v]); edges to the super-root are free (+1)
     lo, hi = np.minimum(i, j), np.maximum(i, j)
     edge_par = sp.csr_matrix((par.astype(float), (lo, hi)), shape=(m + 1, m + 1))
-    sign = np.zeros(m + 1, dtype=np.int64)
-    sign[m] = 1
-    done = np.zeros(m + 1, dtype=bool)
-    done[m] = True
-    rows = np.arange(m)
-    while not done[:m].all():  # one vectorized step per BFS level
-        ready = rows[~done[:m] & done[pred[:m]]]
-        if ready.size == 0:
-            return None
-        p = pred[ready]
-        a, b = np.minimum(ready, p), np.maximum(ready, p)
-        e = np.asarray(edge_par[a, b]).ravel()
-        e = np.where(p == m, 1, np.sign(e)).astype(np.int64)
-        sign[ready] = sign[p] * e
-        done[ready] = True
-    s = sign[:m]
+    # parity of each vertex's BFS tree edge; pointer jumping multiplies them up to the
+    # super-root in O(log depth) vectorized rounds
+    p = pred.astype(np.int64)
+    p[m] = m
+    if (p[:m] < 0).any():
+        return None
+    v = np.arange(m)
+    a, b = np.minimum(v, p[:m]), np.maximum(v, p[:m])
+    e = np.sign(np.asarray(edge_par[a, b]).ravel()).astype(np.int64)
+    acc = np.ones(m + 1, dtype=np.int64)
+    acc[:m] = np.where(p[:m] == m, 1, e)
+    anc = p.copy()
+    while (anc != m).any():
+        acc = acc * acc[anc]
+        anc = anc[anc]
+    s = acc[:m]
     if (s[i] * s[j] != par).any():
         return None
     return s
