@@ -133,9 +133,11 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         "search_seconds": time.perf_counter() - t0,
     })
     if chosen.n_splits == 0 and above is not None:
-        note = (f"budget={budget:g} is below the cheapest pruning that keeps any split "
-                f"(cost {above.average_cost:g}); returning the root-only forest (every tree "
-                "cut to its root, constant prediction)")
+        note = (f"budget={budget:g} is below the cost of every Lagrangian-optimal pruning "
+                f"that keeps a split (the cheapest costs {above.average_cost:g}); returning "
+                "the root-only forest (every tree cut to its root, constant prediction). "
+                "Cheaper prunings with splits are optimal for no lam; exact_budget=True "
+                "solves the hard budget on small problems")
         if not exact_budget:
             warnings.warn(note, UserWarning, stacklevel=2)
         info["note"] = note

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._common import add_data_arguments, setup_experiment, write_json
@@ -50,9 +52,11 @@ def run(args):
         pruned = prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                        time_limit=args.time_limit)
     else:
-        pruned = fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, solver=args.solver,
-                            train=train, exact_budget=args.exact_budget,
-                            time_limit=args.time_limit)
+        with warnings.catch_warnings():  # the note is printed below
+            warnings.simplefilter("ignore", UserWarning)
+            pruned = fit_budget(rf, Xv, yv, costs=costs, budget=args.budget,
+                                solver=args.solver, train=train,
+                                exact_budget=args.exact_budget, time_limit=args.time_limit)
     info = pruned.solve_info
     summary = {
         "dataset": exp["dataset"].name, "trees": args.trees,
