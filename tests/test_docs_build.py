@@ -73,3 +73,20 @@ def test_unknown_module_is_still_an_error(tmp_path):
     proc = _build(src, tmp_path / "out")
     assert proc.returncode != 0
     assert "not listed in OPTIONAL_MODULES" in proc.stderr
+
+
+@pytest.mark.slow
+def test_listed_missing_module_gives_a_note(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    conf = (DOCS / "conf.py").read_text()
+    conf += '\nOPTIONAL_MODULES = OPTIONAL_MODULES + ("prune_opt.not_written_yet",)\n'
+    (src / "conf.py").write_text(conf)
+    (src / "index.md").write_text(
+        "# t\n\n```{eval-rst}\n.. optional-automodule:: prune_opt.not_written_yet\n"
+        "   :members:\n```\n\n```{toctree}\n:glob:\n\nnothing_here*\n```\n"
+    )
+    proc = _build(src, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "prune_opt.not_written_yet is not present in this build" in html
