@@ -287,3 +287,15 @@ def test_auto_without_cmr_reports_undecided_with_reasons(monkeypatch):
         assert "reason:" in str(rep)
     cmr_note = [t for t in rep.tried if t["method"] == "cmr"]
     assert cmr_note and "not installed" in cmr_note[0]["note"]
+
+
+@given(A=small_matrices)
+@settings(max_examples=40)
+def test_2x2_search_matches_naive_minors(A):
+    naive = any(abs(exact_determinant(A[np.ix_(R, C)])) == 2
+                for R in combinations(range(A.shape[0]), 2)
+                for C in combinations(range(A.shape[1]), 2))
+    hit = find_2x2_violation(A)
+    assert (hit is not None) == naive
+    if hit is not None:
+        assert abs(exact_determinant(A[np.ix_(hit["rows"], hit["columns"])])) == 2
