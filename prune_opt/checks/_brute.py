@@ -227,7 +227,7 @@ def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICE
         nzr = int((np.diff(M.indptr) > 0).sum())
         nzc = int(np.unique(M.indices).size)
         pre = _count_squares(nzr, nzc) if nzr and nzc else 0
-        if pre > max_submatrices and nzr * nzc > 5e7:  # too big even to densify and dedupe
+        if pre > max_submatrices and nzr * nzc > 4e6:  # too big even to densify and dedupe
             return MethodResult(None, reason=f"{_fmt_count(pre)} square submatrices exceed the "
                                 f"brute-force limit {max_submatrices:.3g} (max_submatrices)",
                                 submatrices=pre)
