@@ -469,8 +469,8 @@ def network_tu(M, problem=None):
     For a pruning problem the pruning tree is tried; with a budget row the
     budget-free rows are certified and a structural violating submatrix
     through the budget row is searched.  Other matrices are tested for the
-    incidence and interval (consecutive-ones) patterns, on the matrix and
-    its transpose.
+    incidence, signed-incidence (rows 2-colored) and interval
+    (consecutive-ones) patterns, on the matrix and its transpose.
 
     Returns
     -------
@@ -489,7 +489,7 @@ def network_tu(M, problem=None):
             k = len(cex["rows"])
             return MethodResult(False, certificate=cert, counterexample=cex,
                                 summary=f"rows without the budget row are TU ({cert.summary()})"
-                                f"; the budget row closes an odd cycle: {k}x{k} submatrix "
+                                f"; the budget row closes an unbalanced cycle: {k}x{k} submatrix "
                                 f"with determinant {cex['determinant']}")
         return MethodResult(None, certificate=cert,
                             reason="rows without the budget row are TU (network certificate) "
