@@ -1,0 +1,39 @@
+"""Cost-aware forest growers that feed the pruner.
+
+Every grower is a scikit-learn classifier with ``to_forest()``, so
+``prune_opt.prune`` accepts it directly.
+
+- :class:`BudgetRandomForestClassifier` - BudgetRF (Nan, Wang, Saligrama, ICML 2015):
+  minimax cost-weighted splits on the threshold-Pairs impurity, trees added until a
+  validation budget is met.
+- :class:`CostSensitiveRandomForestClassifier` - random forest whose split score trades
+  impurity decrease against feature cost (with free reuse along a path).
+- :class:`ACTClassifier`, :class:`ACTForestClassifier` - ACT (Esmeir & Markovitch,
+  JAIR 2008): anytime cost-sensitive trees by sampled low-cost subtrees.
+- :class:`CEGBClassifier` - LightGBM's cost-efficient gradient boosting (Peter et al.,
+  NIPS 2017) with FeatureCosts penalties (optional extra ``lightgbm``);
+  :func:`forest_from_lightgbm` imports a LightGBM random forest into the Forest IR.
+"""
+
+from .act import ACTClassifier, ACTForestClassifier
+from .budget_rf import BudgetRandomForestClassifier
+from .cegb import CEGBClassifier
+from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
+from .lightgbm_import import (
+    forest_from_lightgbm,
+    lightgbm_acquisition_cost,
+    lightgbm_feature_usage,
+    lightgbm_trees,
+)
+
+__all__ = [
+    "ACTClassifier",
+    "ACTForestClassifier",
+    "BudgetRandomForestClassifier",
+    "CEGBClassifier",
+    "CostSensitiveRandomForestClassifier",
+    "forest_from_lightgbm",
+    "lightgbm_acquisition_cost",
+    "lightgbm_feature_usage",
+    "lightgbm_trees",
+]
