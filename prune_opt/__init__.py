@@ -11,6 +11,8 @@ from ._persistence import load
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
 from ._pruned import PrunedForest, acquisition_cost
+from .budget import fit_budget, tradeoff_curve
+from .checks import is_totally_unimodular, vertex_integrality
 from .solvers import SolverError, available_solvers, list_solvers
 
 __version__ = "0.1.0"
@@ -25,8 +27,12 @@ __all__ = [
     "acquisition_cost",
     "available_solvers",
     "compile_problem",
+    "fit_budget",
+    "is_totally_unimodular",
     "list_solvers",
     "load",
     "prune",
     "solve",
+    "tradeoff_curve",
+    "vertex_integrality",
 ]
