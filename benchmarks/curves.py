@@ -168,7 +168,7 @@ def print_tables(results, methods):
                 cells.append(f"{fmt(a and a['test_acc']):>8} "
                              f"{fmt(a and a['test_cost'], '.3g'):>7}")
             print(f"{'':<9} {m:<12} {res['points']:>4} {res['seconds']:>6.1f} " + " ".join(cells)
-                  + f" {fmt(res['hull_margin'], 'd'):>10}")
+                  + f" {fmt(res['below_hull'], 'd'):>10}")
     print()
     head = (f"{'dataset':<9} {'budget%':>7} {'budget':>8} {'val cost':>9} {'test cost':>9} "
             f"{'test-budget':>11} {'test acc':>8} {'lam':>9} {'solves':>6}")
