@@ -142,3 +142,20 @@ def test_baseline_curve_rows():
             "cost_eval"} <= set(rows.columns)
     np.testing.assert_allclose(rows["accuracy"], rows["accuracy_eval"])
     assert rows["average_cost"].iloc[-1] == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_no_baseline_pruning_lies_below_the_budgetprune_hull(seed):
+    from prune_opt.budget import tradeoff_curve
+
+    Xt, yt, X, y = _data(seed, n=150)
+    rf = RandomForestClassifier(n_estimators=4, max_depth=4, random_state=seed).fit(Xt, yt)
+    costs = po.FeatureCosts([1.0, 2.0, 4.0, 0.5, 3.0, 1.0], groups={"g": (2.0, [2, 4])})
+    problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
+    curve = tradeoff_curve(None, None, None, problem=problem, solver="highs")
+    hc, he = np.asarray(curve["average_cost"])[::-1], np.asarray(curve["error_term"])[::-1]
+    fams = (ccp_prunings(rf, costs=costs) + greedy_prunings(rf, X, y, problem=problem)
+            + impurity_threshold_prunings(rf, costs=costs))
+    for _, pf in fams:
+        bd = problem.evaluate(pf.split_mask)
+        assert bd.error_term >= np.interp(bd.average_cost, hc, he) - 1e-12
