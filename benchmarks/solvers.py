@@ -128,7 +128,9 @@ def solve_problem(path, solver, time_limit):
     return {"objective": float(pruned.objective), "bound": float(info["bound"]),
             "seconds": float(info["seconds"]), "status": info["status"],
             "max_frac": float(info["max_fractionality"]), "n_splits": int(pruned.n_splits),
-            "peak_rss_mb": hwm / 1024, "solve_mb": (hwm - rss0) / 1024 if reset else None}
+            "peak_rss_mb": hwm / 1024, "solve_mb": (hwm - rss0) / 1024 if reset else None,
+            **{k: info[k] for k in ("build_seconds", "flow_seconds") if k in info},
+            **({"graph_arcs": info["graph"]["n_arcs"]} if "graph" in info else {})}
 
 
 def _child(conn, func, args):
