@@ -9,10 +9,11 @@ from prune_opt.cli import main
 
 def test_demo_small(tmp_path, capsys):
     code = main(["demo", "--dataset", "thyroid", "--trees", "3", "--max-depth", "4",
-                 "--lams", "0,0.01", "--solvers", "highs,cbc-ip", "--out", str(tmp_path)])
+                 "--lams", "0,0.01", "--lp-lams", "all", "--solvers", "highs,cbc-ip",
+                 "--out", str(tmp_path)])
     assert code == 0
     out = capsys.readouterr().out
-    assert "backends agree" in out
+    assert "lam=0.01: highs, cbc-ip agree" in out
     doc = json.loads((tmp_path / "demo.json").read_text())
     rows = doc["rows"]
     assert {r["solver"] for r in rows} == {"highs", "cbc-ip"}
