@@ -2,8 +2,8 @@
 
 from ._base import (
     Solver,
-    SolveResult,
     SolverError,
+    SolveResult,
     available_solvers,
     get_solver,
     list_solvers,
