@@ -17,7 +17,7 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/prune-opt demo --out demo-output
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q tests --doctest-modules prune_opt forest_builders
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

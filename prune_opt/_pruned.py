@@ -244,7 +244,7 @@ def acquisition_cost(forest, X, costs=None):
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
     >>> po.acquisition_cost(tree, X[:2], [1, 2, 3, 4])
-    array([3., 3.])
+    array([4., 4.])
     """
     from ._forest import as_forest
 
