@@ -12,6 +12,7 @@ __all__ = ["save_pruned", "load", "FORMAT", "SCHEMA_VERSION"]
 
 FORMAT = "prune-opt/pruned-forest"
 SCHEMA_VERSION = 1
+_BULKY_SOLVE_INFO = ("duals", "history")
 _ESTIMATORS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
                "ExtraTreeClassifier")
 
@@ -70,7 +71,9 @@ def save_pruned(pruned, path):
         "costs": pruned.costs.to_dict(),
         "objective": pruned.objective,
         "lam": pruned.lam,
-        "solve_info": _jsonable(pruned.solve_info),
+        # per-record duals and iteration histories can be millions of numbers: not kept
+        "solve_info": _jsonable({k: v for k, v in pruned.solve_info.items()
+                                 if k not in _BULKY_SOLVE_INFO}),
         "trees": trees,
     }
     Path(path).write_text(json.dumps(doc))
