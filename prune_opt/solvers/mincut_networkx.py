@@ -2,9 +2,12 @@
 
 Builds the same reduced closure graph as ``mincut`` (see
 :func:`prune_opt.solvers.mincut.build_closure_graph`) and cuts it with
-``networkx.minimum_cut``.  Capacities are floats in solver units (the
-objective times ``problem.scale``, so O(1) counts) and the arcs that encode
-"chosen implies chosen" carry no capacity (networkx treats them as infinite).
+``networkx.minimum_cut``.  Capacities are the same power-of-two-scaled integers
+as ``mincut`` (:func:`prune_opt.solvers.mincut.integer_capacities`), as Python
+ints: networkx's cut partition compares flows with capacities for equality,
+which float capacities break (seen: the right cut value with the wrong source
+side).  The arcs that encode "chosen implies chosen" carry no capacity
+(networkx treats them as infinite).
 It exists to cross-check ``mincut`` with an independent max-flow code.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import Solver, SolveResult, register_solver
-from .mincut import SINK, SOURCE, build_closure_graph
+from .mincut import SINK, SOURCE, build_closure_graph, integer_capacities
 
 __all__ = ["NetworkxMinCutSolver"]
 
@@ -28,8 +31,8 @@ class NetworkxMinCutSolver(Solver):
     Options: ``flow_func`` (one of ``preflow_push``, ``edmonds_karp``,
     ``shortest_augmenting_path``, ``dinitz``, ``boykov_kolmogorov``; default
     ``preflow_push``) and ``max_arcs`` (refuse larger graphs, default 200,000).
-    The bound is the floating-point cut value (not certified; use ``mincut``
-    for a certified bound and for anything large).  ``time_limit`` is not
+    The bound is certified as for ``mincut`` (integer cut value over the scale
+    factor, minus the rounding slack).  ``time_limit`` is not
     supported by networkx; the solve always runs to the end.
 
     Examples
@@ -69,21 +72,26 @@ class NetworkxMinCutSolver(Solver):
                 f"arcs, but this problem needs {g.n_arcs:,}; use solver='mincut' (the same "
                 "cut on OR-Tools, exact and fast)"
             )
-        w = g.weight * problem.scale
+        w, K, slack = integer_capacities(g.weight)
         v = np.arange(2, g.n_vertices)
         G = nx.DiGraph()
         G.add_nodes_from([SOURCE, SINK])
         G.add_nodes_from(v.tolist())
         neg, pos = w < 0, w > 0
-        G.add_edges_from((SOURCE, int(a), {"capacity": float(-c)})
+        G.add_edges_from((SOURCE, int(a), {"capacity": -int(c)})
                          for a, c in zip(v[neg], w[neg]))
-        G.add_edges_from((int(a), SINK, {"capacity": float(c)}) for a, c in zip(v[pos], w[pos]))
+        G.add_edges_from((int(a), SINK, {"capacity": int(c)}) for a, c in zip(v[pos], w[pos]))
         G.add_edges_from(zip(g.inf_tail.tolist(), g.inf_head.tolist()))  # infinite
         cut, (source_side, _) = nx.minimum_cut(G, SOURCE, SINK,
                                                flow_func=getattr(nxflow, name))
         mask = g.mask_from_source_side(sorted(source_side), problem.n_nodes)
         objective = problem.evaluate(mask).objective
-        bound = g.constant + (cut + float(w[neg].sum())) / problem.scale
+        # integer cut value -> certified bound on the real objective (see mincut)
+        bound = g.constant + (int(cut) + int(w[neg].sum())) / K - slack
+        if objective > bound + 1e-9 * max(1.0, abs(objective)) + 2 * slack:
+            raise RuntimeError(
+                f"networkx returned a cut of value {bound!r} but a source side worth "
+                f"{objective!r}; flow_func={name!r} is numerically unreliable here")
         if verbose:
             print(f"[mincut-networkx] {g.n_vertices:,} vertices, {g.n_arcs:,} arcs, "
                   f"flow_func={name}")
