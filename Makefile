@@ -2,9 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,distributed,lightgbm
+EXTRAS ?= dev,distributed,lightgbm,docs
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,9 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q tests --doctest-modules prune_opt forest_builders
+
+docs: $(VENV)/.installed
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
