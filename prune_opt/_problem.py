@@ -80,7 +80,7 @@ class PruningProblem:
         self.use_node = cr.use_node
         self.use_row = cr.use_row
         self.use_unit = cr.use_unit
-        key = self.use_row * max(costs.n_units, 1) + self.use_unit
+        key = self.use_row.astype(np.int64) * max(costs.n_units, 1) + self.use_unit
         uniq, self.use_pair = np.unique(key, return_inverse=True)
         self.use_pair = self.use_pair.ravel()
         self.pair_row = uniq // max(costs.n_units, 1)
