@@ -13,7 +13,7 @@ def test_demo_small(tmp_path, capsys):
                  "--out", str(tmp_path)])
     assert code == 0
     out = capsys.readouterr().out
-    assert "lam=0.01: highs, cbc-ip agree" in out
+    assert "lam=0.01: exact backends (highs, cbc-ip) agree" in out
     doc = json.loads((tmp_path / "demo.json").read_text())
     rows = doc["rows"]
     assert {r["solver"] for r in rows} == {"highs", "cbc-ip"}
