@@ -257,7 +257,7 @@ class Forest:
         return mask
 
     # --------------------------------------------------------------- routing
-    def check_X(self, X, name="X", allow_nan=None):
+    def check_X(self, X, name="X"):
         """Validate an input matrix against the forest (shape, names, finiteness)."""
         from ._validation import check_features
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -253,7 +251,3 @@ def acquisition_cost(forest, X, costs=None):
     f = as_forest(forest)
     pf = PrunedForest(f, f.full_split_mask(), costs=costs)
     return pf.acquisition_cost(X)
-
-
-def copy_estimator(est):
-    return copy.deepcopy(est)
