@@ -35,6 +35,30 @@ def _pick(score, tie, cand):
     return j
 
 
+def _cost_per_reduction_chooser(impurity, alpha, reduction):
+    """Chooser minimising ``cost / reduction`` where ``reduction(fs, f_left, f_right)``
+    is the impurity reduction of every candidate stump (shared by both rules)."""
+
+    def choose(cand, cost, total):
+        fs = impurity(total, alpha)
+        if fs <= 0:
+            return None
+        red = np.where(cand.valid, reduction(fs, impurity(cand.left, alpha),
+                                             impurity(cand.right, alpha)), -np.inf)
+        best_row = np.argmax(red, axis=0)
+        rmax = red[best_row, np.arange(red.shape[1])]
+        ok = rmax > 1e-12 * max(fs, 1.0)
+        if not ok.any():
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(ok, np.where(cost > 0, cost / np.where(ok, rmax, 1.0), 0.0),
+                             np.inf)
+        j = _pick(score, np.where(ok, rmax, -np.inf), cand)
+        return j, float(cand.threshold[best_row[j], j])
+
+    return choose
+
+
 def minimax_chooser(impurity, alpha):
     """Split chooser of the GreedyTree minimax rule.
 
@@ -55,25 +79,8 @@ def minimax_chooser(impurity, alpha):
     (0, 1.5)
     """
 
-    def choose(cand, cost, total):
-        fs = impurity(total, alpha)
-        if fs <= 0:
-            return None
-        fl = impurity(cand.left, alpha)
-        fr = impurity(cand.right, alpha)
-        delta = np.where(cand.valid, fs - np.maximum(fl, fr), -np.inf)
-        best_row = np.argmax(delta, axis=0)
-        dmax = delta[best_row, np.arange(delta.shape[1])]
-        ok = dmax > 1e-12 * max(fs, 1.0)
-        if not ok.any():
-            return None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score = np.where(ok, np.where(cost > 0, cost / np.where(ok, dmax, 1.0), 0.0),
-                             np.inf)
-        j = _pick(score, np.where(ok, dmax, -np.inf), cand)
-        return j, float(cand.threshold[best_row[j], j])
-
-    return choose
+    return _cost_per_reduction_chooser(
+        impurity, alpha, lambda fs, fl, fr: fs - np.maximum(fl, fr))
 
 
 def ratio_chooser(impurity, alpha):
@@ -94,24 +101,7 @@ def ratio_chooser(impurity, alpha):
     (1, 6.5)
     """
 
-    def choose(cand, cost, total):
-        fs = impurity(total, alpha)
-        if fs <= 0:
-            return None
-        gain = np.where(cand.valid, fs - impurity(cand.left, alpha)
-                        - impurity(cand.right, alpha), -np.inf)
-        best_row = np.argmax(gain, axis=0)
-        gmax = gain[best_row, np.arange(gain.shape[1])]
-        ok = gmax > 1e-12 * max(fs, 1.0)
-        if not ok.any():
-            return None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score = np.where(ok, np.where(cost > 0, cost / np.where(ok, gmax, 1.0), 0.0),
-                             np.inf)
-        j = _pick(score, np.where(ok, gmax, -np.inf), cand)
-        return j, float(cand.threshold[best_row[j], j])
-
-    return choose
+    return _cost_per_reduction_chooser(impurity, alpha, lambda fs, fl, fr: fs - fl - fr)
 
 
 class BudgetRandomForestClassifier(ArrayForestClassifier):

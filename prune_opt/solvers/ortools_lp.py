@@ -6,28 +6,15 @@ The model is filled in bulk from scipy.sparse arrays
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
-
 from ._base import Solver, register_solver
 from ._lp import lp_result
 
 
-def build_model(problem, integral=False):
-    from ortools.linear_solver.python import model_builder as mb
+def build_model(problem):
+    """The LP relaxation as an OR-Tools Model (the exporter's bulk filler, unnamed)."""
+    from .._export import build_program
 
-    sf = problem.to_standard_form()
-    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr").astype(np.float64)
-    lo = np.concatenate([sf["b_eq"], np.full(sf["A_ub"].shape[0], -np.inf)])
-    hi = np.concatenate([sf["b_eq"], sf["b_ub"]])
-    n = A.shape[1]
-    model = mb.Model()
-    model.helper.fill_model_from_sparse_data(np.zeros(n), np.ones(n), sf["c"].astype(float),
-                                             lo, hi, A)
-    if integral:
-        for j in range(n):  # only for small verification problems
-            model.helper.set_var_integrality(j, True)
-    return model
+    return build_program(problem, names=False)
 
 
 class _OrToolsLP(Solver):
