@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,distributed,lightgbm,docs
 
-.PHONY: demo test lint docs clean
+.PHONY: demo test fuzz lint docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q tests --doctest-modules prune_opt forest_builders
+
+# random hypothesis profile with many examples; run before landing (not in CI)
+fuzz: $(VENV)/.installed
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n 2 -q tests -p no:cacheprovider
 
 docs: $(VENV)/.installed
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html

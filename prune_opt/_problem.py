@@ -21,6 +21,8 @@ Two equivalent views are offered:
 
 from __future__ import annotations
 
+import copy
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +91,40 @@ class PruningProblem:
         T = forest.n_trees
         self.scale = float(T * self.tree_error_weight.mean())
         self._ancestors = None
+
+    # ------------------------------------------------------------ variants
+    def _replace(self, **fields):
+        out = copy.copy(self)  # routed data is shared: O(1) in the size of the data
+        for name, value in fields.items():
+            setattr(out, name, value)
+        return out
+
+    def with_lam(self, lam):
+        """The same compiled program at another trade-off weight ``lam`` (a new object).
+
+        The routed data is shared with ``self``, so this is O(1).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> import prune_opt as po
+        >>> X, y = load_iris(return_X_y=True)
+        >>> p = po.compile_problem(DecisionTreeClassifier(max_depth=2).fit(X, y), X, y)
+        >>> (p.lam, p.with_lam(0.5).lam)
+        (0.0, 0.5)
+        """
+        return self._replace(lam=_nonneg_finite(lam, "lam"))
+
+    def with_budget(self, budget):
+        """The same program with the hard row "average acquisition cost <= budget"
+        (``None`` removes it); a new object sharing the routed data."""
+        return self._replace(budget=None if budget is None else _nonneg_finite(budget,
+                                                                                "budget"))
+
+    def with_depth_cost(self, depth_cost):
+        """The same program with another computation (depth) weight; a new object."""
+        return self._replace(depth_cost=_nonneg_finite(depth_cost, "depth_cost"))
 
     # ------------------------------------------------------------ sizes
     @property
@@ -222,6 +258,21 @@ class PruningProblem:
         a, b = self.n_nodes, self.n_nodes + self.n_uses
         return {"z": slice(0, a), "wt": slice(a, b), "w": slice(b, b + self.n_pairs)}
 
+    def row_slices(self):
+        """Index ranges of the row blocks of :meth:`constraint_matrix` (``[A_eq; A_ub]``).
+
+        ``path`` (one per original leaf), ``use`` (first-use equalities),
+        ``coupling`` (``wt <= w``) and, with a budget, ``budget`` (one row).
+        """
+        n_leaves = int(self.forest.is_leaf.sum())
+        a = n_leaves
+        b = a + self.n_uses
+        c = b + self.n_uses
+        out = {"path": slice(0, a), "use": slice(a, b), "coupling": slice(b, c)}
+        if self.budget is not None:
+            out["budget"] = slice(c, c + 1)
+        return out
+
     def objective_vector(self):
         """Scaled objective coefficients c of the standard form."""
         f = self.forest
@@ -326,3 +377,13 @@ def close_under_parents(forest, mask):
         at = at[has_parent[at]]
         mask[at] &= mask[forest.parent[at]]
     return mask
+
+
+def _nonneg_finite(value, name):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return v

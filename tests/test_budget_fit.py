@@ -94,9 +94,7 @@ def test_mip_matches_cbc_and_brute_force_on_one_tree():
 
 
 def _budgeted(problem, budget):
-    p = po.budget.problem_at_lam(problem, 0.0)
-    p.budget = budget
-    return p
+    return problem.with_lam(0.0).with_budget(budget)
 
 
 def test_root_only_budget_warns_and_notes():

@@ -134,8 +134,7 @@ def test_larger_lambda_never_raises_cost():
     problem = po.compile_problem(rf, X[900:1300], y[900:1300], lam=0.0)
     costs = []
     for lam in [0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1]:
-        problem.lam = lam
-        costs.append(po.solve(problem, solver="highs").breakdown.average_cost)
+        costs.append(po.solve(problem.with_lam(lam), solver="highs").breakdown.average_cost)
     assert all(b <= a + 1e-12 for a, b in zip(costs, costs[1:]))
     assert costs[-1] < costs[0]
 
@@ -184,8 +183,7 @@ def test_cost_non_increasing_and_error_non_decreasing_in_lambda(case):
                                  lam=0.0, train=(case["X_train"], case["y_train"]))
     prev = None
     for lam in [0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0]:
-        problem.lam = lam
-        b = po.solve(problem, solver="highs").breakdown
+        b = po.solve(problem.with_lam(lam), solver="highs").breakdown
         if prev is not None:
             assert b.average_cost <= prev.average_cost + 1e-9
             assert b.error_term >= prev.error_term - 1e-9

@@ -22,7 +22,6 @@ of one compiled problem (re-weighted, never re-routed).
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -59,12 +58,7 @@ def problem_at_lam(problem, lam):
     >>> (p0.lam, p1.lam, p1.node_error is p0.node_error)
     (0.0, 0.01, True)
     """
-    lam = float(lam)
-    if not math.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-    out = copy.copy(problem)
-    out.lam = lam
-    return out
+    return problem.with_lam(lam)
 
 
 def _cost_term(problem, breakdown):

@@ -192,7 +192,6 @@ def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
     True
     """
     from .._problem import PruningProblem
-    from ._curve import problem_at_lam
 
     if not isinstance(problem, PruningProblem):
         raise TypeError("problem must be a compiled PruningProblem")
@@ -204,9 +203,7 @@ def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
             f"exact_budget: the binary program has {size['n_variables']:,} variables, above "
             f"max_mip_variables={max_variables:,}; use the Lagrangian path "
             "(fit_budget(..., exact_budget=False)), which meets the budget with a hull vertex")
-    p = problem_at_lam(problem, 0.0)
-    p.budget = budget
-    p.depth_cost = 0.0
+    p = problem.with_lam(0.0).with_depth_cost(0.0).with_budget(budget)
     t0 = time.perf_counter()
     x, status, bound, backend = _mip_point(p, time_limit, verbose)
     if x is None:

@@ -216,13 +216,23 @@ def integer_capacities(weight):
     rounding error ``sum |K w - W| / K`` (natural units), so that for every
     closed set S, ``|sum_S w - sum_S W / K| <= slack``.
     """
-    total = float(np.abs(weight).sum())
-    if total == 0.0:
+    weight = np.asarray(weight, dtype=float)
+    if not np.isfinite(weight).all():
+        raise ValueError("closure weights must be finite (a cost or error is inf or NaN)")
+    magnitude = np.abs(weight)
+    if not magnitude.any():
         return np.zeros(weight.size, dtype=np.int64), 1.0, 0.0
-    # K = 2**k with total * K <= 2**61 - n / 2 (rounding adds at most 1/2 per vertex)
-    k = int(np.floor(np.log2((FINITE_TOTAL - weight.size) / total)))
-    K = float(2.0**k)
-    scaled = weight * K  # exact: multiplying by a power of two
+    # K = 2**k with total * K <= 2**61 - n / 2 (rounding adds at most 1/2 per vertex).
+    # The total is taken as s * 2**e_max with s <= n, so it cannot overflow, and k is
+    # read off binary exponents (frexp), so a subnormal total cannot overflow 2.0**k.
+    # k is capped so that K itself stays a finite double: weights that small lose
+    # precision only far below any tolerance, and the slack below accounts for it.
+    e_max = int(np.frexp(magnitude.max())[1])
+    s_total = float(np.ldexp(magnitude, -e_max).sum())  # in (0.5, n]
+    e_room = int(np.frexp((FINITE_TOTAL - weight.size) / s_total)[1])
+    k = min(e_room - 1 - e_max, 1023)  # floor(log2(room / s_total)) - e_max
+    K = float(np.ldexp(1.0, k))
+    scaled = np.ldexp(weight, k)  # exact: multiplying by a power of two
     W = np.rint(scaled)
     slack = float(np.abs(scaled - W).sum() / K)
     return W.astype(np.int64), K, slack
