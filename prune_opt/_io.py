@@ -1,0 +1,80 @@
+"""Atomic file output: every file prune-opt writes appears whole or not at all.
+
+A temporary file is written in the destination's own directory (so the final
+``os.replace`` is a rename on one file system, atomic on POSIX and Windows),
+flushed and fsynced, then renamed over the destination.  On any error,
+including ``KeyboardInterrupt``, the temporary file is removed and the
+destination is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write", "check_output_path"]
+
+
+def check_output_path(path, name="path"):
+    """Validate an output path before any work is done.
+
+    Raises
+    ------
+    ValueError
+        ``path`` names a directory, or its parent directory is missing or not
+        writable.  The message names ``name`` and the fix.
+    """
+    p = Path(os.fspath(path))
+    if p.is_dir():
+        raise ValueError(f"{name}={str(p)!r} is a directory; give a file name inside it")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{name}={str(p)!r}: the directory {str(parent)!r} does not exist; "
+                         "create it first")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}={str(p)!r}: the directory {str(parent)!r} is not writable; "
+                         "choose another location")
+    return p
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", *, encoding=None, newline=None):
+    """Open a temporary file beside ``path``; rename it over ``path`` on success.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    mode : {"w", "wb"}
+    encoding, newline : passed to :func:`open` in text mode.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from prune_opt._io import atomic_write
+    >>> d = tempfile.mkdtemp()
+    >>> with atomic_write(os.path.join(d, "out.txt")) as fh:
+    ...     _ = fh.write("whole or nothing")
+    >>> open(os.path.join(d, "out.txt")).read()
+    'whole or nothing'
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    p = Path(os.fspath(path))
+    directory = p.parent if str(p.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    try:
+        if mode == "wb":
+            fh = os.fdopen(fd, "wb")
+        else:
+            fh = os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
+        with fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
