@@ -122,7 +122,7 @@ def test_next_units_is_a_dry_run():
     assert lazy.next_units(X) == [[] for _ in range(60)]
     partial = X.copy()
     partial[:, 1:] = np.nan
-    for i, units in enumerate(lazy.next_units(partial)):
+    for units in lazy.next_units(partial):
         assert "x0" not in units and len(units) == len(set(units))
 
 
