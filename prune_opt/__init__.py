@@ -7,6 +7,7 @@ NIPS 2016), solve it exactly, and get back a cheaper forest.
 from ._compile import compile_problem
 from ._costs import FeatureCosts
 from ._forest import Forest
+from ._lazy import LazyPrediction, LazyPredictor
 from ._persistence import load
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
@@ -20,6 +21,8 @@ __version__ = "0.1.0"
 __all__ = [
     "FeatureCosts",
     "Forest",
+    "LazyPrediction",
+    "LazyPredictor",
     "ObjectiveBreakdown",
     "PrunedForest",
     "PruningProblem",

@@ -14,7 +14,8 @@ import sys
 
 from ..solvers import SolverError
 
-COMMAND_MODULES = ("demo", "prune_cmd", "compare", "curve", "export", "tu_check")
+COMMAND_MODULES = ("demo", "prune_cmd", "compare", "curve", "export", "tu_check",
+                   "datasets_cmd")
 
 
 def build_parser():
