@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub):
-    from ._common import add_data_arguments
+    from ._common import add_data_arguments, add_output_argument
 
     p = sub.add_parser(
         "export", help="write the pruning program as MPS/LP for external solvers",
@@ -19,7 +19,7 @@ def add_parser(sub):
     p.add_argument("--format", choices=("mps", "lp"), default=None,
                    help="output format (default: from the --out suffix)")
     p.add_argument("--integer", action="store_true", help="mark every variable binary")
-    p.add_argument("--out", required=True, help="output file")
+    add_output_argument(p, "--out", required=True, help="output file")
     p.set_defaults(func=run)
 
 
@@ -28,6 +28,9 @@ def run(args):
     from .._export import write_program
     from ._common import setup_experiment
 
+    if args.format is None and not args.out.lower().endswith((".mps", ".lp")):
+        raise ValueError(f"--out={args.out!r}: cannot tell the format from the suffix; pass "
+                         "--format mps|lp or name the file *.mps / *.lp")
     exp = setup_experiment(args)
     problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
                               lam=args.lam, train=(exp["X_train"], exp["y_train"]),
