@@ -3,6 +3,7 @@ outputs, plain-text tables."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -150,19 +151,34 @@ create it first
         seen[key] = flag
 
 
+@contextlib.contextmanager
+def naming_errors(path):
+    """Give an OSError raised while writing ``path`` the file name it lacks.
+
+    A full disk surfaces from ``write``/``fsync`` as a bare "No space left on
+    device"; the one-line CLI error should say which output it was.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.strerror:
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+        raise
+
+
 def write_json(path, obj):
     """Write ``obj`` as indented JSON, atomically (whole file or none)."""
     from .._persistence import _jsonable
 
     text = json.dumps(_jsonable(obj), indent=2)
-    with atomic_write(path, "w") as fh:
+    with naming_errors(path), atomic_write(path, "w") as fh:
         fh.write(text)
 
 
 def write_csv(path, rows):
     """Write dict rows as CSV (columns: every key, first-seen order), atomically."""
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    with atomic_write(path, "w", newline="") as fh:
+    with naming_errors(path), atomic_write(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=keys)
         writer.writeheader()
         writer.writerows(rows)

@@ -46,6 +46,7 @@ def add_parser(sub):
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
     add_output_argument(p, "--json", default=None, metavar="OUT",
                         help="write the table as JSON")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
 
@@ -234,7 +235,7 @@ def run(args):
           f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
     rows = []
     test = (exp["X_test"], exp["y_test"])
-    for name in tqdm(solvers, desc="solving", unit="solver"):
+    for name in tqdm(solvers, desc="solving", unit="solver", disable=args.no_progress):
         rows.append(measure_solve(problem, name, time_limit=args.time_limit, test=test))
     best = add_gaps(rows)
     print(format_table(rows, COLUMNS))

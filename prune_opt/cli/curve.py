@@ -8,6 +8,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     format_table,
+    naming_errors,
     setup_experiment,
     write_csv,
     write_json,
@@ -155,7 +156,8 @@ def run(args):
                                "summary": summary, "rows": all_rows})
         print(f"wrote {args.json}")
     if args.plot:
-        plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
-                      title=f"{exp['dataset'].name}: test accuracy vs feature cost")
+        with naming_errors(args.plot):
+            plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
+                          title=f"{exp['dataset'].name}: test accuracy vs feature cost")
         print(f"wrote {args.plot}")
     return 0

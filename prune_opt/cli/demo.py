@@ -17,6 +17,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     format_table,
+    naming_errors,
     setup_experiment,
     write_json,
 )
@@ -45,6 +46,7 @@ def add_parser(sub):
                         "0.005; 'all' = every lambda of the grid)")
     add_output_argument(p, "--out", kind="dir", default="demo-output",
                         help="output folder (default demo-output)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
 
@@ -53,7 +55,7 @@ def run(args):
     solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
     exp = setup_experiment(args)
     unpruned = _unpruned_figures(args, exp)
-    rows = _solve_grid(exp, _jobs(lams, lp_lams, solvers))
+    rows = _solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=not args.no_progress)
     print(format_table(rows, TABLE_COLUMNS))
     for line in _agreement_lines(rows):
         print(line)
@@ -108,14 +110,14 @@ def _jobs(lams, lp_lams, solvers):
             if kinds[s]["kind"] not in ("lp", "ip") or lam in lp_lams]
 
 
-def _solve_grid(exp, jobs):
+def _solve_grid(exp, jobs, *, progress=True):
     from tqdm import tqdm
 
     from .. import prune
 
     rows = []
     Xte, yte = exp["X_test"], exp["y_test"]
-    for lam, s in tqdm(jobs, desc="pruning", unit="solve"):
+    for lam, s in tqdm(jobs, desc="pruning", unit="solve", disable=not progress):
         pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
                        lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
         info = pruned.solve_info
@@ -155,8 +157,9 @@ def _write_outputs(out, exp, trees, unpruned, rows):
     out.mkdir(exist_ok=True)  # its parent was checked before the work started
     write_json(out / "demo.json", {"dataset": exp["dataset"].name, "trees": trees,
                                    "unpruned": unpruned, "rows": rows})
-    _plot(rows, unpruned["test_accuracy"], unpruned["average_cost"],
-          out / "accuracy_cost.png", exp["dataset"].name)
+    with naming_errors(out / "accuracy_cost.png"):
+        _plot(rows, unpruned["test_accuracy"], unpruned["average_cost"],
+              out / "accuracy_cost.png", exp["dataset"].name)
     print(f"wrote {out / 'demo.json'} and {out / 'accuracy_cost.png'}")
 
 

@@ -26,7 +26,7 @@ def add_parser(sub):
 def run(args):
     from .. import compile_problem
     from .._export import write_program
-    from ._common import setup_experiment
+    from ._common import naming_errors, setup_experiment
 
     if args.format is None and not args.out.lower().endswith((".mps", ".lp")):
         raise ValueError(f"--out={args.out!r}: cannot tell the format from the suffix; pass "
@@ -35,7 +35,8 @@ def run(args):
     problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
                               lam=args.lam, train=(exp["X_train"], exp["y_train"]),
                               budget=args.budget)
-    info = write_program(problem, args.out, args.format, integer=args.integer)
+    with naming_errors(args.out):
+        info = write_program(problem, args.out, args.format, integer=args.integer)
     kind = "binary program" if args.integer else "LP relaxation"
     print(f"wrote {info['path']} ({info['format'].upper()}, {kind}): "
           f"{info['n_variables']:,} variables, {info['n_rows']:,} rows, {info['nnz']:,} "

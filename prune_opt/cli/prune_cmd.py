@@ -6,7 +6,13 @@ import warnings
 
 import numpy as np
 
-from ._common import add_data_arguments, add_output_argument, setup_experiment, write_json
+from ._common import (
+    add_data_arguments,
+    add_output_argument,
+    naming_errors,
+    setup_experiment,
+    write_json,
+)
 
 
 def add_parser(sub):
@@ -46,10 +52,12 @@ def run(args):
     for k, v in summary.items():
         if v is not None:
             print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
-    pruned.save(args.out)
+    with naming_errors(args.out):
+        pruned.save(args.out)
     print(f"wrote {args.out}")
     if args.usage_plot:
-        _usage_plot(args, exp, pruned)
+        with naming_errors(args.usage_plot):
+            _usage_plot(args, exp, pruned)
         print(f"wrote {args.usage_plot}")
     if args.json:
         write_json(args.json, {**summary, "solve_info": info})
