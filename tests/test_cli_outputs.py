@@ -5,16 +5,20 @@ disk (ENOSPC, simulated by making ``fsync`` fail) or Ctrl-C during a write
 gives one line on stderr and leaves the destination as it was.
 """
 
+import csv
 import errno
 import json
 import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import prune_opt.datasets
 from prune_opt.checks import save_matrix
 from prune_opt.cli import EXIT_INTERRUPTED, EXIT_USAGE, main
+from prune_opt.cli._common import write_csv, write_json
 
 DATA = ["--dataset", "pima", "--trees", "2", "--max-depth", "3"]
 
@@ -164,3 +168,40 @@ def test_outputs_are_whole_files(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["report"]["is_tu"] is False
     assert sorted(p.name for p in tmp_path.iterdir()) == ["A.mtx", "r.json"]
+
+
+cells = st.one_of(st.integers(-10**6, 10**6), st.text(max_size=8),
+                  st.floats(allow_nan=False, allow_infinity=False))
+rows_strategy = st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), cells, min_size=1),
+                         min_size=1, max_size=6)
+
+
+@given(rows=rows_strategy, fail=st.booleans())
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_csv_and_json_writers_are_all_or_nothing(rows, fail, tmp_path_factory):
+    out = tmp_path_factory.mktemp("w")
+    csv_path, json_path = out / "r.csv", out / "r.json"
+    for p in (csv_path, json_path):
+        p.write_text("old")
+    real_fsync = os.fsync
+    if fail:
+        os.fsync = lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full"))
+    try:
+        for write, path in ((write_csv, csv_path), (write_json, json_path)):
+            if fail:
+                with pytest.raises(OSError, match=path.name):
+                    write(path, rows)
+            else:
+                write(path, rows)
+    finally:
+        os.fsync = real_fsync
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json"]
+    if fail:
+        assert csv_path.read_text() == json_path.read_text() == "old"
+        return
+    back = list(csv.DictReader(csv_path.open(newline="")))
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    assert [list(r) for r in back] == [keys] * len(rows)
+    assert [{k: str(v) for k, v in r.items()} for r in rows] == \
+        [{k: v for k, v in r.items() if k in rows[i]} for i, r in enumerate(back)]
+    assert json.loads(json_path.read_text()) == rows
