@@ -88,7 +88,8 @@ def _user_error(exc):
     if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, SolverError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror}"
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__
 
 
 def _run_command(args):
