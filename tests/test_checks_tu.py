@@ -206,7 +206,7 @@ def test_cheap_checks_find_entry_and_2x2_violations():
     B = np.zeros((6, 6), dtype=int)
     B[np.ix_([1, 4], [2, 5])] = [[1, 1], [1, -1]]
     hit = find_2x2_violation(B)
-    assert hit["rows"] == [1, 4] and hit["columns"] == [2, 5] and abs(hit["determinant"]) == 2
+    assert hit.rows == [1, 4] and hit.columns == [2, 5] and abs(hit.determinant) == 2
     rep = is_totally_unimodular(B)
     assert rep.is_tu is False and rep.method == "2x2"
 
@@ -221,7 +221,7 @@ def test_brute_force_limits_give_none_not_a_verdict():
     # a TU matrix too big for brute force, with a tiny time limit
     T = np.triu(np.ones((12, 12), dtype=int))
     res = brute_force_tu(T, time_limit=1e-4, max_submatrices=10**9)
-    assert res["verdict"] in (None, True)
+    assert res.verdict in (None, True)
 
 
 def test_verified_counterexample_rejects_unimodular_submatrix():
@@ -298,4 +298,5 @@ def test_2x2_search_matches_naive_minors(A):
     hit = find_2x2_violation(A)
     assert (hit is not None) == naive
     if hit is not None:
-        assert abs(exact_determinant(A[np.ix_(hit["rows"], hit["columns"])])) == 2
+        assert abs(exact_determinant(A[np.ix_(hit.rows, hit.columns)])) == 2
+        assert hit.determinant == exact_determinant(np.array(hit.submatrix))

@@ -8,7 +8,8 @@ from itertools import combinations, product
 import numpy as np
 import scipy.sparse as sp
 
-from ._brute import MethodResult, brute_force_tu
+from ._brute import brute_force_tu
+from ._result import MethodResult
 
 __all__ = ["ghouila_houri_tu", "equitable_bicoloring", "DEFAULT_MAX_GH_ROWS"]
 
@@ -92,11 +93,11 @@ def ghouila_houri_tu(M, *, time_limit=None, max_lines=DEFAULT_MAX_GH_ROWS):
                 inner = brute_force_tu(M, rows_fixed=fail,
                                        time_limit=None if deadline is None
                                        else max(deadline - time.perf_counter(), 0.1))
-            cex = inner["counterexample"]
+            cex = inner.counterexample
             if cex is None:
                 return MethodResult(None, reason=f"{side} {fail.tolist()} have no equitable "
                                     "bicoloring (so A is not TU) but the violating submatrix "
-                                    f"was not extracted: {inner['reason']}",
+                                    f"was not extracted: {inner.reason}",
                                     failing_lines=fail.tolist())
             if transposed:
                 cex = {**cex, "rows": cex["columns"], "columns": cex["rows"],
