@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
@@ -100,6 +101,8 @@ def _run_command(args):
     try:
         check_outputs(args)
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        raise  # handled quietly by main()
     except (ValueError, TypeError, SolverError, OSError, KeyError) as exc:
         if args.debug:
             raise
@@ -123,6 +126,11 @@ def main(argv=None):
             parser.print_help()
             return EXIT_USAGE
         return _run_command(args)
+    except BrokenPipeError:
+        # the reader of stdout went away (e.g. `prune-opt datasets | head`): stop quietly,
+        # and point stdout at devnull so the interpreter's final flush cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         # atomic writers have removed their temporary files and child processes
         # have been stopped by the code that started them (finally clauses)
