@@ -197,7 +197,7 @@ def test_costs_names_must_match_forest():
 @pytest.mark.parametrize("kw, exc, match", [
     (dict(lam=-1.0), ValueError, "lam must be"),
     (dict(lam=float("nan")), ValueError, "lam must be"),
-    (dict(lam="big"), TypeError, "lam must be a real number"),
+    (dict(lam="big"), TypeError, "lam must be a finite non-negative real number, got .big."),
     (dict(depth_cost=-0.5), ValueError, "depth_cost"),
     (dict(time_limit=-1.0), ValueError, "time_limit"),
     (dict(solver="gurobi-ultra"), ValueError, "installed solvers: .*highs"),
