@@ -185,7 +185,7 @@ def test_nan_inputs_route_right_and_pandas_names():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(impurity="mse"), "impurity must be one of"),
+    (dict(impurity="mse"), "'impurity' parameter of BudgetRandomForestClassifier must be"),
     (dict(n_thresholds=(80, 40)), "n_thresholds"),
     (dict(alpha=-1.0), "alpha"),
     (dict(alpha=[]), "alpha"),
