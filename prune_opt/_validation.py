@@ -281,7 +281,7 @@ def _label_vector(y, n_rows, name):
 
 def _label_kind(values):
     kind = np.asarray(values).dtype.kind
-    return "number" if kind in "biuf" else ("str" if kind in "US" else "object")
+    return "number" if kind in "biuf" else ("string" if kind in "US" else "object")
 
 
 def check_labels(forest, y, n_rows, *, name="y"):
@@ -312,7 +312,8 @@ def check_labels(forest, y, n_rows, *, name="y"):
             _label_kind(y) == "object" or _label_kind(classes) == "object"):
         raise ValueError(
             f"{name} holds {_label_kind(y)} labels but the forest's classes are "
-            f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type")
+            f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type "
+            "(e.g. y.astype(int) if the strings are numbers)")
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
     try:

@@ -370,7 +370,7 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
         raise ValueError("X_eval and y_eval must be given together")
     if y_eval is not None:  # refuse bad eval labels before solving, not after
         n_eval = len(problem.forest.check_X(X_eval, "X_eval"))
-        check_labels(problem.forest, y_eval, n_eval, name="y_eval")
+        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval, name="y_eval")]
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
