@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from prune_opt import FeatureCosts, Forest
 from prune_opt._costs import as_feature_costs
@@ -282,6 +282,8 @@ class ArrayForestClassifier(CostAwareClassifier):
             X_val = validate_data(self, X_val, reset=False, dtype=np.float32,
                                   ensure_all_finite="allow-nan")
             y_val = np.asarray(y_val)
+            if y_val.ndim == 2 and y_val.shape[1] == 1:
+                y_val = column_or_1d(y_val, warn=True)
             if y_val.ndim != 1 or y_val.shape[0] != X_val.shape[0]:
                 raise ValueError(f"y_val must be 1-D with one label per row of X_val "
                                  f"({X_val.shape[0]}), got shape {y_val.shape}")

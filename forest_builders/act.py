@@ -38,7 +38,12 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from prune_opt import Forest
 
@@ -127,8 +132,9 @@ class _ACTBase(CostAwareClassifier):
         >>> bool(act.total_cost(X, y) >= act.acquisition_cost(X).mean())
         True
         """
-        y = np.asarray(y)
         pred = self.predict(X)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(pred, y)
         truth = np.searchsorted(self.classes_, y)
         truth = np.clip(truth, 0, self.classes_.size - 1)
         if not np.all(self.classes_[truth] == y):
