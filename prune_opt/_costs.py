@@ -30,14 +30,19 @@ def _parse_names(feature_names):
 
 
 def _series_to_container(costs):
-    """A pandas Series: positional with a default RangeIndex, else keyed by its index."""
-    index = costs.index
-    if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
-        return costs.to_numpy()
+    """A pandas Series keyed by feature name becomes a dict (matched by name); one with
+    integer labels 0..n-1 (a default RangeIndex, in any order) is positional by label."""
+    index, values = costs.index, costs.to_numpy()
     if index.has_duplicates:
         raise ValueError("costs is a Series with duplicated index labels; pass one cost per "
-                         "feature name")
-    return dict(zip(index.tolist(), costs.to_numpy().tolist()))
+                         "feature")
+    if index.dtype.kind in "iu":
+        labels = index.to_numpy()
+        if not np.array_equal(np.sort(labels), np.arange(labels.size)):
+            raise ValueError("costs is a Series with integer labels that are not the feature "
+                             "positions 0..n-1; index it by feature name or by position")
+        return values[np.argsort(labels)]
+    return dict(zip(index.tolist(), values.tolist()))
 
 
 def _own_costs_from_mapping(costs, names):

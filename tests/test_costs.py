@@ -106,6 +106,10 @@ def test_series_by_name_in_any_order():
 def test_series_with_default_index_is_positional():
     fc = FeatureCosts(pd.Series([5.0, 6.0, 7.0]), feature_names=["a", "b", "c"])
     assert fc.feature_cost().tolist() == [5.0, 6.0, 7.0]
+    shuffled = pd.Series([7.0, 5.0, 6.0], index=[2, 0, 1])  # positions as labels
+    assert FeatureCosts(shuffled).feature_cost().tolist() == [5.0, 6.0, 7.0]
+    with pytest.raises(ValueError, match="not the feature positions"):
+        FeatureCosts(pd.Series([5.0, 6.0, 7.0], index=[1, 2, 3]))
 
 
 @pytest.mark.parametrize("series, match", [
