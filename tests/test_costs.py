@@ -154,6 +154,7 @@ def _containers(values, order):
         "dict": {name: values[NAMES.index(name)] for name in shuffled},
         "series": pd.Series({name: values[NAMES.index(name)] for name in shuffled}),
         "range-series": pd.Series(values),
+        "shuffled-position-series": pd.Series(values).iloc[list(order)],
         "FeatureCosts": FeatureCosts(values, feature_names=NAMES),
     }
 
