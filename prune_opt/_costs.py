@@ -167,37 +167,58 @@ def _find_cycle(remaining, req, label):
     return " -> ".join(str(label(c)) for c in cycle)
 
 
-def _requires_closure(needs, req, label):
-    """Units each feature needs, transitively through ``requires``.
+def _topological_order(req, n, label):
+    """Features, each after those it requires (Kahn's algorithm, no recursion).
 
-    Kahn's algorithm (no recursion, so chains of any length work): a feature
-    is resolved once all its dependencies are; features left over lie on a
-    cycle, which is reported.
+    Features left over lie on a ``requires`` cycle, which is reported as a path.
     """
-    n = len(needs)
     waiting = np.zeros(n, dtype=np.int64)
     dependents = [[] for _ in range(n)]
     for k, deps in req.items():
         waiting[k] = len(deps)
         for d in deps:
             dependents[d].append(k)
-    ready = list(np.flatnonzero(waiting == 0))
-    closure = [None] * n
+    ready = [int(k) for k in np.flatnonzero(waiting == 0)]
+    order = []
     while ready:  # loop over features, each once
-        k = int(ready.pop())
-        acc = set(needs[k])
-        for d in req.get(k, ()):
-            acc |= closure[d]
-        closure[k] = acc
+        k = ready.pop()
+        order.append(k)
         for j in dependents[k]:
             waiting[j] -= 1
             if waiting[j] == 0:
                 ready.append(j)
-    remaining = {k for k in range(n) if closure[k] is None}
+    remaining = set(np.flatnonzero(waiting > 0).tolist())
     if remaining:
         raise ValueError(f"requires has a cycle: {_find_cycle(remaining, req, label)}; a "
                          "feature cannot be computed from itself")
-    return closure
+    return order
+
+
+def _requires_closure(needs, req, label):
+    """Units each feature needs, transitively through ``requires`` (bool CSR).
+
+    ``needs`` is the (n_features, n_units) incidence before ``requires``.
+    Features that require nothing keep their row; the others are resolved in
+    topological order, each as the sorted union of its own units and its
+    dependencies' closures (a loop over those features only, so a chain of
+    any length works and plain costs cost nothing extra).
+    """
+    n = needs.shape[0]
+    order = _topological_order(req, n, label)
+    closure = {}
+    for k in (k for k in order if req.get(k)):
+        parts = [needs.indices[needs.indptr[k]:needs.indptr[k + 1]]]
+        parts += [closure.get(d, needs.indices[needs.indptr[d]:needs.indptr[d + 1]])
+                  for d in req[k]]
+        units = np.sort(np.concatenate(parts))
+        closure[k] = units[np.concatenate(([True], units[1:] != units[:-1]))]
+    if not closure:
+        return needs
+    plain = needs.tocoo()
+    keep = ~np.isin(plain.row, np.fromiter(closure, dtype=np.int64))
+    rows = np.concatenate([plain.row[keep]] + [np.full(c.size, k) for k, c in closure.items()])
+    cols = np.concatenate([plain.col[keep]] + list(closure.values()))
+    return sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)), shape=needs.shape)
 
 
 class FeatureCosts:
@@ -276,16 +297,15 @@ class FeatureCosts:
         self.unit_names = [names[k] if names else f"x{k}" for k in range(n)]
         self.unit_names += [f"group:{g}" for g, _, _ in group_list]
         self.unit_costs = np.concatenate([own, [c for _, c, _ in group_list]]).astype(float)
-        needs = [{k} for k in range(n)]
-        for u, (_, _, members) in enumerate(group_list, start=n):
-            for k in members:
-                needs[k].add(u)
-        closure = _requires_closure(needs, req, lambda k: names[k] if names else k)
-        rows = np.repeat(np.arange(n), [len(c) for c in closure])
-        cols = np.fromiter((u for c in closure for u in sorted(c)), dtype=np.int64,
-                           count=rows.size)
-        self.feature_units = sp.csr_matrix(
-            (np.ones(rows.size, dtype=bool), (rows, cols)), shape=(n, self.unit_costs.size))
+        members = [np.asarray(m, dtype=np.int64) for _, _, m in group_list]
+        rows = np.concatenate([np.arange(n)] + members)
+        cols = np.concatenate([np.arange(n)] + [np.full(m.size, n + g)
+                                                 for g, m in enumerate(members)])
+        needs = sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)),
+                              shape=(n, self.unit_costs.size))
+        needs.sort_indices()
+        self.feature_units = _requires_closure(
+            needs, req, lambda k: names[k] if names else k)
 
     # ------------------------------------------------------------------ basics
     @property
