@@ -66,15 +66,16 @@ class Forest:
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.estimator = estimator
         self.in_bag = in_bag
+        checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         # NaN routing: sklearn decides itself; array-built trees only when told how
         self.allow_nan = estimator is not None or any(
             tree.get("missing_go_to_left") is not None for tree in trees)
-        checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         self._concatenate(checked)
         self._set_parent_and_depth()
 
     def _check_tree(self, tree, t):
         """One tree's arrays, validated (shapes, one tree rooted at 0, parent < child)."""
+        _require_keys(tree, t)
         left = np.asarray(tree["left"], dtype=np.int64)
         right = np.asarray(tree["right"], dtype=np.int64)
         n = left.size
@@ -316,6 +317,19 @@ class Forest:
                 f"n_classes={self.n_classes}, n_features={self.n_features})")
 
 
+TREE_KEYS = ("left", "right", "feature", "threshold", "value")
+
+
+def _require_keys(tree, t):
+    if not hasattr(tree, "keys"):
+        raise TypeError(f"trees[{t}] must be a dict of node arrays with keys {TREE_KEYS}, "
+                        f"got {type(tree).__name__}")
+    missing = [k for k in TREE_KEYS if k not in tree]
+    if missing:
+        raise ValueError(f"trees[{t}] lacks the node arrays {missing}; each tree needs "
+                         f"{TREE_KEYS} (and optionally missing_go_to_left)")
+
+
 def _check_tree_links(left, right, t):
     """Refuse child arrays that are not one tree rooted at node 0 (linear time).
 
@@ -348,6 +362,7 @@ def _check_tree_links(left, right, t):
 
 def _renumber_preorder(tree, t):
     """One tree's arrays renumbered so that nodes come in preorder (parent < child)."""
+    _require_keys(tree, t)
     left = np.asarray(tree["left"], dtype=np.int64).ravel()
     right = np.asarray(tree["right"], dtype=np.int64).ravel()
     _check_tree_links(left, right, t)

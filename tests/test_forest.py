@@ -134,3 +134,12 @@ def test_value_rows_are_normalised():
     assert np.allclose(f.value.sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="finite and non-negative"):
         Forest([_stump(value=[[1, -1], [1, 0], [0, 1]])], classes=[0, 1], n_features=1)
+
+
+@pytest.mark.parametrize("build", [Forest, Forest.from_arrays])
+def test_tree_dicts_need_every_array(build):
+    with pytest.raises(ValueError, match=r"trees\[0\] lacks the node arrays \['threshold'\]"):
+        build([{k: v for k, v in _stump().items() if k != "threshold"}], classes=[0, 1],
+              n_features=1)
+    with pytest.raises(TypeError, match=r"trees\[0\] must be a dict"):
+        build([[1, 2, 3]], classes=[0, 1], n_features=1)
