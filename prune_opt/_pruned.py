@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._costs import as_feature_costs
+from ._validation import check_labels
 
 __all__ = ["PrunedForest", "acquisition_cost"]
 
@@ -107,7 +108,8 @@ class PrunedForest:
 
     def score(self, X, y):
         """Accuracy on (X, y)."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        pred = np.argmax(self.predict_proba(X), axis=1)
+        return float(np.mean(pred == check_labels(self.forest, y, pred.shape[0])))
 
     # ------------------------------------------------------------ costs
     def used_features(self, X):

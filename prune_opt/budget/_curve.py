@@ -361,12 +361,16 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
     (0.0, 0.0)
     """
     from .._compile import compile_problem
+    from .._validation import check_labels
 
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   depth_cost=depth_cost)
     if (X_eval is None) != (y_eval is None):
         raise ValueError("X_eval and y_eval must be given together")
+    if y_eval is not None:  # refuse bad eval labels before solving, not after
+        n_eval = len(problem.forest.check_X(X_eval, "X_eval"))
+        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval, name="y_eval")]
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
