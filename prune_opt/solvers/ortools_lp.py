@@ -84,8 +84,10 @@ class GlopSolver(_OrToolsLP):
 
 @register_solver
 class PdlpSolver(_OrToolsLP):
-    """OR-Tools PDLP (first-order primal-dual LP).  Tolerance-limited: its point is
-    rounded and re-evaluated, so the reported objective is the rounded pruning's.
+    """OR-Tools PDLP (first-order primal-dual LP).  Tolerance-limited, and on a
+    degenerate program it may stop inside the optimal face rather than at a
+    vertex: its point is rounded and re-evaluated, so the reported objective is
+    the rounded pruning's.
 
     Examples
     --------
@@ -110,6 +112,6 @@ class PdlpSolver(_OrToolsLP):
         result = super()._solve(problem, time_limit=time_limit, verbose=verbose)
         rounded = problem.evaluate(result.split_mask).objective
         result.info.setdefault("lp_objective", result.objective)
-        result.bound = min(result.bound, result.objective)
+        result.bound = min(result.bound, result.objective, rounded)
         result.objective = rounded
         return result
