@@ -221,14 +221,17 @@ class CbcIpSolver(_PulpCbc):
         """Refuse, without a time limit, a program too large for the PuLP path."""
         size = problem.size()
         if time_limit is None and size["nnz"] > self.max_nnz_without_limit:
+            instead = ("solver='highs' (an LP bound and a budget-feasible pruning)"
+                       if problem.budget is not None else
+                       "solver='highs' or 'mincut' (exact on this program)")
             raise ValueError(
                 f"solver='cbc-ip' builds the binary program through PuLP and solves it by "
                 f"branch and cut, a reference for small problems; this one has "
                 f"{size['n_variables']:,} variables, {size['n_rows']:,} rows and "
                 f"{size['nnz']:,} nonzeros, above its limit of "
                 f"{self.max_nnz_without_limit:,} nonzeros without a time limit (it would "
-                "run for minutes); use solver='highs' or 'mincut' (exact on this program), "
-                "or pass time_limit= to get the best pruning cbc-ip finds within it")
+                f"run for minutes); use {instead}, or pass time_limit= to get the best "
+                "pruning cbc-ip finds within it")
 
     def _solve(self, problem, *, time_limit, verbose):
         self.check_unlimited_size(problem, time_limit)
