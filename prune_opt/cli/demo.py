@@ -17,6 +17,9 @@ from ._common import add_data_arguments, format_table, setup_experiment, write_j
 
 DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
+# reference backends for small problems: the PuLP-built binary program and the
+# pure-Python networkx cut
+SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx")
 
 
 def add_parser(sub):
@@ -41,13 +44,12 @@ def add_parser(sub):
 def run(args):
     from tqdm import tqdm
 
-    from .. import acquisition_cost, prune
+    from .. import acquisition_cost, available_solvers, prune
 
     lams = [float(s) for s in args.lams.split(",") if s.strip()]
-    from ..solvers import default_solvers, get_solver
-
-    # default: every installed backend but the slow references (registry flag)
-    solvers = args.solvers.split(",") if args.solvers else default_solvers()
+    solvers = (args.solvers.split(",") if args.solvers
+               else [s for s in available_solvers() if s not in SKIP_BY_DEFAULT])
+    from ..solvers import get_solver
 
     for s in solvers:  # fail before any work on a misspelt backend
         get_solver(s)

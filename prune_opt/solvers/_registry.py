@@ -193,7 +193,7 @@ def auto_solver(problem=None):
     return best.name
 
 
-def get_solver(name, problem=None, **options):
+def get_solver(name, *, problem=None, **options):
     """Instantiate a backend by name (``"auto"``: see :func:`auto_solver`).
 
     Examples
