@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 from ._compile import compile_problem
+from ._problem import PruningProblem
 from ._pruned import PrunedForest
-from ._validation import check_nonneg_scalar
 from .solvers import SolverError, get_solver
+from .solvers._base import normalize_time_limit
 
 __all__ = ["prune", "solve"]
 
@@ -25,11 +26,15 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
     Parameters
     ----------
     problem : PruningProblem
+        From :func:`compile_problem`.  With ``problem.budget`` set, only the
+        backends of :func:`prune_opt.solvers.budget_solvers` are accepted.
     solver : str
-        A name from :func:`available_solvers` or ``"auto"``.
+        A name from :func:`available_solvers` or ``"auto"`` (the installed
+        backend of lowest ``auto_rank`` that can take the problem).
     time_limit : float, optional
         Seconds; the best valid pruning found is returned with
-        ``solve_info["status"] == "time_limit"``.
+        ``solve_info["status"] == "time_limit"``.  ``None``, ``inf`` or any
+        value above ``1e8`` means no limit.
     verbose : bool
     solver_options : dict, optional
         Backend options (see each backend's ``options``).
@@ -51,10 +56,14 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
     >>> abs(a.objective - b.objective) < 1e-9
     True
     """
-    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    if not isinstance(problem, PruningProblem):
+        raise TypeError(f"problem must be a PruningProblem from compile_problem(...), got "
+                        f"{type(problem).__name__}; to prune a fitted forest directly use "
+                        "prune(forest, X, y, lam=...)")
+    time_limit = normalize_time_limit(time_limit)
     if solver_options is not None and not isinstance(solver_options, dict):
         raise TypeError("solver_options must be a dict of backend options")
-    backend = get_solver(solver, **(solver_options or {}))
+    backend = get_solver(solver, problem=problem, **(solver_options or {}))
     if verbose:
         print(f"[prune-opt] solving {problem!r} with {backend.name}")
     result = backend.solve(problem, time_limit=time_limit, verbose=verbose)

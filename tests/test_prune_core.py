@@ -10,9 +10,11 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import prune_opt as po
+from prune_opt.solvers import find_solvers
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
-LP_BACKENDS = [s for s in ("highs", "glop", "cbc") if s in po.available_solvers()]
+# exact LP backends (vertex solutions), from the registry's flags
+LP_BACKENDS = find_solvers(exact=True, matrix_based=True, mip=False)
 
 
 def rel(a, b):
@@ -26,6 +28,7 @@ def test_lp_backends_agree_with_cbc_ip(case):
                                  lam=case["lam"], depth_cost=case["depth_cost"],
                                  train=(case["X_train"], case["y_train"]))
     exact = po.solve(problem, solver="cbc-ip")
+    assert LP_BACKENDS
     for name in LP_BACKENDS:
         got = po.solve(problem, solver=name)
         assert rel(got.objective, exact.objective) <= 1e-9, name
@@ -188,3 +191,12 @@ def test_cost_non_increasing_and_error_non_decreasing_in_lambda(case):
             assert b.average_cost <= prev.average_cost + 1e-9
             assert b.error_term >= prev.error_term - 1e-9
         prev = b
+
+
+def test_solve_names_the_problem_argument():
+    X, y = load_iris(return_X_y=True)
+    tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match="problem must be a PruningProblem.*prune"):
+        po.solve(tree)
+    with pytest.raises(TypeError, match="problem must be a PruningProblem"):
+        po.solve("not a problem", solver="highs")

@@ -167,6 +167,24 @@ def test_solver_brackets_and_reaches_the_optimum(case):
     assert np.all(hist["bound"] <= exact + tol)
 
 
+def test_step_rules_are_a_table_of_step_length_functions():
+    from types import SimpleNamespace
+
+    from prune_opt.solvers._dual_ascent import STEP_RULES
+
+    assert set(STEP_RULES) == {"polyak", "diminishing", "constant"}
+    run = SimpleNamespace(stall=0, patience=3, theta=1.5, best_obj=2.0, t0=None,
+                          step_size=0.5)
+    assert STEP_RULES["polyak"](run, 1, 1.0, 4.0) == pytest.approx(1.5 * 1.0 / 4.0)
+    run.stall = 3  # the bound stalled: theta halves, the stall counter resets
+    assert STEP_RULES["polyak"](run, 2, 1.0, 4.0) == pytest.approx(0.75 / 4.0)
+    assert (run.theta, run.stall) == (0.75, 0)
+    assert STEP_RULES["constant"](run, 1, 1.0, 4.0) == pytest.approx(0.5 * 0.25)
+    assert run.t0 == pytest.approx(0.25)  # fixed by the first step
+    assert STEP_RULES["constant"](run, 9, 0.0, 100.0) == pytest.approx(0.125)
+    assert STEP_RULES["diminishing"](run, 4, 0.0, 1.0) == pytest.approx(0.125 / 2)
+
+
 @pytest.mark.parametrize("step", ["polyak", "diminishing", "constant"])
 def test_step_rules_keep_a_certified_bracket(step, digits_problem):
     problem, exact = digits_problem

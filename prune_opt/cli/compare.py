@@ -22,8 +22,6 @@ import numpy as np
 from ._common import add_data_arguments, add_output_argument, format_table, write_json
 from ._memory import proc_status_kb, reset_peak_rss
 
-# reference backends that are slow by design; named explicitly to include them
-SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx")
 COLUMNS = ["solver", "objective", "gap_to_best", "seconds", "peak_mb", "max_frac", "status",
            "test_accuracy", "test_cost"]
 
@@ -56,11 +54,11 @@ def parse_solvers(spec):
     Returns the list of names; raises ValueError naming unknown or
     uninstalled ones and listing the installed solvers.
     """
-    from ..solvers import available_solvers, list_solvers
+    from ..solvers import available_solvers, default_solvers, list_solvers
 
     installed = available_solvers()
-    if spec is None:
-        return [s for s in installed if s not in SKIP_BY_DEFAULT]
+    if spec is None:  # every installed backend but the slow references (registry flag)
+        return default_solvers()
     names = [s.strip().lower() for s in spec.split(",") if s.strip()]
     if not names:
         raise ValueError(f"--solvers is empty; installed solvers: {', '.join(installed)}")

@@ -1,17 +1,69 @@
-"""Solver interface, result type and registry (one backend class per module)."""
+"""Solver interface, result type, capability flags and status vocabulary.
+
+How a backend registers
+-----------------------
+A backend is one class in one module of this package:
+
+1. subclass :class:`Solver`, decorate it with
+   ``prune_opt.solvers._registry.register_solver``;
+2. set ``name``, ``kind`` (``"lp"``, ``"ip"``, ``"closure"``,
+   ``"decomposition"``; informational), ``requires`` (import names of its
+   optional packages), ``install_hint``, ``options`` (accepted keyword
+   options with defaults) and implement ``_solve``;
+3. declare every capability flag below (registration refuses a class that
+   misses one) and a ``STATUS_MAP``;
+4. add the module name to ``BACKEND_MODULES`` in ``_registry.py``.
+
+``"auto"``, :func:`~prune_opt.solvers.default_solvers`, the CLI defaults and
+the contract test (``tests/test_solvers_contract.py``) follow from the flags:
+
+``exact : bool``
+    At status ``"optimal"`` the objective is the optimum of the program
+    (to 1e-9 relative); :func:`prune_opt.solve` checks it.
+``mip : bool``
+    Enforces integrality itself (branch and bound), so it is exact on
+    programs whose LP relaxation is fractional, e.g. with a budget row.
+``matrix_based : bool``
+    Builds the LP matrix (its memory is checked before solving).
+``reference_only : bool``
+    A slow cross-check, left out of the default solver lists.
+``supports_budget_row : bool``
+    Honours ``problem.budget``: the returned pruning respects the row.  A
+    backend with ``False`` is refused a budgeted problem up front.
+``auto_rank : int or None``
+    Lower is preferred by ``solver="auto"``; ``None`` is never picked.  For a
+    budgeted problem ``"auto"`` prefers ``mip`` backends.
+
+``STATUS_MAP`` maps each native status of the backend's library to one of
+:data:`STATUSES`, to :data:`STOPPED` (stopped early without saying why:
+``"time_limit"`` when a limit was set, else an error) or to one of
+:data:`ERROR_STATUSES`; :meth:`Solver.map_status` applies it.
+"""
 
 from __future__ import annotations
 
 import importlib
+import math
+import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Solver", "SolveResult", "register_solver", "get_solver", "available_solvers",
-           "list_solvers", "SolverError", "STATUSES"]
+__all__ = ["Solver", "SolveResult", "SolverError", "STATUSES", "STOPPED", "ERROR_STATUSES",
+           "FLAGS", "NO_LIMIT_ABOVE", "normalize_time_limit", "available_memory"]
 
-STATUSES = ("optimal", "time_limit", "iteration_limit", "gap_limit")
+STATUSES = ("optimal", "feasible", "time_limit", "iteration_limit", "gap_limit")
+STOPPED = "stopped"
+ERROR_STATUSES = ("infeasible", "unbounded", "error")
+FLAGS = ("exact", "mip", "matrix_based", "reference_only", "supports_budget_row", "auto_rank")
+# a time limit above this many seconds (about 3 years) means no limit
+NO_LIMIT_ABOVE = 1e8
+# relative slack allowed on the budget row (LP tolerances)
+BUDGET_RTOL = 1e-9
+
+_MOVED_TO_REGISTRY = ("register_solver", "get_solver", "available_solvers", "list_solvers",
+                      "_REGISTRY")
 
 
 class SolverError(RuntimeError):
@@ -25,14 +77,18 @@ class SolveResult:
     Attributes
     ----------
     split_mask : ndarray of bool (n_nodes,)
-        True where an original node stays a split; always a valid pruning.
+        True where an original node stays a split; always a valid pruning
+        (and within ``problem.budget`` when there is one).
     objective : float
         Objective reported by the solver, in natural (unscaled) units.
     bound : float
         A proven lower bound on the optimum (natural units); equals
         ``objective`` for exact solvers at optimality.
     status : str
-        ``"optimal"``, ``"time_limit"``, ``"iteration_limit"`` or ``"gap_limit"``.
+        One of :data:`STATUSES`: ``"optimal"``; ``"feasible"`` (a valid
+        pruning and a bound, optimality not proven, e.g. a fractional LP
+        optimum under a budget row); ``"time_limit"``, ``"iteration_limit"``
+        or ``"gap_limit"`` (stopped by that limit).
     seconds : float
     iterations : int or None
     max_fractionality : float
@@ -58,15 +114,47 @@ class SolveResult:
         return max(self.objective - self.bound, 0.0) / denom
 
 
-class Solver:
-    """Base class of a backend.
+def normalize_time_limit(time_limit):
+    """``None`` for no limit (also for ``inf`` or anything above
+    :data:`NO_LIMIT_ABOVE`), else the limit in seconds as a float.
 
-    Subclasses set ``name``, ``kind`` (``"lp"``, ``"ip"``, ``"closure"`` or
-    ``"decomposition"``), ``requires`` (import names of optional packages),
-    ``install_hint``, ``max_nnz`` (the largest LP it should be handed, or None)
-    and ``options`` (accepted keyword options with defaults), and implement
-    :meth:`_solve`.
+    Examples
+    --------
+    >>> normalize_time_limit(1e300) is None, normalize_time_limit(2)
+    (True, 2.0)
     """
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
+        raise TypeError(f"time_limit must be a number of seconds or None, got {time_limit!r}")
+    value = float(time_limit)
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"time_limit must be >= 0 seconds (or None / inf for no limit), "
+                         f"got {time_limit!r}")
+    return None if value > NO_LIMIT_ABOVE else value
+
+
+def check_flags(cls):
+    """Refuse a backend class whose capability flags or STATUS_MAP are missing or mistyped."""
+    for flag in FLAGS:
+        if not hasattr(cls, flag):
+            raise TypeError(f"solver class {cls.__name__} must declare the flag {flag!r} "
+                            f"(flags: {list(FLAGS)}; see prune_opt.solvers._base)")
+        value = getattr(cls, flag)
+        ok = (value is None or (isinstance(value, int) and not isinstance(value, bool))
+              if flag == "auto_rank" else isinstance(value, bool))
+        if not ok:
+            raise TypeError(f"solver class {cls.__name__}: flag {flag!r} has the wrong type "
+                            f"({value!r}); auto_rank is int or None, the others bool")
+    smap = getattr(cls, "STATUS_MAP", None)
+    allowed = set(STATUSES) | {STOPPED} | set(ERROR_STATUSES)
+    if not isinstance(smap, dict) or not smap or not set(smap.values()) <= allowed:
+        raise TypeError(f"solver class {cls.__name__} must declare a STATUS_MAP dict whose "
+                        f"values are in {sorted(allowed)}")
+
+
+class Solver:
+    """Base class of a backend (see the module docstring for how to register one)."""
 
     name = "base"
     kind = "lp"
@@ -74,16 +162,27 @@ class Solver:
     install_hint = ""
     max_nnz = None
     options: dict = {}
-    exact = True
+    STATUS_MAP: dict = {}
 
     @classmethod
-    def is_installed(cls):
+    def install_status(cls):
+        """``(installed, reason)``.  A missing optional package (ImportError) makes
+        the backend not installed; any other exception raised by its import
+        (e.g. a broken shared library) is reported in ``reason`` too."""
         for mod in cls.requires:
             try:
                 importlib.import_module(mod)
-            except Exception:
-                return False
-        return True
+            except ModuleNotFoundError as exc:
+                return False, f"missing package {exc.name or mod!r}"
+            except ImportError as exc:
+                return False, f"importing {mod!r} failed: ImportError: {exc}"
+            except Exception as exc:  # reported, not swallowed: list_solvers shows it
+                return False, f"importing {mod!r} raised {type(exc).__name__}: {exc}"
+        return True, ""
+
+    @classmethod
+    def is_installed(cls):
+        return cls.install_status()[0]
 
     def __init__(self, **options):
         unknown = sorted(set(options) - set(self.options))
@@ -98,6 +197,18 @@ class Solver:
                 f"accepted: {sorted(self.options) or 'none'}"
             )
         self.params = {**self.options, **options}
+
+    @classmethod
+    def map_status(cls, native, *, time_limited, message=""):
+        """Our status for a native one, through ``STATUS_MAP``; errors raise SolverError."""
+        ours = cls.STATUS_MAP.get(native)
+        if ours == STOPPED:
+            ours = "time_limit" if time_limited else "error"
+        if ours in STATUSES:
+            return ours
+        why = ours or "unmapped status"
+        raise SolverError(f"solver {cls.name!r} returned {native!r} ({why})"
+                          + (f": {message}" if message else ""))
 
     # bytes per LP nonzero / variable a matrix-based backend needs (CSR copies, solver
     # internals): HiGHS peaked at about 2.4 GB for 4.6M nonzeros (benchmarks/solvers.py)
@@ -127,10 +238,32 @@ class Solver:
                 "of examples) or 'primal-dual'"
             )
 
+    def check_problem(self, problem):
+        """Refuse a problem this backend cannot solve faithfully (type, budget row)."""
+        from .._problem import PruningProblem
+
+        if not isinstance(problem, PruningProblem):
+            raise TypeError(f"problem must be a PruningProblem (from compile_problem), got "
+                            f"{type(problem).__name__}")
+        if problem.budget is not None and not self.supports_budget_row:
+            from ._registry import budget_solvers
+
+            raise ValueError(
+                f"solver={self.name!r} cannot honour the budget row (budget="
+                f"{problem.budget:g}) and would ignore it; use a backend that can: "
+                f"{budget_solvers(installed=False)} (installed: {budget_solvers()}), or "
+                "compile without budget= and pick lam with prune_opt.budget.fit_budget")
+
     def solve(self, problem, *, time_limit=None, verbose=False):
         """Solve ``problem`` and return a :class:`SolveResult`."""
-        if not self.is_installed():
-            raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint}")
+        from ._registry import install_status
+
+        installed, reason = install_status(type(self))
+        if not installed:
+            raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint} "
+                              f"({reason})")
+        self.check_problem(problem)
+        time_limit = normalize_time_limit(time_limit)
         self.check_size(problem)
         start = time.perf_counter()
         try:
@@ -141,7 +274,18 @@ class Solver:
             raise SolverError(f"solver {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
         result.seconds = time.perf_counter() - start
         result.info.setdefault("solver", self.name)
+        self._check_result(problem, result)
         return result
+
+    def _check_result(self, problem, result):
+        if result.status not in STATUSES:
+            raise SolverError(f"solver {self.name!r} returned status {result.status!r}, not "
+                              f"one of {STATUSES}")
+        if problem.budget is not None:
+            cost = problem.evaluate(result.split_mask).average_cost
+            if cost > problem.budget * (1 + BUDGET_RTOL) + 1e-12:
+                raise SolverError(f"solver {self.name!r} returned a pruning of average cost "
+                                  f"{cost!r} above the budget {problem.budget!r}")
 
     def _solve(self, problem, *, time_limit, verbose):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -159,62 +303,19 @@ def available_memory():
     return None
 
 
-_REGISTRY: dict[str, type[Solver]] = {}
+def __getattr__(name):
+    """Registry functions moved to ``_registry``; still reachable from here."""
+    if name in _MOVED_TO_REGISTRY:
+        from . import _registry
 
+        return getattr(_registry, name)
+    if name == "AUTO_ORDER":  # deprecated: the order now comes from each class's auto_rank
+        import warnings
 
-def register_solver(cls):
-    """Class decorator adding a backend to the registry."""
-    _REGISTRY[cls.name] = cls
-    return cls
+        from ._registry import solver_classes
 
-
-def _load_all():
-    from . import _modules  # noqa: F401  (imports every backend module once)
-
-
-def list_solvers():
-    """All known backends: ``{name: {"installed": bool, "kind": str, "exact": bool,
-    "install_hint": str}}``."""
-    _load_all()
-    return {name: {"installed": cls.is_installed(), "kind": cls.kind, "exact": cls.exact,
-                   "install_hint": cls.install_hint}
-            for name, cls in sorted(_REGISTRY.items())}
-
-
-def available_solvers():
-    """Names of the installed backends.
-
-    Examples
-    --------
-    >>> import prune_opt as po
-    >>> "highs" in po.available_solvers()
-    True
-    """
-    return [n for n, d in list_solvers().items() if d["installed"]]
-
-
-AUTO_ORDER = ("mincut", "highs", "glop", "cbc")
-
-
-def get_solver(name, **options):
-    """Instantiate a backend by name (``"auto"`` picks the best installed one)."""
-    _load_all()
-    if not isinstance(name, str):
-        raise TypeError(f"solver must be a name (str), got {type(name).__name__}; "
-                        f"choose from {available_solvers()}")
-    key = name.lower()
-    if key == "auto":
-        for cand in AUTO_ORDER:
-            if cand in _REGISTRY and _REGISTRY[cand].is_installed():
-                key = cand
-                break
-    if key not in _REGISTRY:
-        raise ValueError(
-            f"solver={name!r} is unknown; installed solvers: {available_solvers()} "
-            f"(all known: {sorted(_REGISTRY)})"
-        )
-    cls = _REGISTRY[key]
-    if not cls.is_installed():
-        raise SolverError(f"solver {key!r} is not installed; {cls.install_hint}. "
-                          f"Installed solvers: {available_solvers()}")
-    return cls(**options)
+        warnings.warn("AUTO_ORDER is deprecated; use prune_opt.solvers.auto_solver() or the "
+                      "auto_rank flag", DeprecationWarning, stacklevel=2)
+        ranked = [c for c in solver_classes().values() if c.auto_rank is not None]
+        return tuple(c.name for c in sorted(ranked, key=lambda c: c.auto_rank))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

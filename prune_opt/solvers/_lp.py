@@ -1,34 +1,96 @@
-"""Shared plumbing of the LP backends: from an LP point to a SolveResult."""
+"""Shared plumbing of the LP backends: from an LP point to a SolveResult.
+
+Without a budget row the program is totally unimodular, so an optimal vertex
+is integral and its rounding is the optimum.  With a budget row the LP
+optimum may be fractional: it is then a *bound*, not a pruning.  The pruning
+returned is the best budget-feasible threshold rounding of the LP point, and
+the status says ``"feasible"`` unless that pruning reaches the bound.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._base import SolveResult
+from ._base import BUDGET_RTOL, SolveResult
+
+# an LP point this close to integral counts as integral
+INTEGRAL_TOL = 1e-6
+# budget-feasible roundings evaluated when the 1/2-rounding breaks the budget
+N_ROUNDINGS = 16
+
+
+def within_budget(problem, mask):
+    """True when ``mask`` respects ``problem.budget`` (always, without a budget)."""
+    if problem.budget is None:
+        return True
+    cost = problem.evaluate(mask).average_cost
+    return cost <= problem.budget * (1 + BUDGET_RTOL) + 1e-12
 
 
 def fallback_mask(problem):
-    """Best of the two trivial prunings (whole forest, roots only): a valid answer
-    when a backend stops before it has a primal point."""
+    """Best of the trivial prunings that are valid (whole forest, roots only) and
+    within the budget: a valid answer when a backend stops without a point.
+    The roots-only pruning costs nothing, so it always qualifies."""
+    roots = np.zeros(problem.n_nodes, dtype=bool)
     full = problem.forest.full_split_mask()
-    roots = np.zeros_like(full)
-    return min((full, roots), key=lambda m: problem.evaluate(m).objective)
+    cands = [roots] + ([full] if within_budget(problem, full) else [])
+    return min(cands, key=lambda m: problem.evaluate(m).objective)
+
+
+def budget_rounding(problem, x):
+    """Best budget-feasible threshold rounding of the LP point ``x``.
+
+    Node h stays a split when the pruned-leaf mass on its root path
+    (``ancestors @ z``) is at most a threshold v; every v gives a valid
+    pruning, and cost grows with v.  The largest feasible v is found by
+    bisection, then up to :data:`N_ROUNDINGS` feasible thresholds are
+    evaluated and the best kept.
+    """
+    covered = problem.ancestors() @ np.asarray(x, dtype=float)[: problem.n_nodes]
+    internal = ~problem.forest.is_leaf
+    levels = np.unique(covered[internal])
+
+    def mask_at(i):
+        return internal & (covered <= levels[i]) if i >= 0 else np.zeros_like(internal)
+
+    lo, hi = -1, levels.size - 1  # mask_at(lo) feasible (roots only costs 0)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if within_budget(problem, mask_at(mid)) else (lo, mid - 1)
+    picks = np.unique(np.linspace(-1, lo, num=min(N_ROUNDINGS, lo + 2)).round().astype(int))
+    return min((mask_at(i) for i in picks), key=lambda m: problem.evaluate(m).objective)
 
 
 def lp_result(problem, x, *, scaled_objective, scaled_bound, status, iterations=None,
               info=None):
-    """Build a SolveResult from an LP/IP point (or its absence)."""
+    """Build a SolveResult from an LP/IP point (or its absence).
+
+    ``status`` is the mapped status of the solve.  A non-optimal point is
+    rounded and compared with :func:`fallback_mask`; under a budget row a
+    fractional or over-budget point goes through :func:`budget_rounding` and
+    the LP value becomes the bound.
+    """
     info = dict(info or {})
+    bound = None if scaled_bound is None or not np.isfinite(scaled_bound) else (
+        scaled_bound / problem.scale)
     if x is None:
-        mask = fallback_mask(problem)
-        frac = float("nan")
-        objective = problem.evaluate(mask).objective
+        mask, frac = fallback_mask(problem), float("nan")
         info["note"] = "no primal point returned; fell back to the better trivial pruning"
     else:
         mask, frac = problem.split_mask_from_lp(x)
-        objective = scaled_objective / problem.scale
-    bound = 0.0 if scaled_bound is None or not np.isfinite(scaled_bound) else (
-        scaled_bound / problem.scale)
-    return SolveResult(split_mask=mask, objective=float(objective), bound=float(bound),
+        if problem.budget is not None and not within_budget(problem, mask):
+            mask = budget_rounding(problem, x)
+            info["note"] = "LP point over budget after rounding; best feasible rounding kept"
+        if status != "optimal":
+            mask = min((mask, fallback_mask(problem)), key=lambda m: problem.evaluate(m).objective)
+    objective = problem.evaluate(mask).objective
+    if status == "optimal" and x is not None:
+        if problem.budget is None or (frac <= INTEGRAL_TOL and "note" not in info):
+            objective = scaled_objective / problem.scale
+        elif objective > bound + 1e-9 * max(1.0, abs(bound)):
+            status = "feasible"  # a fractional LP optimum under a budget row: a bound
+            info["lp_objective"] = bound
+    return SolveResult(split_mask=mask, objective=float(objective),
+                       bound=float(0.0 if bound is None else min(bound, objective)),
                        status=status, seconds=0.0, iterations=iterations,
                        max_fractionality=frac, info=info)

@@ -1,16 +1,10 @@
-"""Import every backend module so its class registers itself.
+"""Deprecated location of the backend list; it lives in ``_registry.BACKEND_MODULES``.
 
-Optional packages are imported lazily inside the backends, so a missing one
-never breaks this import; it only makes ``is_installed()`` false.
+Importing this module still imports every backend, as it used to.
 """
 
-import importlib
+from ._registry import BACKEND_MODULES, solver_classes
 
-BACKEND_MODULES = ("highs", "ortools_lp", "cbc", "mincut", "mincut_networkx", "primal_dual")
+solver_classes()
 
-for _mod in BACKEND_MODULES:
-    try:
-        importlib.import_module(f"{__package__}.{_mod}")
-    except ModuleNotFoundError as exc:  # a backend module not written (yet) is skipped
-        if exc.name != f"{__package__}.{_mod}":
-            raise
+__all__ = ["BACKEND_MODULES"]

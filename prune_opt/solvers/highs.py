@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from ._base import Solver, register_solver
+import re
+
+from ._base import STOPPED, Solver
 from ._lp import lp_result
+from ._registry import register_solver
+
+# scipy reports HiGHS's model status in its message ("... (HiGHS Status 7: ...)")
+_HIGHS_CODE = re.compile(r"HiGHS Status (\d+)")
+# scipy's own status, for a message without the HiGHS code: as HiGHS model statuses
+_SCIPY_TO_HIGHS = {0: 7, 1: 15, 2: 8, 3: 10, 4: 4}
 
 
 @register_solver
@@ -12,6 +20,16 @@ class HighsSolver(Solver):
 
     Options: ``method`` ("highs", "highs-ds" dual simplex, "highs-ipm"),
     ``presolve`` (bool).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    >>> po.solve(po.compile_problem(tree, X, y, lam=0.01), solver="highs").solve_info["status"]
+    'optimal'
     """
 
     name = "highs"
@@ -20,6 +38,17 @@ class HighsSolver(Solver):
     install_hint = "pip install scipy>=1.11"
     max_nnz = 400_000_000
     options = {"method": "highs-ds", "presolve": True}
+    exact = True
+    mip = False
+    matrix_based = True
+    reference_only = False
+    supports_budget_row = True
+    auto_rank = 1
+    # HiGHS model statuses (HighsModelStatus)
+    STATUS_MAP = {7: "optimal", 6: "optimal", 13: "time_limit", 14: "iteration_limit",
+                  15: STOPPED, 17: STOPPED, 8: "infeasible", 9: "infeasible",
+                  10: "unbounded", 0: "error", 1: "error", 2: "error", 3: "error",
+                  4: "error", 5: "error", 11: "error", 12: "error", 16: "error"}
 
     def _solve(self, problem, *, time_limit, verbose):
         from scipy.optimize import linprog
@@ -31,11 +60,13 @@ class HighsSolver(Solver):
         res = linprog(sf["c"], A_ub=sf["A_ub"], b_ub=sf["b_ub"], A_eq=sf["A_eq"],
                       b_eq=sf["b_eq"], bounds=sf["bounds"], method=self.params["method"],
                       options=opts)
-        if res.status == 0:
-            return lp_result(problem, res.x, scaled_objective=res.fun, scaled_bound=res.fun,
-                             status="optimal", iterations=int(getattr(res, "nit", 0)))
-        if res.status == 1:
-            return lp_result(problem, None, scaled_objective=None, scaled_bound=None,
-                             status="time_limit" if time_limit is not None else "iteration_limit",
-                             info={"message": res.message})
-        raise RuntimeError(f"HiGHS returned status {res.status}: {res.message}")
+        code = _HIGHS_CODE.search(res.message or "")
+        native = int(code.group(1)) if code else _SCIPY_TO_HIGHS.get(res.status, 0)
+        status = self.map_status(native, time_limited=time_limit is not None,
+                                 message=res.message)
+        optimal = status == "optimal"
+        return lp_result(problem, res.x if optimal else None,
+                         scaled_objective=res.fun if optimal else None,
+                         scaled_bound=res.fun if optimal else None, status=status,
+                         iterations=int(getattr(res, "nit", 0) or 0),
+                         info={} if optimal else {"message": res.message})

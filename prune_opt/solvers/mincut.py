@@ -277,6 +277,13 @@ class MinCutSolver(Solver):
     install_hint = "pip install ortools>=9.8"
     options = {"fold_single": True, "merge_pairs": True}
     exact = True
+    mip = False
+    matrix_based = False
+    reference_only = False
+    supports_budget_row = False
+    auto_rank = 0
+    STATUS_MAP = {"OPTIMAL": "optimal", "POSSIBLE_OVERFLOW": "error", "BAD_INPUT": "error",
+                  "BAD_RESULT": "error"}
 
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.graph.python import max_flow

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Solver, SolveResult, register_solver
+from ._base import Solver, SolveResult
+from ._registry import register_solver
 from .mincut import SINK, SOURCE, build_closure_graph, integer_capacities
 
 __all__ = ["NetworkxMinCutSolver"]
@@ -55,6 +56,12 @@ class NetworkxMinCutSolver(Solver):
     install_hint = "pip install networkx>=3.0"
     options = {"flow_func": "preflow_push", "max_arcs": 200_000}
     exact = True
+    mip = False
+    matrix_based = False
+    reference_only = True
+    supports_budget_row = False
+    auto_rank = None
+    STATUS_MAP = {"optimal": "optimal"}  # networkx's cut always runs to the end
 
     def _solve(self, problem, *, time_limit, verbose):
         import networkx as nx

@@ -20,23 +20,16 @@ context runs them on a Dask cluster.  See ``docs/math/primal_dual.md``.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ._base import Solver, SolverError, SolveResult, register_solver
+from ._base import Solver, SolverError, SolveResult
+from ._dual_ascent import OPTIMAL_GAP, STEP_RULES, DualAscent, relative_gap
+from ._registry import register_solver
 from ._tree_dp import SUBPROBLEMS, TreeLayout, solve_block, tree_dp
 
 __all__ = ["PrimalDualSolver", "initial_duals", "lagrangian"]
 
-STEP_RULES = ("polyak", "diminishing", "constant")
 INIT_RULES = ("even", "zero", "full")
-OPTIMAL_GAP = 1e-9
-
-
-def relative_gap(objective, bound):
-    """``max(objective - bound, 0) / max(|objective|, 1e-12)`` (as SolveResult.gap)."""
-    return max(objective - bound, 0.0) / max(abs(objective), 1e-12)
 
 
 def initial_duals(problem, init="even"):
@@ -131,11 +124,6 @@ def _check_duals(problem, beta, name):
     if not np.isfinite(beta).all() or (beta < 0).any():
         raise ValueError(f"{name} must be finite and non-negative")
     return beta
-
-
-def _dot(a, b):
-    """Dot product without BLAS threads (their start-up dominates at this size)."""
-    return float(np.einsum("i,i->", a, b))
 
 
 def _blocks(forest, n_blocks):
@@ -257,6 +245,12 @@ class PrimalDualSolver(Solver):
     name = "primal-dual"
     kind = "decomposition"
     exact = False
+    mip = False
+    matrix_based = False
+    reference_only = False
+    supports_budget_row = False
+    auto_rank = None
+    STATUS_MAP = {s: s for s in ("optimal", "gap_limit", "iteration_limit", "time_limit")}
     requires = ("joblib",)
     install_hint = "pip install joblib (networkx for subproblem='networkx')"
     options = {"step": "polyak", "step_size": 1.0, "max_iter": 1000, "gap_tol": 1e-4,
@@ -267,7 +261,7 @@ class PrimalDualSolver(Solver):
     def _check_options(self):
         p = self.params
         if p["step"] not in STEP_RULES:
-            raise ValueError(f"solver_options['step'] must be one of {STEP_RULES}, "
+            raise ValueError(f"solver_options['step'] must be one of {tuple(STEP_RULES)}, "
                              f"got {p['step']!r}")
         if p["subproblem"] not in SUBPROBLEMS:
             raise ValueError(f"solver_options['subproblem'] must be one of "
@@ -301,129 +295,89 @@ class PrimalDualSolver(Solver):
 
     def _solve(self, problem, *, time_limit, verbose):
         self._check_options()
-        if problem.budget is not None:
-            raise ValueError("solver='primal-dual' does not handle a hard budget row; "
-                             "compile without budget= or use solver='highs' / 'cbc-ip'")
         p = self.params
-        start = time.perf_counter()
-        cd = problem.closure_data()
-        sw, pw, const = cd["split_weight"], cd["pair_weight"], cd["constant"]
-        un, up = problem.use_node, problem.use_pair
-        n_nodes, n_pairs = problem.n_nodes, problem.n_pairs
-        if p["warm_start"] is not None:
-            beta = _check_duals(problem, p["warm_start"], "solver_options['warm_start']")
-            beta = beta.copy()
-        else:
-            beta = initial_duals(problem, p["init"])
-        method = p["subproblem"]
-        polisher = _TreePolisher(problem, sw, pw) if p["polish"] else None
+        run = DualAscent(problem, self._initial_duals(problem), p)
+        polisher = _TreePolisher(problem, run.sw, run.pw) if p["polish"] else None
         rng = np.random.default_rng(p["seed"])
-        gap_tol, max_iter = float(p["gap_tol"]), int(p["max_iter"])
-        theta = float(p["step_size"])
-        hist = {"objective": [], "bound": [], "best_objective": [], "best_bound": [],
-                "seconds": []}
-        best_obj, best_mask, best_bound = np.inf, None, -np.inf
-        t0, d_prev = None, None
-        deflect, patience = bool(p["deflection"]), int(p["patience"])
-        stall, status, k = 0, "iteration_limit", 0
-
-        parallel = None
-        if p["n_jobs"] != 1:
-            import joblib
-
-            n_blocks = joblib.effective_n_jobs(p["n_jobs"])
-            layouts = [TreeLayout(problem.forest, r) for r in _blocks(problem.forest, n_blocks)]
-            parallel = joblib.Parallel(n_jobs=p["n_jobs"])
-            parallel.__enter__()
-        else:
-            layouts = [TreeLayout(problem.forest)]
-
-        def subproblems(weight):
-            if parallel is None:
-                return solve_block(layouts[0], weight, method)
-            from joblib import delayed
-
-            parts = parallel(delayed(solve_block)(lay, weight[lay.start:lay.stop], method)
-                             for lay in layouts)
-            return (np.concatenate([v for v, _ in parts]),
-                    np.concatenate([m for _, m in parts]))
-
-        try:
-            for k in range(1, max_iter + 1):
-                weight = sw + np.bincount(un, beta, n_nodes)
-                values, mask = subproblems(weight)
-                rc = pw - np.bincount(up, beta, n_pairs)
-                w = rc < 0.0
-                bound = const + float(values.sum()) + float(rc[w].sum())
-                active = mask[un]
-                used = np.zeros(n_pairs, dtype=bool)
-                used[up[active]] = True
-                obj = const + float(sw[mask].sum()) + float(pw[used].sum())
-                if polisher is not None and (obj < best_obj or k % p["polish"] == 0):
-                    mask = polisher(mask, rng.permutation(problem.n_trees))
-                    used[:] = False
-                    used[up[mask[un]]] = True
-                    obj = const + float(sw[mask].sum()) + float(pw[used].sum())
-                if obj < best_obj:
-                    best_obj, best_mask = obj, mask
-                if bound > best_bound + 1e-12 * abs(best_bound):
-                    best_bound, stall = bound, 0
-                elif bound > best_bound:
-                    best_bound, stall = bound, stall + 1
-                else:
-                    stall += 1
-                if p["history"]:
-                    hist["objective"].append(obj)
-                    hist["bound"].append(bound)
-                    hist["best_objective"].append(best_obj)
-                    hist["best_bound"].append(best_bound)
-                    hist["seconds"].append(time.perf_counter() - start)
-                gap = relative_gap(best_obj, best_bound)
+        status, k = "iteration_limit", 0
+        with _Subproblems(problem, p["n_jobs"], p["subproblem"]) as subproblems:
+            for k in range(1, int(p["max_iter"]) + 1):
+                bound, mask, w = run.evaluate_duals(subproblems)
+                obj, best = run.primal_objective(mask), mask
+                if polisher is not None and (obj < run.best_obj or k % p["polish"] == 0):
+                    best = polisher(mask, rng.permutation(problem.n_trees))
+                    obj = run.primal_objective(best)
+                gap = run.record(obj, best, bound)
                 if verbose and (k == 1 or k % 50 == 0):
-                    print(f"[primal-dual] it {k:5d}  objective {best_obj:.8g}  "
-                          f"bound {best_bound:.8g}  gap {gap:.2e}")
-                g = active.astype(float) - w[up]
-                if deflect and d_prev is not None:  # Camerini-Fratta-Maffioli deflection
-                    gamma = max(0.0, -1.5 * _dot(g, d_prev) / max(_dot(d_prev, d_prev), 1e-300))
-                    g = g + gamma * d_prev
-                g[(beta <= 0.0) & (g < 0.0)] = 0.0  # projected direction: beta stays >= 0
-                gg = _dot(g, g)
-                d_prev = g
-                if gap <= OPTIMAL_GAP or gg == 0.0:
-                    status = "optimal" if gap <= OPTIMAL_GAP else "gap_limit"
+                    print(f"[primal-dual] it {k:5d}  objective {run.best_obj:.8g}  "
+                          f"bound {run.best_bound:.8g}  gap {gap:.2e}")
+                g, gg = run.direction(mask, w)
+                status = run.stop_reason(gap, gg, gap_tol=float(p["gap_tol"]),
+                                         time_limit=time_limit, k=k,
+                                         max_iter=int(p["max_iter"])) or status
+                if status != "iteration_limit" or k == int(p["max_iter"]):
                     break
-                if gap <= gap_tol:
-                    status = "gap_limit"
-                    break
-                if time_limit is not None and time.perf_counter() - start >= time_limit:
-                    status = "time_limit"
-                    break
-                if k == max_iter:
-                    break
-                if p["step"] == "polyak":
-                    if stall >= patience:
-                        theta, stall = max(theta / 2, 1e-6), 0
-                    step = theta * (best_obj - bound) / gg
-                else:
-                    if t0 is None:
-                        t0 = max(best_obj - bound, 0.0) / gg
-                    step = float(p["step_size"]) * t0
-                    if p["step"] == "diminishing":
-                        step /= np.sqrt(k)
-                beta = np.maximum(beta + step * g, 0.0)
-        finally:
-            if parallel is not None:
-                parallel.__exit__(None, None, None)
+                run.step(k, bound, g, gg)
+        return self._result(problem, run, status, k, subproblems.n_blocks)
 
-        objective = problem.evaluate(best_mask).objective
-        bound = min(best_bound, objective)
+    def _initial_duals(self, problem):
+        if self.params["warm_start"] is None:
+            return initial_duals(problem, self.params["init"])
+        beta = _check_duals(problem, self.params["warm_start"],
+                            "solver_options['warm_start']")
+        return beta.copy()
+
+    def _result(self, problem, run, status, k, n_blocks):
+        objective = problem.evaluate(run.best_mask).objective
+        bound = min(run.best_bound, objective)
         gap = relative_gap(objective, bound)
         if status == "gap_limit" and gap <= OPTIMAL_GAP:
             status = "optimal"
-        info = {"gap": gap, "duals": beta, "step": p["step"], "subproblem": method,
-                "n_blocks": len(layouts), "final_theta": theta}
-        if p["history"]:
-            info["history"] = {key: np.asarray(v) for key, v in hist.items()}
-        return SolveResult(split_mask=best_mask, objective=float(objective), bound=float(bound),
-                           status=status, seconds=0.0, iterations=k, max_fractionality=0.0,
-                           info=info)
+        info = {"gap": gap, "duals": run.beta, "step": self.params["step"],
+                "subproblem": self.params["subproblem"], "n_blocks": n_blocks,
+                "final_theta": run.theta}
+        if run.history is not None:
+            info["history"] = {key: np.asarray(v) for key, v in run.history.items()}
+        return SolveResult(split_mask=run.best_mask, objective=float(objective),
+                           bound=float(bound), status=status, seconds=0.0, iterations=k,
+                           max_fractionality=0.0, info=info)
+
+
+class _Subproblems:
+    """Context manager: the per-tree subproblem solver, in process or over joblib
+    workers (blocks of trees; a ``joblib.parallel_backend("dask")`` context runs
+    them on a Dask cluster)."""
+
+    def __init__(self, problem, n_jobs, method):
+        self.problem, self.n_jobs, self.method = problem, n_jobs, method
+        self.parallel = None
+
+    def __enter__(self):
+        forest = self.problem.forest
+        if self.n_jobs == 1:
+            self.layouts = [TreeLayout(forest)]
+            return self
+        import joblib
+
+        n_blocks = joblib.effective_n_jobs(self.n_jobs)
+        self.layouts = [TreeLayout(forest, r) for r in _blocks(forest, n_blocks)]
+        self.parallel = joblib.Parallel(n_jobs=self.n_jobs)
+        self.parallel.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.parallel is not None:
+            self.parallel.__exit__(*exc)
+
+    @property
+    def n_blocks(self):
+        return len(self.layouts)
+
+    def __call__(self, weight):
+        if self.parallel is None:
+            return solve_block(self.layouts[0], weight, self.method)
+        from joblib import delayed
+
+        parts = self.parallel(delayed(solve_block)(lay, weight[lay.start:lay.stop], self.method)
+                              for lay in self.layouts)
+        return (np.concatenate([v for v, _ in parts]), np.concatenate([m for _, m in parts]))
