@@ -21,9 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from prune_opt import FeatureCosts, Forest
-from prune_opt._costs import as_feature_costs
-from prune_opt._pruned import PrunedForest
+from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
 from ._splits import candidates_from_sorted
 

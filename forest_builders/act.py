@@ -38,8 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from prune_opt import Forest
-from prune_opt._costs import FeatureCosts, as_feature_costs
+from prune_opt import FeatureCosts, Forest, as_feature_costs
 
 from ._act_core import ACTConfig, grow_tree
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+import warnings
+from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb, lgamma, log
 
@@ -18,13 +20,44 @@ __all__ = ["brute_force_tu", "find_entry_violation", "find_2x2_violation",
 DEFAULT_MAX_SUBMATRICES = 20_000_000
 
 
-class MethodResult(dict):
-    """Outcome of one method: verdict (True/False/None) plus evidence."""
+@dataclass(frozen=True, init=False)
+class MethodResult:
+    """Outcome of one method: verdict (True/False/None) plus evidence.
+
+    Attributes
+    ----------
+    verdict : bool or None
+        True (TU), False (a verified counterexample) or None (undecided).
+    certificate : object
+    summary : str
+    counterexample : dict or None
+    reason : str
+        Why the method gave no verdict.
+    info : dict
+        Method-specific extras (e.g. ``submatrices`` examined).
+    """
+
+    verdict: bool | None
+    certificate: object = None
+    summary: str = ""
+    counterexample: dict | None = None
+    reason: str = ""
+    info: dict = field(default_factory=dict)
 
     def __init__(self, verdict, *, certificate=None, summary="", counterexample=None,
                  reason="", **info):
-        super().__init__(verdict=verdict, certificate=certificate, summary=summary,
-                         counterexample=counterexample, reason=reason, info=info)
+        for key, value in (("verdict", verdict), ("certificate", certificate),
+                           ("summary", summary), ("counterexample", counterexample),
+                           ("reason", reason), ("info", info)):
+            object.__setattr__(self, key, value)
+
+    def __getitem__(self, key):
+        # MethodResult was a dict subclass: keep res["verdict"] working, with a warning
+        warnings.warn(f"MethodResult is a dataclass: use res.{key} instead of res[{key!r}] "
+                      "(item access will be removed)", DeprecationWarning, stacklevel=2)
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
 
 
 def find_entry_violation(M):

@@ -92,11 +92,11 @@ def ghouila_houri_tu(M, *, time_limit=None, max_lines=DEFAULT_MAX_GH_ROWS):
                 inner = brute_force_tu(M, rows_fixed=fail,
                                        time_limit=None if deadline is None
                                        else max(deadline - time.perf_counter(), 0.1))
-            cex = inner["counterexample"]
+            cex = inner.counterexample
             if cex is None:
                 return MethodResult(None, reason=f"{side} {fail.tolist()} have no equitable "
                                     "bicoloring (so A is not TU) but the violating submatrix "
-                                    f"was not extracted: {inner['reason']}",
+                                    f"was not extracted: {inner.reason}",
                                     failing_lines=fail.tolist())
             if transposed:
                 cex = {**cex, "rows": cex["columns"], "columns": cex["rows"],

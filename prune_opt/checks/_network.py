@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._brute import MethodResult
-from ._exact import verified_counterexample
+from ._exact import as_integer_matrix, verified_counterexample
 
 __all__ = ["NetworkCertificate", "verify_network_matrix", "network_tu",
            "pruning_network_certificate", "budget_counterexample"]
@@ -387,8 +387,6 @@ def pruning_network_certificate(problem, M=None):
     -------
     (NetworkCertificate or None, str) : the certificate, or None and why.
     """
-    from ._exact import as_integer_matrix
-
     if M is None:
         M, _, _ = as_integer_matrix(problem)
     rows = M.shape[0] - (1 if problem.budget is not None else 0)

@@ -182,18 +182,18 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
     tried = []
 
     def record(name, res, t_start, note=None):
-        tried.append({"method": name, "verdict": res["verdict"],
+        tried.append({"method": name, "verdict": res.verdict,
                       "seconds": time.perf_counter() - t_start,
-                      "note": note if note is not None else (res["summary"] or res["reason"])})
+                      "note": note if note is not None else (res.summary or res.reason)})
 
     def report(name, res):
-        cert = res["certificate"]
-        summary = res["summary"]
-        return TUReport(is_tu=res["verdict"], method=name, seconds=time.perf_counter() - t0,
+        cert = res.certificate
+        summary = res.summary
+        return TUReport(is_tu=res.verdict, method=name, seconds=time.perf_counter() - t0,
                         shape=tuple(M.shape), nnz=int(M.nnz), certificate=cert,
-                        certificate_summary=summary if res["verdict"] is not None else "",
-                        counterexample=res["counterexample"],
-                        reason=res["reason"] if res["verdict"] is None else "",
+                        certificate_summary=summary if res.verdict is not None else "",
+                        counterexample=res.counterexample,
+                        reason=res.reason if res.verdict is None else "",
                         tried=tried, notes=notes)
 
     if method != "auto":
@@ -222,8 +222,8 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
     why = ("pruning problem: the pruning-tree network certificate applies"
            if problem is not None
            else "cheap network patterns (incidence, signed incidence, interval)")
-    record("network", res, ts, note=f"{why}: {res['summary'] or res['reason']}")
-    if res["verdict"] is not None:
+    record("network", res, ts, note=f"{why}: {res.summary or res.reason}")
+    if res.verdict is not None:
         return report("network", res)
     if entry is not None:
         return report("entries", entry_res)
@@ -242,8 +242,8 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
     if avail:
         ts = time.perf_counter()
         res = cmr_tu(M, time_limit=remaining())
-        record("cmr", res, ts, note=f"installed: {res['summary'] or res['reason']}")
-        if res["verdict"] is not None:
+        record("cmr", res, ts, note=f"installed: {res.summary or res.reason}")
+        if res.verdict is not None:
             return report("cmr", res)
     else:
         tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
@@ -253,9 +253,9 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
         ts = time.perf_counter()
         res = _run(name, M, problem, remaining(), max_submatrices, max_lines)
         record(name, res, ts)
-        if res["verdict"] is not None:
+        if res.verdict is not None:
             return report(name, res)
-        reasons.append(f"{name}: {res['reason']}")
+        reasons.append(f"{name}: {res.reason}")
     final = MethodResult(None, reason="; ".join(reasons))
     return report("auto", final)
 
