@@ -225,6 +225,8 @@ def _value_matrix(value, n_classes, what):
     v = np.asarray(value, dtype=float).reshape(len(value), n_classes)
     if (v < 0).any():
         _fail(f"{what} must be non-negative")
+    if not (v.sum(axis=1) > 0).all():
+        _fail(f"{what}: every row must be a class distribution with a positive sum")
     return v
 
 
