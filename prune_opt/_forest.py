@@ -330,7 +330,32 @@ class Forest:
 
 
 def as_forest(forest):
-    """Coerce a fitted estimator (or Forest) to a :class:`Forest`."""
+    """Coerce a fitted estimator (or Forest) to a :class:`Forest`.
+
+    Parameters
+    ----------
+    forest : Forest, fitted sklearn forest or tree classifier, or a fitted
+        object with ``to_forest()`` (the ``forest_builders`` growers)
+
+    Returns
+    -------
+    Forest
+
+    Raises
+    ------
+    TypeError
+        For a PrunedForest (prune ``pruned.forest`` instead) or an
+        unsupported estimator.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> po.as_forest(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y))
+    Forest(n_trees=1, n_nodes=5, n_classes=3, n_features=4)
+    """
     if isinstance(forest, Forest):
         return forest
     if isinstance(getattr(forest, "forest", None), Forest) and hasattr(forest, "split_mask"):

@@ -1,6 +1,6 @@
 """The import graph of prune_opt and forest_builders points only down.
 
-The layers are read from the ``layers`` block of docs/architecture.md, so the
+The layers are read from the layers block of docs/architecture.md, so the
 document and this test cannot drift apart.  The graph is built from the
 sources with ``ast`` and holds every static import, also those inside
 functions (a function-level import can hide a cycle, but not from this test).
@@ -70,10 +70,11 @@ def import_graph(mods):
 
 
 def documented_layers():
-    """[(level, name, patterns)] from the ```text layers block of docs/architecture.md."""
+    """[(level, name, patterns)] from the layers block of docs/architecture.md."""
     text = (ROOT / "docs" / "architecture.md").read_text()
-    block = re.search(r"```text layers\n(.*?)```", text, re.S)
-    assert block, "docs/architecture.md lost its ```text layers block"
+    block = re.search(r"<!-- layers: read by tests/test_layers.py -->\n```text\n(.*?)```",
+                      text, re.S)
+    assert block, "docs/architecture.md lost its layers block"
     layers = []
     for line in block.group(1).splitlines():
         fields = line.split()
@@ -143,8 +144,8 @@ LAYERS = documented_layers()
 
 def test_every_module_has_a_documented_layer():
     missing = [m for m in MODS if layer_of(m, LAYERS) is None]
-    assert not missing, (f"modules without a layer: {missing}; add them to the ```text layers "
-                         "block of docs/architecture.md")
+    assert not missing, (f"modules without a layer: {missing}; add them to the layers block "
+                         "of docs/architecture.md")
 
 
 def test_no_import_cycle():
