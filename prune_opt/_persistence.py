@@ -71,11 +71,21 @@ def _encode_classes(classes):
 def _encode_tree(forest, split_mask, t):
     sl = forest.tree_slice(t)
     off = sl.start
+    internal = forest.left[sl] >= 0
+    threshold = forest.threshold[sl]
+    if not np.isfinite(threshold[internal]).all():
+        raise ValueError(f"cannot save: tree {t} has a non-finite split threshold (the file "
+                         "format stores finite numbers only)")
+    if not (forest.value[sl].sum(axis=1) > 0).all():
+        raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
+                         "(all zeros), which the file format refuses")
+    # a leaf's threshold is never read: store a finite placeholder
+    threshold = np.where(internal | np.isfinite(threshold), threshold, -2.0)
     return {
         "left": np.where(forest.left[sl] >= 0, forest.left[sl] - off, -1).tolist(),
         "right": np.where(forest.right[sl] >= 0, forest.right[sl] - off, -1).tolist(),
         "feature": forest.feature[sl].tolist(),
-        "threshold": forest.threshold[sl].tolist(),
+        "threshold": threshold.tolist(),
         "value": forest.value[sl].tolist(),
         "missing_go_to_left": forest.missing_go_to_left[sl].astype(int).tolist(),
         "split_mask": split_mask[sl].astype(int).tolist(),

@@ -326,3 +326,19 @@ def test_every_mutation_loads_identically_or_raises_a_clear_error(saved, tmp_pat
     if target[0] in _METADATA:
         assert np.array_equal(proba, pruned.predict_proba(X))
         assert np.array_equal(loaded.acquisition_cost(X), pruned.acquisition_cost(X))
+
+
+def test_save_refuses_what_load_would_refuse(tmp_path):
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.5, 0.0, 0.0], value=[[2, 2], [2, 0], [0, 2]])
+    f = po.Forest([stump], classes=[0, 1], n_features=1)
+    f.threshold[1:] = np.nan  # as some array-built forests mark leaves
+    pf = po.PrunedForest(f, f.full_split_mask())
+    pf.save(tmp_path / "ok.json")  # NaN leaf thresholds are never read: stored as -2
+    X = np.array([[0.2], [0.9]])
+    assert np.array_equal(po.load(tmp_path / "ok.json").predict_proba(X), pf.predict_proba(X))
+    fz = po.Forest([stump], classes=[0, 1], n_features=1)
+    fz.value[1] = 0.0
+    with pytest.raises(ValueError, match="empty class distribution"):
+        po.PrunedForest(fz, fz.full_split_mask()).save(tmp_path / "z.json")
+    assert not (tmp_path / "z.json").exists()
