@@ -299,3 +299,15 @@ def test_2x2_search_matches_naive_minors(A):
     assert (hit is not None) == naive
     if hit is not None:
         assert abs(exact_determinant(A[np.ix_(hit["rows"], hit["columns"])])) == 2
+
+
+def test_method_result_is_a_dataclass_with_deprecated_item_access():
+    import dataclasses
+
+    res = brute_force_tu(TRIANGLE)
+    assert dataclasses.is_dataclass(res) and res.verdict is False
+    assert res.counterexample["submatrix"] == TRIANGLE.tolist()
+    with pytest.warns(DeprecationWarning, match="res.verdict"):
+        assert res["verdict"] is False
+    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
+        res["nope"]
