@@ -194,6 +194,9 @@ def test_problem_first_signature_and_deprecated_keyword():
     with pytest.warns(DeprecationWarning, match="pass the problem first"):
         old = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
     assert old.equals(new)
+    with pytest.warns(DeprecationWarning, match="X, y, costs ignored"):
+        old = tradeoff_curve(rf, X, y, costs=[9.0] * X.shape[1], problem=problem, solver=SOLVER)
+    assert old.equals(new)
 
 
 @pytest.mark.parametrize("extra", [dict(X="X"), dict(y="y"), dict(costs="costs"),

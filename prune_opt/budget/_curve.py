@@ -293,10 +293,15 @@ def _records(points, X_eval, y_eval, costs):
 def _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost):
     """The compiled problem to trace, from the arguments of :func:`tradeoff_curve`."""
     if problem is not None:
+        ignored = [n for n, v in (("the forest", problem_or_forest), ("X", X), ("y", y),
+                                  ("costs", costs), ("train", train),
+                                  ("depth_cost", depth_cost)) if v is not None]
         warnings.warn("tradeoff_curve(..., problem=p) is deprecated; pass the problem first, "
-                      "tradeoff_curve(p, ...), without X and y", DeprecationWarning,
-                      stacklevel=3)
-        problem_or_forest, X, y = problem, None, None  # the old keyword won over positionals
+                      "tradeoff_curve(p, ...), without X and y"
+                      + (f" ({', '.join(ignored)} ignored, as before)" if ignored else ""),
+                      DeprecationWarning, stacklevel=3)
+        # the old keyword won over every data argument
+        return problem
     if isinstance(problem_or_forest, PruningProblem):
         given = [n for n, v in (("X", X), ("y", y), ("costs", costs), ("train", train),
                                 ("depth_cost", depth_cost)) if v is not None]
