@@ -12,6 +12,7 @@ a split mask not closed under parents, nesting deeper than the schema.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -178,7 +179,10 @@ def _is_int(v):
 
 
 def _is_number(v):
-    return type(v) in (int, float) and math.isfinite(v)
+    try:
+        return type(v) in (int, float) and math.isfinite(v)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _decode_classes(doc):
@@ -212,8 +216,14 @@ def _decode_features(doc):
     return n_features, names
 
 
+def _only(x, types):
+    """True when ``x`` is a list whose elements all have exactly one of ``types``
+    (``bool`` is not an ``int`` here); one C-level pass over the list."""
+    return isinstance(x, list) and set(map(type, x)) <= set(types)
+
+
 def _int_array(x, what):
-    if not isinstance(x, list) or not all(_is_int(v) for v in x):
+    if not _only(x, (int,)):
         _fail(f"{what} must be a list of integers")
     try:
         return np.asarray(x, dtype=np.int64).reshape(len(x))
@@ -221,18 +231,27 @@ def _int_array(x, what):
         _fail(f"{what}: an integer does not fit in 64 bits")
 
 
-def _float_array(x, what):
-    if not isinstance(x, list) or not all(_is_number(v) for v in x):
+def _finite_array(x, what):
+    try:
+        arr = np.asarray(x, dtype=float)
+    except OverflowError:
+        arr = np.array([np.inf])
+    if not np.isfinite(arr).all():
         _fail(f"{what} must be a list of finite numbers")
-    return np.asarray(x, dtype=float).reshape(len(x))
+    return arr
+
+
+def _float_array(x, what):
+    if not _only(x, (int, float)):
+        _fail(f"{what} must be a list of finite numbers")
+    return _finite_array(x, what).reshape(len(x))
 
 
 def _value_matrix(value, n_classes, what):
-    if not isinstance(value, list) or not all(
-            isinstance(r, list) and len(r) == n_classes and all(_is_number(v) for v in r)
-            for r in value):
+    if not _only(value, (list,)) or set(map(len, value)) - {n_classes} or not _only(
+            list(itertools.chain.from_iterable(value)), (int, float)):
         _fail(f"{what} must be a list of rows of {n_classes} finite numbers")
-    v = np.asarray(value, dtype=float).reshape(len(value), n_classes)
+    v = _finite_array(value, what).reshape(len(value), n_classes)
     if (v < 0).any():
         _fail(f"{what} must be non-negative")
     if not (v.sum(axis=1) > 0).all():
