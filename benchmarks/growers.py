@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import prune_opt as po  # noqa: E402
 from forest_builders.budget_rf import BudgetRandomForestClassifier  # noqa: E402
 from forest_builders.cost_sensitive_rf import CostSensitiveRandomForestClassifier  # noqa: E402
+from prune_opt.cli._common import format_table  # noqa: E402
 from prune_opt.datasets import list_datasets, load_dataset  # noqa: E402
 
 ALL_DATASETS = ("thyroid", "heart", "pima", "spambase", "magic", "letter", "adult", "elec",
@@ -204,16 +205,6 @@ def speed(args):
             "seconds": round(s, 2), "n_jobs": args.n_jobs, "n_nodes": est.to_forest().n_nodes}
 
 
-def format_table(rows, cols):
-    text = [[("" if r.get(c) is None else str(r.get(c))) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(t[i]) for t in text)) if text else len(c)
-              for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(t, widths)) for t in text]
-    return "\n".join(lines)
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", default=",".join(ALL_DATASETS),
@@ -259,7 +250,7 @@ def main(argv=None):
     for r in rows:
         if isinstance(r["lam"], float):
             r["lam"] = float(f"{r['lam']:.4g}")
-    print(format_table(rows, cols))
+    print(format_table(rows, cols, align="left"))
     result = {"rows": rows, "skipped_datasets": skipped, "config": vars(args)}
     if skipped:
         print(f"skipped (not available here): {', '.join(skipped)}")

@@ -61,20 +61,9 @@ def parse_size(text):
 
 
 def _rss_kb(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
+    from prune_opt.cli._memory import proc_status_kb
 
-
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
+    return proc_status_kb(key) or 0
 
 
 # ----------------------------------------------------------------- child jobs
@@ -121,7 +110,9 @@ def solve_problem(path, solver, time_limit):
     with open(path, "rb") as fh:
         problem = pickle.load(fh)
     rss0 = _rss_kb("VmRSS")
-    reset = _reset_peak()
+    from prune_opt.cli._memory import reset_peak_rss
+
+    reset = reset_peak_rss()
     pruned = po.solve(problem, solver=solver, time_limit=time_limit)
     info = pruned.solve_info
     hwm = _rss_kb("VmHWM")

@@ -7,6 +7,7 @@ NIPS 2016), solve it exactly, and get back a cheaper forest.
 from ._compile import compile_problem
 from ._costs import FeatureCosts, as_feature_costs
 from ._forest import Forest, as_forest
+from ._lazy import LazyPrediction, LazyPredictor
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
 from ._pruned import PrunedForest, acquisition_cost, load
@@ -19,6 +20,8 @@ __version__ = "0.1.0"
 __all__ = [
     "FeatureCosts",
     "Forest",
+    "LazyPrediction",
+    "LazyPredictor",
     "ObjectiveBreakdown",
     "PrunedForest",
     "PruningProblem",

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._io import atomic_write
+
 __all__ = ["build_program", "program_text", "write_program", "FORMATS"]
 
 FORMATS = ("mps", "lp")
@@ -130,7 +132,8 @@ def write_program(problem, path, fmt=None, *, integer=False):
                              f"one of {FORMATS}")
     text = program_text(problem, fmt, integer=integer)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    with atomic_write(path, "w") as fh:  # whole file or none, even on Ctrl-C / full disk
+        fh.write(text)
     size = problem.size()
     return {"path": str(path), "format": fmt, "integer": bool(integer),
             "n_variables": size["n_variables"], "n_rows": size["n_rows"], "nnz": size["nnz"],

@@ -1,9 +1,12 @@
-"""Real datasets: bundled ones (digits, thyroid, heart, pima) and the larger UCI
-sets of a shared data folder, plus any CSV/TSV with a target column.
+"""Real datasets: bundled ones (digits, thyroid, heart, pima), the larger UCI
+sets, and any CSV/TSV with a target column.
 
-The shared folder is found from ``$PRUNE_OPT_DATA``, else ``../shared/data``
-relative to the working directory or to the source checkout.  Nothing is ever
-downloaded.
+A larger set is read from a local data folder when one holds it
+(``$PRUNE_OPT_DATA``, else ``../shared/data`` relative to the working
+directory or to the source checkout).  Otherwise it is fetched once from
+OpenML through scikit-learn's :func:`~sklearn.datasets.fetch_openml` into
+scikit-learn's data home (``download=False`` forbids that); the OpenML copies
+may encode categorical columns differently from the local files.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 
 from ._costs import FeatureCosts
 
-__all__ = ["Dataset", "load_dataset", "list_datasets", "shared_data_dir", "load_csv"]
+__all__ = ["Dataset", "load_dataset", "list_datasets", "dataset_catalog", "shared_data_dir",
+           "load_csv"]
 
 BUNDLED = ("digits", "thyroid", "heart", "pima")
 SHARED = {
@@ -28,6 +32,15 @@ SHARED = {
     "letter": ("letter.tsv.gz", "\t"),
     "spambase": ("spambase.tsv.gz", "\t"),
     "adult": ("adult.tsv.gz", "\t"),
+}
+# OpenML data ids of the same UCI sets (weather has no OpenML copy: local only)
+OPENML = {"spambase": 44, "magic": 1120, "letter": 6, "adult": 1590, "elec": 151}
+DESCRIPTIONS = {
+    "digits": ("bundled (scikit-learn)", "uniform"),
+    "thyroid": ("bundled (UCI ann-thyroid)", "Turney 1995 test costs; FTI requires TT4, T4U"),
+    "heart": ("bundled (UCI Cleveland)", "Turney 1995 test costs"),
+    "pima": ("bundled (UCI Pima)", "Turney 1995 costs; glucose/insulin share a blood draw"),
+    "weather": ("local data folder only", "uniform"),
 }
 
 
@@ -78,12 +91,36 @@ def shared_data_dir():
 
 
 def list_datasets():
-    """Names usable with :func:`load_dataset` on this machine."""
+    """Names :func:`load_dataset` can load on this machine without downloading."""
     names = list(BUNDLED)
     d = shared_data_dir()
     if d is not None:
         names += [n for n, (f, _) in SHARED.items() if (d / f).exists()]
     return names
+
+
+def dataset_catalog():
+    """Every named dataset with its source, cost model and local availability.
+
+    Returns
+    -------
+    list of dict
+        Keys ``name``, ``source``, ``costs``, ``local`` (bool: loadable
+        without a download).
+
+    Examples
+    --------
+    >>> from prune_opt.datasets import dataset_catalog
+    >>> [row["name"] for row in dataset_catalog()][:4]
+    ['digits', 'thyroid', 'heart', 'pima']
+    """
+    local = set(list_datasets())
+    rows = []
+    for name in list(BUNDLED) + list(SHARED):
+        source, costs = DESCRIPTIONS.get(
+            name, (f"local data folder, else OpenML data_id={OPENML.get(name)}", "uniform"))
+        rows.append({"name": name, "source": source, "costs": costs, "local": name in local})
+    return rows
 
 
 def _data_path(name):
@@ -217,17 +254,22 @@ def load_csv(path, target=None, sep=None):
     return Dataset(path.name, X, y, names, None, description=f"table {path.name}")
 
 
-def load_dataset(name, *, target=None):
-    """Load a dataset by name (see :func:`list_datasets`) or from a CSV/TSV path.
+def load_dataset(name, *, target=None, download=True, data_home=None):
+    """Load a dataset by name (see :func:`dataset_catalog`) or from a CSV/TSV path.
 
     Parameters
     ----------
     name : str
-        ``digits``, ``thyroid``, ``heart``, ``pima`` (bundled), a shared set
+        ``digits``, ``thyroid``, ``heart``, ``pima`` (bundled), a UCI set
         (``elec``, ``weather``, ``magic``, ``letter``, ``spambase``,
         ``adult``), or a path to a CSV/TSV file.
     target : str, optional
         Label column of a CSV file (default: last column).
+    download : bool, default True
+        When a UCI set is not in the local data folder, fetch it from OpenML
+        into scikit-learn's data home (once; later calls read the cache).
+    data_home : str, optional
+        scikit-learn data home for the download (default: its own).
 
     Returns
     -------
@@ -248,16 +290,50 @@ def load_dataset(name, *, target=None):
     if key in SHARED:
         d = shared_data_dir()
         fname, sep = SHARED[key]
-        if d is None or not (d / fname).exists():
-            raise ValueError(
-                f"dataset {name!r} lives in the shared data folder, which was not found; set "
-                "PRUNE_OPT_DATA to the folder holding it, or use a bundled dataset "
-                f"{list(BUNDLED)}"
-            )
-        X, y, names = _parse_table(gzip.decompress((d / fname).read_bytes()).decode(), sep,
-                                   None)
-        return Dataset(key, X, y, names, None, description=f"UCI {key} (shared data)")
+        if d is not None and (d / fname).exists():
+            X, y, names = _parse_table(gzip.decompress((d / fname).read_bytes()).decode(),
+                                       sep, None)
+            return Dataset(key, X, y, names, None, description=f"UCI {key} (local data)")
+        return _load_openml(key, fname, download=download, data_home=data_home)
     if Path(str(name)).exists():
         return load_csv(name, target=target)
-    raise ValueError(f"dataset {name!r} is neither a known name {list_datasets()} nor an "
-                     "existing CSV/TSV file")
+    raise ValueError(f"dataset {name!r} is neither a known name "
+                     f"{[r['name'] for r in dataset_catalog()]} nor an existing CSV/TSV file")
+
+
+def _load_openml(key, fname, *, download, data_home):
+    """Fetch a UCI set from OpenML (scikit-learn's cache), or say both ways to get it."""
+    ways = (f"set PRUNE_OPT_DATA to a folder holding {fname}"
+            + (f", or let prune-opt fetch it from OpenML (data_id={OPENML[key]}) into "
+               "scikit-learn's data home: that needs network access"
+               if key in OPENML else " (it has no OpenML copy)"))
+    if key not in OPENML or not download:
+        raise ValueError(f"dataset {key!r} is not in a local data folder; {ways}")
+    from sklearn.datasets import fetch_openml
+
+    try:
+        bunch = fetch_openml(data_id=OPENML[key], as_frame=True, data_home=data_home,
+                             parser="auto")
+    except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors
+        raise ValueError(f"dataset {key!r} is not in a local data folder and could not be "
+                         f"fetched from OpenML ({type(exc).__name__}: {exc}); {ways}") from None
+    X, names = _numeric_frame(bunch.data)
+    classes, y = np.unique(np.asarray(bunch.target).astype(str), return_inverse=True)
+    return Dataset(key, X, y.astype(int), names, None,
+                   description=f"UCI {key} (OpenML data_id={OPENML[key]})",
+                   extra={"classes": classes.tolist()})
+
+
+def _numeric_frame(frame):
+    """Numeric matrix of a DataFrame: categorical and string columns become their codes
+    (missing stays NaN)."""
+    cols = []
+    for c in frame.columns:
+        col = frame[c]
+        if str(col.dtype) in ("category", "object", "string", "bool"):
+            codes = col.astype("category").cat.codes.to_numpy().astype(float)
+            codes[codes < 0] = np.nan
+            cols.append(codes)
+        else:
+            cols.append(col.to_numpy(dtype=float, na_value=np.nan))
+    return np.column_stack(cols), [str(c) for c in frame.columns]

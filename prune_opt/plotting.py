@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_tradeoff", "plot_feature_usage"]
+from ._io import atomic_write
+
+__all__ = ["plot_tradeoff", "plot_feature_usage", "save_figure"]
 
 _STYLE = {"budgetprune": dict(marker="o", lw=2.0, zorder=5),
           "ccp": dict(marker="s", lw=1.2), "greedy": dict(marker="^", lw=1.2),
@@ -24,6 +26,37 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig, path, *, dpi=120):
+    """Save ``fig`` atomically; the format comes from the suffix (PNG when none).
+
+    The picture is rendered into a temporary file beside ``path`` and renamed
+    over it, so an interrupted or failed save never leaves a truncated file.
+    Missing parent folders are created.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from prune_opt.plotting import save_figure
+    >>> fig, ax = plt.subplots()
+    >>> out = save_figure(fig, os.path.join(tempfile.mkdtemp(), "f.png"))
+    >>> open(out, "rb").read(4)
+    b'\\x89PNG'
+    """
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    supported = fig.canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(f"path={str(path)!r}: matplotlib cannot write {fmt!r} files; use one "
+                         f"of {', '.join(sorted(supported))}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format=fmt, dpi=dpi)
+    return path
 
 
 def _records(curve):
@@ -97,8 +130,7 @@ def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=Non
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path)
     return fig
 
 
@@ -167,6 +199,5 @@ def plot_feature_usage(before, after, X, *, path=None, top=None, title=None):
     ax.legend(fontsize=7, ncol=2, loc="upper right", framealpha=0.9)
     fig.tight_layout()
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path)
     return fig

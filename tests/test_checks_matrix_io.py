@@ -62,3 +62,23 @@ def test_npz_without_key_a_and_missing_file(tmp_path):
         load_matrix(tmp_path / "k.npz")
     with pytest.raises(FileNotFoundError):
         load_matrix(tmp_path / "missing.npz")
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".mtx"])
+def test_save_matrix_is_atomic(tmp_path, monkeypatch, suffix):
+    import errno
+    import os
+
+    target = tmp_path / f"A{suffix}"
+    save_matrix(target, A)
+    assert (load_matrix(target).toarray() == A).all()
+    before = target.read_bytes()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space"):
+        save_matrix(target, 2 * A)
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]

@@ -206,7 +206,7 @@ def test_cheap_checks_find_entry_and_2x2_violations():
     B = np.zeros((6, 6), dtype=int)
     B[np.ix_([1, 4], [2, 5])] = [[1, 1], [1, -1]]
     hit = find_2x2_violation(B)
-    assert hit["rows"] == [1, 4] and hit["columns"] == [2, 5] and abs(hit["determinant"]) == 2
+    assert hit.rows == [1, 4] and hit.columns == [2, 5] and abs(hit.determinant) == 2
     rep = is_totally_unimodular(B)
     assert rep.is_tu is False and rep.method == "2x2"
 
@@ -298,16 +298,5 @@ def test_2x2_search_matches_naive_minors(A):
     hit = find_2x2_violation(A)
     assert (hit is not None) == naive
     if hit is not None:
-        assert abs(exact_determinant(A[np.ix_(hit["rows"], hit["columns"])])) == 2
-
-
-def test_method_result_is_a_dataclass_with_deprecated_item_access():
-    import dataclasses
-
-    res = brute_force_tu(TRIANGLE)
-    assert dataclasses.is_dataclass(res) and res.verdict is False
-    assert res.counterexample["submatrix"] == TRIANGLE.tolist()
-    with pytest.warns(DeprecationWarning, match="res.verdict"):
-        assert res["verdict"] is False
-    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
-        res["nope"]
+        assert abs(exact_determinant(A[np.ix_(hit.rows, hit.columns)])) == 2
+        assert hit.determinant == exact_determinant(np.array(hit.submatrix))

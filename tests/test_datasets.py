@@ -84,3 +84,66 @@ def test_csv_reader_fuzz(tmp_path_factory, raw, gz):
     except ValueError:
         return
     assert d.X.ndim == 2 and d.X.shape[0] == d.y.shape[0]
+
+
+# ---------------------------------------------------------------- OpenML fallback
+class _FakeBunch:
+    def __init__(self):
+        pd = pytest.importorskip("pandas")
+        self.data = pd.DataFrame({"num": [1.0, 2.0, np.nan, 4.0],
+                                  "cat": pd.Categorical(["a", "b", "a", None])})
+        self.target = pd.Series(["spam", "ham", "spam", "ham"])
+
+
+def _no_local_data(monkeypatch):
+    import prune_opt.datasets as dsm
+
+    monkeypatch.setattr(dsm, "shared_data_dir", lambda: None)
+    return dsm
+
+
+def test_missing_local_set_is_fetched_from_openml(monkeypatch):
+    dsm = _no_local_data(monkeypatch)
+    seen = {}
+
+    def fake_fetch(**kwargs):
+        seen.update(kwargs)
+        return _FakeBunch()
+
+    import sklearn.datasets
+
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch)
+    d = dsm.load_dataset("spambase", data_home="somewhere")
+    assert seen["data_id"] == dsm.OPENML["spambase"] and seen["data_home"] == "somewhere"
+    assert d.feature_names == ["num", "cat"]
+    np.testing.assert_array_equal(d.X[:, 1][[0, 1, 2]], [0.0, 1.0, 0.0])
+    assert np.isnan(d.X[3, 1]) and np.isnan(d.X[2, 0])
+    assert d.y.tolist() == [1, 0, 1, 0] and d.extra["classes"] == ["ham", "spam"]
+
+
+def test_offline_message_names_both_ways(monkeypatch):
+    from urllib.error import URLError
+
+    dsm = _no_local_data(monkeypatch)
+
+    def offline(**kwargs):
+        raise URLError("no network")
+
+    import sklearn.datasets
+
+    monkeypatch.setattr(sklearn.datasets, "fetch_openml", offline)
+    with pytest.raises(ValueError, match="PRUNE_OPT_DATA.*OpenML"):
+        dsm.load_dataset("magic")
+    with pytest.raises(ValueError, match="PRUNE_OPT_DATA"):
+        dsm.load_dataset("magic", download=False)
+    with pytest.raises(ValueError, match="no OpenML copy"):
+        dsm.load_dataset("weather")
+
+
+def test_catalog_lists_every_named_dataset():
+    from prune_opt.datasets import BUNDLED, SHARED, dataset_catalog
+
+    rows = dataset_catalog()
+    assert [r["name"] for r in rows] == list(BUNDLED) + list(SHARED)
+    assert all(r["local"] for r in rows if r["name"] in BUNDLED)
+    assert "Turney" in next(r for r in rows if r["name"] == "thyroid")["costs"]

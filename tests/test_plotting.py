@@ -44,3 +44,27 @@ def test_feature_usage_bars_match_usage(tmp_path):
     np.testing.assert_allclose(heights[:3].sum(axis=0), 1.0)
     np.testing.assert_allclose(heights[3:].sum(axis=0), 1.0)
     assert (tmp_path / "u.png").stat().st_size > 1000
+
+
+def test_save_figure_is_atomic_and_checks_the_format(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from prune_opt.plotting import save_figure
+
+    fig = plot_tradeoff({"a": [{"cost_eval": 1.0, "accuracy_eval": 0.8}]})
+    with pytest.raises(ValueError, match="cannot write 'xyz'"):
+        save_figure(fig, tmp_path / "f.xyz")
+    out = save_figure(fig, tmp_path / "sub" / "f.svg")  # parents created, format by suffix
+    assert out.read_text().lstrip().startswith("<?xml")
+    target = tmp_path / "f.png"
+    target.write_bytes(b"old")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space"):
+        save_figure(fig, target)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "sub"]

@@ -20,31 +20,33 @@ Examples
 True
 """
 
-from ._brute import brute_force_tu, find_2x2_violation
+from ._brute import brute_force_tu, estimate_2x2_work, find_2x2_violation
 from ._cmr import cmr_available
 from ._exact import exact_determinant, scale_rows_to_integers, verified_counterexample
 from ._ghouila_houri import equitable_bicoloring
 from ._integrality import IntegralityReport, max_fractionality, vertex_integrality
 from ._matrix_io import load_matrix, save_matrix
-from ._network import (
-                       NetworkCertificate,
-                       budget_counterexample,
-                       pruning_network_certificate,
-                       verify_network_matrix,
-)
+from ._network import NetworkCertificate, generic_network_certificate, verify_network_matrix
+from ._pruning_network import budget_counterexample, pruning_network_certificate
+from ._result import Counterexample, MethodResult, SearchLimitExceeded
 from ._tu import METHODS, TUReport, is_totally_unimodular
 
 __all__ = [
     "METHODS",
+    "Counterexample",
     "IntegralityReport",
+    "MethodResult",
     "NetworkCertificate",
+    "SearchLimitExceeded",
     "TUReport",
     "brute_force_tu",
     "budget_counterexample",
     "cmr_available",
     "equitable_bicoloring",
+    "estimate_2x2_work",
     "exact_determinant",
     "find_2x2_violation",
+    "generic_network_certificate",
     "is_totally_unimodular",
     "load_matrix",
     "max_fractionality",

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from math import comb, lgamma, log
 
@@ -12,52 +11,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._exact import verified_counterexample
+from ._result import Counterexample, MethodResult, SearchLimitExceeded
 
 __all__ = ["brute_force_tu", "find_entry_violation", "find_2x2_violation",
-           "DEFAULT_MAX_SUBMATRICES"]
+           "estimate_2x2_work", "DEFAULT_MAX_SUBMATRICES", "MethodResult"]
 
 #: enumeration budget of the brute-force method (square submatrices examined)
 DEFAULT_MAX_SUBMATRICES = 20_000_000
-
-
-@dataclass(frozen=True, init=False)
-class MethodResult:
-    """Outcome of one method: verdict (True/False/None) plus evidence.
-
-    Attributes
-    ----------
-    verdict : bool or None
-        True (TU), False (a verified counterexample) or None (undecided).
-    certificate : object
-    summary : str
-    counterexample : dict or None
-    reason : str
-        Why the method gave no verdict.
-    info : dict
-        Method-specific extras (e.g. ``submatrices`` examined).
-    """
-
-    verdict: bool | None
-    certificate: object = None
-    summary: str = ""
-    counterexample: dict | None = None
-    reason: str = ""
-    info: dict = field(default_factory=dict)
-
-    def __init__(self, verdict, *, certificate=None, summary="", counterexample=None,
-                 reason="", **info):
-        for key, value in (("verdict", verdict), ("certificate", certificate),
-                           ("summary", summary), ("counterexample", counterexample),
-                           ("reason", reason), ("info", info)):
-            object.__setattr__(self, key, value)
-
-    def __getitem__(self, key):
-        # MethodResult was a dict subclass: keep res["verdict"] working, with a warning
-        warnings.warn(f"MethodResult is a dataclass: use res.{key} instead of res[{key!r}] "
-                      "(item access will be removed)", DeprecationWarning, stacklevel=2)
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def find_entry_violation(M):
@@ -85,17 +45,53 @@ def find_2x2_violation(M, max_work=5e7):
     signs.  Counts of each sign come from two sparse products, ``A A^T`` and
     ``|A| |A|^T``, formed in row blocks.
 
+    Parameters
+    ----------
+    M : integer matrix (dense or sparse)
+    max_work : float or None
+        Refuse when :func:`estimate_2x2_work` exceeds it (None: no limit).
+
     Returns
     -------
-    counterexample dict, None (no 2x2 violation), or the string "skipped"
-    when the work estimate exceeds ``max_work``.
+    Counterexample or None
+        The exactly verified 2x2 submatrix, or None when there is none.
+
+    Raises
+    ------
+    SearchLimitExceeded
+        The work estimate exceeds ``max_work`` (the search was not run; it
+        used to return the string ``"skipped"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt.checks import find_2x2_violation
+    >>> find_2x2_violation(np.array([[1, 1, 0], [0, 1, 1]])) is None
+    True
+    >>> find_2x2_violation(np.array([[1, 1], [1, -1]])).determinant
+    -2
     """
     M = sp.csr_matrix(M, dtype=np.int64)
-    if estimate_2x2_work(M) > max_work:
-        return "skipped"
+    work = estimate_2x2_work(M)
+    if max_work is not None and work > max_work:
+        raise SearchLimitExceeded(f"the 2x2 search would form {work:.3g} row-pair products, "
+                                  f"more than max_work={max_work:.3g}; raise max_work or use "
+                                  "is_totally_unimodular", work=work, limit=max_work)
+    hit = _first_mixed_sign_pair(M)
+    if hit is None:
+        return None
+    i, j = hit
+    prod = M[i].toarray().ravel() * M[j].toarray().ravel()
+    kp = int(np.flatnonzero(prod > 0)[0])
+    km = int(np.flatnonzero(prod < 0)[0])
+    cex = verified_counterexample(M, [i, j], [kp, km])
+    return None if cex is None else Counterexample.from_dict(cex)
+
+
+def _first_mixed_sign_pair(M, block=4096):
+    """First rows (i, j) whose common-column products take both signs, or None."""
     S = abs(M)
     MT, ST = M.T.tocsr(), S.T.tocsr()
-    block = 4096
     for start in range(0, M.shape[0], block):
         stop = min(start + block, M.shape[0])
         P = (M[start:stop] @ MT).tocsr()
@@ -103,15 +99,9 @@ def find_2x2_violation(M, max_work=5e7):
         p = np.asarray(P[Q.row, Q.col]).ravel()
         # plus = (q + p) / 2 and minus = (q - p) / 2 both positive <=> |p| < q
         hit = (np.abs(p) < Q.data) & (Q.row + start != Q.col)
-        if not hit.any():
-            continue
-        k = int(np.flatnonzero(hit)[0])
-        i, j = int(Q.row[k] + start), int(Q.col[k])
-        ri, rj = M[i].toarray().ravel(), M[j].toarray().ravel()
-        prod = ri * rj
-        kp = int(np.flatnonzero(prod > 0)[0])
-        km = int(np.flatnonzero(prod < 0)[0])
-        return verified_counterexample(M, [i, j], [kp, km])
+        if hit.any():
+            k = int(np.flatnonzero(hit)[0])
+            return int(Q.row[k] + start), int(Q.col[k])
     return None
 
 
@@ -242,6 +232,12 @@ def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICE
     Returns
     -------
     MethodResult
+
+    Examples
+    --------
+    >>> from prune_opt.checks import brute_force_tu
+    >>> brute_force_tu([[1, 1, 0], [0, 1, 1], [1, 0, 1]]).counterexample["determinant"]
+    2
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
@@ -249,68 +245,92 @@ def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICE
     hit = find_entry_violation(M)
     if hit is not None and rows_fixed is None:
         return MethodResult(False, counterexample=hit, summary="entry outside {-1, 0, 1}")
-    if rows_fixed is not None:
-        sel = np.asarray(sorted(set(int(r) for r in rows_fixed)))
-        D = M[sel].toarray()
-        keep_c = np.flatnonzero(np.abs(D).sum(axis=0) > 0)
-        D, rows, cols = D[:, keep_c], sel, keep_c
-        sizes = [len(sel)]
-        total = _count_fixed(D.shape[1], len(sel))
-    else:
-        nzr = int((np.diff(M.indptr) > 0).sum())
-        nzc = int(np.unique(M.indices).size)
-        pre = _count_squares(nzr, nzc) if nzr and nzc else 0
-        if pre > max_submatrices and nzr * nzc > 4e6:  # too big even to densify and dedupe
-            return MethodResult(None, reason=f"{_fmt_count(pre)} square submatrices exceed the "
-                                f"brute-force limit {max_submatrices:.3g} (max_submatrices)",
-                                submatrices=pre)
-        D, rows, cols = _reduce(M)
-        m, n = D.shape
-        sizes = range(1, min(m, n) + 1)
-        total = _count_squares(m, n) if D.size else 0
-    if total > max_submatrices:
-        return MethodResult(None, reason=f"{_fmt_count(total)} square submatrices exceed the "
-                            f"brute-force limit {max_submatrices:.3g} (max_submatrices)",
-                            submatrices=total)
-    transposed = False
-    if rows_fixed is None and D.shape[0] > D.shape[1]:
-        D, rows, cols, transposed = D.T.copy(), cols, rows, True
-    for k in sizes:
-        if k > min(D.shape):
-            break
-        row_sets = [tuple(range(D.shape[0]))] if rows_fixed is not None else \
-            combinations(range(D.shape[0]), k)
-        found = _search_size(D, k, row_sets, deadline)
-        if found == "timeout":
-            return MethodResult(None, reason=f"time limit {time_limit:g} s reached while "
-                                f"checking {k}x{k} submatrices", submatrices=total)
-        if found is None:
-            continue
-        lr, lc = found
-        r_idx, c_idx = rows[lr], cols[lc]
-        if transposed:
-            r_idx, c_idx = c_idx, r_idx
-        cex = verified_counterexample(M, r_idx, c_idx)
-        if cex is not None:
-            return MethodResult(False, counterexample=cex,
-                                summary=f"{k}x{k} submatrix with determinant "
-                                f"{cex['determinant']}", submatrices=total)
-        # float false alarm: continue exhaustively but exactly on this size
-        found = _exact_size(D, k, row_sets if rows_fixed is not None else
-                            combinations(range(D.shape[0]), k), deadline, rows, cols,
-                            transposed, M)
-        if found == "timeout":
-            return MethodResult(None, reason=f"time limit {time_limit:g} s reached",
-                                submatrices=total)
-        if found is not None:
-            return MethodResult(False, counterexample=found,
-                                summary=f"{k}x{k} submatrix with determinant "
-                                f"{found['determinant']}", submatrices=total)
+    space = (_fixed_rows_space(M, rows_fixed) if rows_fixed is not None
+             else _reduced_space(M, max_submatrices))
+    if isinstance(space, MethodResult):
+        return space
+    if space.total > max_submatrices:
+        return _too_many(space.total, max_submatrices)
+    found = _enumerate(M, space, deadline, time_limit)
+    if found is not None:
+        return found
     what = (f"all {len(rows_fixed)}-row square submatrices of the given rows"
             if rows_fixed is not None else "every square submatrix")
     return MethodResult(True, summary=f"{what} has determinant in {{-1, 0, 1}} "
-                        f"(exhaustive, {_fmt_count(total)} candidates before pruning)",
-                        submatrices=total)
+                        f"(exhaustive, {_fmt_count(space.total)} candidates before pruning)",
+                        submatrices=space.total)
+
+
+@dataclass
+class _SearchSpace:
+    """The dense matrix searched, the original indices of its lines, the sizes to try."""
+
+    D: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    sizes: object
+    total: object
+    fixed: bool = False
+    transposed: bool = False
+
+    def row_sets(self, k):
+        if self.fixed:
+            return [tuple(range(self.D.shape[0]))]
+        return combinations(range(self.D.shape[0]), k)
+
+
+def _too_many(count, limit):
+    return MethodResult(None, reason=f"{_fmt_count(count)} square submatrices exceed the "
+                        f"brute-force limit {limit:.3g} (max_submatrices)", submatrices=count)
+
+
+def _fixed_rows_space(M, rows_fixed):
+    sel = np.asarray(sorted(set(int(r) for r in rows_fixed)))
+    D = M[sel].toarray()
+    keep_c = np.flatnonzero(np.abs(D).sum(axis=0) > 0)
+    return _SearchSpace(D[:, keep_c], sel, keep_c, [len(sel)],
+                        _count_fixed(keep_c.size, len(sel)), fixed=True)
+
+
+def _reduced_space(M, max_submatrices):
+    nzr = int((np.diff(M.indptr) > 0).sum())
+    nzc = int(np.unique(M.indices).size)
+    pre = _count_squares(nzr, nzc) if nzr and nzc else 0
+    if pre > max_submatrices and nzr * nzc > 4e6:  # too big even to densify and dedupe
+        return _too_many(pre, max_submatrices)
+    D, rows, cols = _reduce(M)
+    total = _count_squares(*D.shape) if D.size else 0
+    if D.shape[0] > D.shape[1]:  # enumerate row sets on the shorter side
+        return _SearchSpace(D.T.copy(), cols, rows, range(1, D.shape[1] + 1), total,
+                            transposed=True)
+    return _SearchSpace(D, rows, cols, range(1, min(D.shape) + 1), total)
+
+
+def _enumerate(M, space, deadline, time_limit):
+    """MethodResult(False/None) for the first violation or time-out; None if none."""
+    for k in space.sizes:
+        if k > min(space.D.shape):
+            break
+        found = _search_size(space.D, k, space.row_sets(k), deadline)
+        if found is None:
+            continue
+        if found != "timeout":
+            r_idx, c_idx = space.rows[found[0]], space.cols[found[1]]
+            if space.transposed:
+                r_idx, c_idx = c_idx, r_idx
+            cex = verified_counterexample(M, r_idx, c_idx)
+            if cex is None:  # float false alarm: redo this size exhaustively and exactly
+                cex = _exact_size(space.D, k, space.row_sets(k), deadline, space.rows,
+                                  space.cols, space.transposed, M)
+            if cex is None:
+                continue
+            found = cex
+        if found == "timeout":
+            return MethodResult(None, reason=f"time limit {time_limit:g} s reached while "
+                                f"checking {k}x{k} submatrices", submatrices=space.total)
+        return MethodResult(False, counterexample=found, summary=f"{k}x{k} submatrix with "
+                            f"determinant {found['determinant']}", submatrices=space.total)
+    return None
 
 
 def _exact_size(D, k, row_sets, deadline, rows, cols, transposed, M):

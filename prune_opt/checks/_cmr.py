@@ -11,8 +11,8 @@ from contextlib import contextmanager
 import numpy as np
 import scipy.sparse as sp
 
-from ._brute import MethodResult
 from ._exact import verified_counterexample
+from ._result import MethodResult
 
 __all__ = ["cmr_available", "cmr_tu", "INSTALL_HINT"]
 

@@ -8,7 +8,8 @@ from itertools import combinations, product
 import numpy as np
 import scipy.sparse as sp
 
-from ._brute import MethodResult, brute_force_tu
+from ._brute import brute_force_tu
+from ._result import MethodResult
 
 __all__ = ["ghouila_houri_tu", "equitable_bicoloring", "DEFAULT_MAX_GH_ROWS"]
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._io import atomic_write
+
 __all__ = ["load_matrix", "save_matrix"]
 
 SUFFIXES = (".npz", ".mtx", ".mps")
@@ -125,11 +127,13 @@ def save_matrix(path, A):
     """
     path = Path(path)
     A = sp.csr_matrix(A)
-    if path.suffix.lower() == ".npz":
-        sp.save_npz(path, A)
-    elif path.suffix.lower() == ".mtx":
-        from scipy.io import mmwrite
-
-        mmwrite(str(path), A)
-    else:
+    suffix = path.suffix.lower()
+    if suffix not in (".npz", ".mtx"):
         raise ValueError(f"{path}: save_matrix writes .npz or .mtx, got {path.suffix!r}")
+    with atomic_write(path, "wb") as fh:  # whole file or none
+        if suffix == ".npz":
+            sp.save_npz(fh, A)
+        else:
+            from scipy.io import mmwrite
+
+            mmwrite(fh, A)

@@ -1,4 +1,4 @@
-"""Network-matrix certificates of total unimodularity.
+"""Network-matrix certificates of total unimodularity (generic matrices).
 
 A matrix ``N`` is a *network matrix* when there is a directed tree whose
 edges index the rows of ``N`` and a list of arcs (pairs of tree vertices)
@@ -7,37 +7,26 @@ the tree path of arc ``a`` in its own direction, -1 in the opposite
 direction, 0 off the path.  Network matrices are totally unimodular, and so
 are their transposes.  A certificate is therefore checkable without trusting
 how it was found: recompute every path from the tree and compare with the
-matrix, entry by entry.
+matrix, entry by entry (:func:`verify_network_matrix`).
 
-For a :class:`~prune_opt.PruningProblem` the transpose of the constraint
-matrix is a network matrix of the tree described in ``docs/math/tu.md``:
-
-* a hub vertex ``rho``;
-* tree node ``h`` hangs below its parent (roots below ``rho``) by the edge of
-  column ``z_h``, directed downwards;
-* every (row, unit) pair ``p`` is a vertex ``X_p`` with an edge ``X_p -> rho``
-  for column ``w_p``;
-* every first-use record ``u`` is a vertex ``Y_u`` with an edge ``Y_u -> rho``
-  for column ``wt_u``.
-
-Rows are arcs: the leaf-path row of leaf ``l`` is ``rho -> l``, the use row
-``z(path to h_u) + wt_u = 1`` is ``Y_u -> h_u``, and the coupling row
-``wt_u - w_p <= 0`` is ``Y_u -> X_p``.
+This module recognises three cheap patterns, on a matrix and on its
+transpose: incidence matrices of directed graphs, incidence matrices after
+negating some rows (Heller-Tompkins 2-colouring) and signed intervals of
+consecutive rows (a directed path).  The tree of a pruning program is built
+from the program's layout in :mod:`prune_opt.checks._pruning_network`.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._brute import MethodResult
-from ._exact import as_integer_matrix, verified_counterexample
+from ._result import MethodResult
 
-__all__ = ["NetworkCertificate", "verify_network_matrix", "network_tu",
-           "pruning_network_certificate", "budget_counterexample"]
+__all__ = ["NetworkCertificate", "verify_network_matrix", "generic_network_certificate",
+           "generic_network_tu"]
 
 
 @dataclass
@@ -316,7 +305,22 @@ def _verify_path_network(N, tail, head):
     return True, ""
 
 
-def _generic_certificate(M):
+def generic_network_certificate(M):
+    """A verified network certificate of ``M`` from the cheap patterns, or None.
+
+    Returns
+    -------
+    (NetworkCertificate or None, list of str) : the certificate and, per
+    pattern tried, why it did not fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cert, _ = generic_network_certificate(np.array([[1, -1, 0], [0, 1, -1]]))
+    >>> cert.kind, cert.transposed
+    ('incidence', False)
+    """
+    M = sp.csr_matrix(M, dtype=np.int64)
     attempts = []
     for kind, builder in (("incidence", _star), ("signed-incidence", _signed_star),
                           ("interval", _interval)):
@@ -347,152 +351,16 @@ def _generic_certificate(M):
     return None, attempts
 
 
-# ------------------------------------------------------------------ pruning problems
-def _pruning_tree(problem, n_rows_checked):
-    f = problem.forest
-    n, U, P = problem.n_nodes, problem.n_uses, problem.n_pairs
-    n_cols = n + U + P
-    x0, y0 = 1 + n, 1 + n + P  # first X_p and Y_u vertex
-    parent = np.empty(n_cols + 1, dtype=np.int64)
-    edge = np.empty(n_cols + 1, dtype=np.int64)
-    parent[0], edge[0] = -1, -1
-    parent[1:1 + n] = np.where(f.parent >= 0, f.parent + 1, 0)
-    edge[1:1 + n] = np.arange(n)
-    parent[x0:x0 + P] = 0
-    edge[x0:x0 + P] = n + U + np.arange(P)
-    parent[y0:y0 + U] = 0
-    edge[y0:y0 + U] = n + np.arange(U)
-    down = np.concatenate([np.ones(n, dtype=np.int64), -np.ones(U + P, dtype=np.int64)])
-    leaves = np.flatnonzero(f.is_leaf)
-    y = y0 + np.arange(U)
-    tail = np.concatenate([np.zeros(leaves.size, dtype=np.int64), y, y])
-    head = np.concatenate([1 + leaves, 1 + problem.use_node, x0 + problem.use_pair])
-    if tail.size != n_rows_checked:
-        return None
-    labels = {0: "hub"}
-    return parent, edge, down, tail, head, labels
-
-
-def pruning_network_certificate(problem, M=None):
-    """Network certificate of the (budget-free) constraint matrix of a pruning problem.
-
-    Parameters
-    ----------
-    problem : PruningProblem
-    M : sparse integer matrix, optional
-        The matrix to certify (default ``problem.constraint_matrix()``); a
-        budget row, if present as the last row, is excluded.
-
-    Returns
-    -------
-    (NetworkCertificate or None, str) : the certificate, or None and why.
-    """
-    if M is None:
-        M, _, _ = as_integer_matrix(problem)
-    rows = M.shape[0] - (1 if problem.budget is not None else 0)
-    core = M[:rows]
-    built = _pruning_tree(problem, rows)
-    if built is None:
-        return None, ("the constraint matrix does not have the expected row layout "
-                      "(leaf paths, first uses, couplings)")
-    parent, edge, down, tail, head, labels = built
-    if core.shape[1] + 1 != parent.size:
-        return None, "the constraint matrix does not have the expected column layout"
-    ok, why = verify_network_matrix(core.T.tocsr(), parent, edge, down, tail, head)
-    if not ok:
-        return None, f"tree construction did not match the matrix: {why}"
-    g = _digraph(parent, edge, down, tail, head)
-    n, P = problem.n_nodes, problem.n_pairs
-    g.graph["vertex_blocks"] = {"hub": (0, 1), "tree_nodes": (1, 1 + n),
-                                "pairs": (1 + n, 1 + n + P),
-                                "uses": (1 + n + P, parent.size)}
-    desc = (f"transpose of the {rows}x{core.shape[1]} constraint matrix"
-            f"{' without the budget row' if problem.budget is not None else ''} "
-            "is a network matrix (hub + forest nodes + one vertex per (row, unit) pair and "
-            "per first-use record)")
-    return NetworkCertificate(kind="pruning-tree", transposed=True, graph=g, description=desc,
-                              sizes={"rows": rows, "columns": int(core.shape[1])}), ""
-
-
-def budget_counterexample(problem, M, max_candidates=50):
-    """A structural violating submatrix through the budget row (>= 2x2).
-
-    Two first-use records ``u, v`` of one tree with distinct (row, unit) pairs
-    ``p, q`` of positive budget coefficient close the cycle
-    budget - w_p - coupling_u - wt_u - use_u - z_root - use_v - wt_v -
-    coupling_v - w_q - budget, a 5x5 submatrix with determinant
-    ``+-(b_p + b_q)`` (at least 2).  Candidates are verified exactly.
-
-    Returns
-    -------
-    counterexample dict or None
-    """
-    if problem.budget is None:
-        return None
-    f = problem.forest
-    n, U = problem.n_nodes, problem.n_uses
-    L = int(f.is_leaf.sum())
-    brow = M.shape[0] - 1
-    b = M[brow].toarray().ravel()
-    w0 = n + U
-    pos = b[w0 + problem.use_pair] != 0
-    tree = f.tree_of_node[problem.use_node]
-    coef = np.abs(b[w0 + problem.use_pair])
-    # smallest coefficients first: the submatrix is then {-1, 0, 1} when possible
-    order = np.lexsort((problem.use_pair, coef, tree))
-    order = order[pos[order]]
-    tried = 0
-    for t in np.unique(tree[order]):  # one pass per tree
-        recs = order[tree[order] == t]
-        pairs = problem.use_pair[recs]
-        first = recs[0]
-        others = recs[pairs != pairs[0]]
-        for v in others[:max_candidates]:
-            u = first
-            root = int(f.node_offset[t])
-            rows = [brow, L + U + u, L + U + v, L + u, L + v]
-            cols = [w0 + problem.use_pair[u], w0 + problem.use_pair[v], n + u, n + v, root]
-            cex = verified_counterexample(M, rows, cols)
-            tried += 1
-            if cex is not None:
-                return cex
-            if tried >= max_candidates:
-                return None
-    return None
-
-
-def network_tu(M, problem=None):
-    """The "network" method: a verified network certificate, else undecided.
-
-    For a pruning problem the pruning tree is tried; with a budget row the
-    budget-free rows are certified and a structural violating submatrix
-    through the budget row is searched.  Other matrices are tested for the
-    incidence, signed-incidence (rows 2-colored) and interval
-    (consecutive-ones) patterns, on the matrix and its transpose.
+def generic_network_tu(M):
+    """The "network" method on a matrix that is not a pruning program.
 
     Returns
     -------
     MethodResult
+        True with a verified certificate, or None (undecided) naming the
+        patterns tried.
     """
-    t0 = time.perf_counter()
-    if problem is not None:
-        cert, why = pruning_network_certificate(problem, M)
-        if cert is None:
-            return MethodResult(None, reason=why)
-        if problem.budget is None:
-            return MethodResult(True, certificate=cert, summary=cert.summary(),
-                                seconds_certificate=time.perf_counter() - t0)
-        cex = budget_counterexample(problem, M)
-        if cex is not None:
-            k = len(cex["rows"])
-            return MethodResult(False, certificate=cert, counterexample=cex,
-                                summary=f"rows without the budget row are TU ({cert.summary()})"
-                                f"; the budget row closes an unbalanced cycle: {k}x{k} submatrix "
-                                f"with determinant {cex['determinant']}")
-        return MethodResult(None, certificate=cert,
-                            reason="rows without the budget row are TU (network certificate) "
-                            "but no violating cycle through the budget row was found")
-    cert, attempts = _generic_certificate(M)
+    cert, attempts = generic_network_certificate(M)
     if cert is None:
         return MethodResult(None, reason="no network pattern found (" + "; ".join(attempts)
                             + "); general network-matrix recognition needs cmr")

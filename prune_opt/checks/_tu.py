@@ -7,15 +7,17 @@ from dataclasses import dataclass, field
 
 from ._brute import (
     DEFAULT_MAX_SUBMATRICES,
-    MethodResult,
     brute_force_tu,
+    estimate_2x2_work,
     find_2x2_violation,
     find_entry_violation,
 )
 from ._cmr import cmr_available, cmr_tu
 from ._exact import as_integer_matrix
 from ._ghouila_houri import DEFAULT_MAX_GH_ROWS, ghouila_houri_tu
-from ._network import NetworkCertificate, network_tu
+from ._network import NetworkCertificate
+from ._pruning_network import network_tu
+from ._result import MethodResult
 
 __all__ = ["TUReport", "is_totally_unimodular", "METHODS"]
 
@@ -115,16 +117,61 @@ class TUReport:
         return "\n".join(lines)
 
 
-def _run(name, M, problem, remaining, max_submatrices, max_lines):
-    if name == "network":
-        return network_tu(M, problem)
-    if name == "cmr":
-        return cmr_tu(M, time_limit=remaining)
-    if name == "brute":
-        return brute_force_tu(M, time_limit=remaining, max_submatrices=max_submatrices)
-    if name == "ghouila-houri":
-        return ghouila_houri_tu(M, time_limit=remaining, max_lines=max_lines)
-    raise AssertionError(name)
+class _Check:
+    """One run of :func:`is_totally_unimodular`: the matrix, the clock, the log."""
+
+    def __init__(self, A, time_limit, max_submatrices, max_lines):
+        self.t0 = time.perf_counter()
+        self.M, self.problem, self.notes = as_integer_matrix(A)
+        self.time_limit = time_limit
+        self.limits = {"max_submatrices": max_submatrices, "max_lines": max_lines}
+        self.tried = []
+
+    def remaining(self):
+        if self.time_limit is None:
+            return None
+        return max(float(self.time_limit) - (time.perf_counter() - self.t0), 1e-3)
+
+    def record(self, name, res, started, note=None):
+        self.tried.append({"method": name, "verdict": res.verdict,
+                           "seconds": time.perf_counter() - started,
+                           "note": res.note if note is None else note})
+
+    def run(self, name, note_prefix=None):
+        """Run one method, log it, return its MethodResult."""
+        started = time.perf_counter()
+        if name == "network":
+            res = network_tu(self.M, self.problem)
+        elif name == "cmr":
+            res = cmr_tu(self.M, time_limit=self.remaining())
+        elif name == "brute":
+            res = brute_force_tu(self.M, time_limit=self.remaining(),
+                                 max_submatrices=self.limits["max_submatrices"])
+        elif name == "ghouila-houri":
+            res = ghouila_houri_tu(self.M, time_limit=self.remaining(),
+                                   max_lines=self.limits["max_lines"])
+        else:
+            raise AssertionError(name)
+        self.record(name, res, started,
+                    note=None if note_prefix is None else f"{note_prefix}: {res.note}")
+        return res
+
+    def report(self, name, res):
+        decided = res.verdict is not None
+        return TUReport(is_tu=res.verdict, method=name, seconds=time.perf_counter() - self.t0,
+                        shape=tuple(self.M.shape), nnz=int(self.M.nnz),
+                        certificate=res.certificate,
+                        certificate_summary=res.summary if decided else "",
+                        counterexample=res.counterexample,
+                        reason="" if decided else res.reason, tried=self.tried,
+                        notes=self.notes)
+
+
+def _check_arguments(method, time_limit):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if time_limit is not None and not (float(time_limit) > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
 
 
 def is_totally_unimodular(A, method="auto", time_limit=None, *,
@@ -167,95 +214,75 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
     >>> is_totally_unimodular(np.array([[1, 1, 0], [0, 1, 1]]), method="network").is_tu
     True
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if time_limit is not None and not (float(time_limit) > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    t0 = time.perf_counter()
-    M, problem, notes = as_integer_matrix(A)
-
-    def remaining():
-        if time_limit is None:
-            return None
-        return max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
-
-    tried = []
-
-    def record(name, res, t_start, note=None):
-        tried.append({"method": name, "verdict": res.verdict,
-                      "seconds": time.perf_counter() - t_start,
-                      "note": note if note is not None else (res.summary or res.reason)})
-
-    def report(name, res):
-        cert = res.certificate
-        summary = res.summary
-        return TUReport(is_tu=res.verdict, method=name, seconds=time.perf_counter() - t0,
-                        shape=tuple(M.shape), nnz=int(M.nnz), certificate=cert,
-                        certificate_summary=summary if res.verdict is not None else "",
-                        counterexample=res.counterexample,
-                        reason=res.reason if res.verdict is None else "",
-                        tried=tried, notes=notes)
-
+    _check_arguments(method, time_limit)
+    check = _Check(A, time_limit, max_submatrices, max_lines)
     if method != "auto":
-        ts = time.perf_counter()
-        res = _run(method, M, problem, remaining(), max_submatrices, max_lines)
-        record(method, res, ts)
-        return report(method, res)
+        return check.report(method, check.run(method))
+    return _auto(check)
 
-    # ---------------------------------------------------------------- auto
-    ts = time.perf_counter()
-    entry = find_entry_violation(M)
-    entry_res = MethodResult(False if entry else None, counterexample=entry,
-                             summary="entry outside {-1, 0, 1}" if entry else "",
-                             reason="" if entry else "all entries in {-1, 0, 1}")
-    record("entries", entry_res, ts, note="entry outside {-1, 0, 1} (1x1 counterexample)"
-           if entry else "all entries in {-1, 0, 1}")
-    budgeted = problem is not None and problem.budget is not None
-    if entry is not None and not budgeted:
-        return report("entries", entry_res)
-    if entry is not None:
-        notes.append("the budget row has entries outside {-1, 0, 1}; looking for a structural "
-                     "violation through it as well")
 
-    ts = time.perf_counter()
-    res = network_tu(M, problem)
+def _auto(check):
+    """Cheap necessary tests, then network, 2x2, cmr, brute force, Ghouila-Houri."""
+    entry = _entries_step(check)
+    budgeted = check.problem is not None and check.problem.budget is not None
+    if entry.verdict is False and not budgeted:
+        return check.report("entries", entry)
+    if entry.verdict is False:
+        check.notes.append("the budget row has entries outside {-1, 0, 1}; looking for a "
+                           "structural violation through it as well")
     why = ("pruning problem: the pruning-tree network certificate applies"
-           if problem is not None
+           if check.problem is not None
            else "cheap network patterns (incidence, signed incidence, interval)")
-    record("network", res, ts, note=f"{why}: {res.summary or res.reason}")
+    res = check.run("network", note_prefix=why)
     if res.verdict is not None:
-        return report("network", res)
-    if entry is not None:
-        return report("entries", entry_res)
+        return check.report("network", res)
+    if entry.verdict is False:
+        return check.report("entries", entry)
+    res = _2x2_step(check)
+    if res.verdict is False:
+        return check.report("2x2", res)
+    return _expensive_steps(check)
 
-    ts = time.perf_counter()
-    hit = find_2x2_violation(M, max_work=MAX_2X2_WORK)
-    if isinstance(hit, dict):
-        res2 = MethodResult(False, counterexample=hit, summary="2x2 submatrix with determinant "
-                            f"{hit['determinant']}")
-        record("2x2", res2, ts)
-        return report("2x2", res2)
-    record("2x2", MethodResult(None), ts,
-           note="skipped: too many row pairs" if hit == "skipped" else "no 2x2 violation")
 
+def _entries_step(check):
+    started = time.perf_counter()
+    entry = find_entry_violation(check.M)
+    res = MethodResult(False if entry else None, counterexample=entry,
+                       summary="entry outside {-1, 0, 1}" if entry else "",
+                       reason="" if entry else "all entries in {-1, 0, 1}")
+    check.record("entries", res, started, note="entry outside {-1, 0, 1} (1x1 counterexample)"
+                 if entry else "all entries in {-1, 0, 1}")
+    return res
+
+
+def _2x2_step(check):
+    started = time.perf_counter()
+    if estimate_2x2_work(check.M) > MAX_2X2_WORK:
+        res = MethodResult(None, reason="skipped: too many row pairs")
+        check.record("2x2", res, started)
+        return res
+    hit = find_2x2_violation(check.M, max_work=None)
+    if hit is None:
+        res = MethodResult(None, reason="no 2x2 violation")
+    else:
+        res = MethodResult(False, counterexample=hit.to_dict(),
+                           summary=f"2x2 submatrix with determinant {hit.determinant}")
+    check.record("2x2", res, started)
+    return res
+
+
+def _expensive_steps(check):
     avail, detail = cmr_available()
     if avail:
-        ts = time.perf_counter()
-        res = cmr_tu(M, time_limit=remaining())
-        record("cmr", res, ts, note=f"installed: {res.summary or res.reason}")
+        res = check.run("cmr", note_prefix="installed")
         if res.verdict is not None:
-            return report("cmr", res)
+            return check.report("cmr", res)
     else:
-        tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
-
-    reasons = [t["note"] for t in tried if t["method"] in ("network", "cmr")]
+        check.tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
+    reasons = [t["note"] for t in check.tried if t["method"] in ("network", "cmr")]
     for name in ("brute", "ghouila-houri"):
-        ts = time.perf_counter()
-        res = _run(name, M, problem, remaining(), max_submatrices, max_lines)
-        record(name, res, ts)
+        res = check.run(name)
         if res.verdict is not None:
-            return report(name, res)
+            return check.report(name, res)
         reasons.append(f"{name}: {res.reason}")
-    final = MethodResult(None, reason="; ".join(reasons))
-    return report("auto", final)
-
+    return check.report("auto", MethodResult(None, reason="; ".join(reasons)))

@@ -1,54 +1,141 @@
 """The ``prune-opt`` command line.
 
-Each command lives in its own module exposing ``add_parser(subparsers)`` (which
-registers the sub-command and sets ``func``) and ``run(args) -> int``.  User
-errors exit with status 2 and one line on stderr (``--debug`` shows the
-traceback).
+Every command is one module of this package, named in :data:`COMMANDS`, that
+exposes ``add_parser(subparsers)`` (registers the sub-command and sets
+``func``) and ``run(args) -> int``.  :data:`COMMANDS` is the single registry:
+a module it names that cannot be imported, or a command module it does not
+name, is an error (checked by the test suite), never a silent skip.
+
+The contract of every command:
+
+* user errors (bad arguments, unusable output paths, a full disk) exit with
+  status 2 and one line on stderr (``--debug`` shows the traceback);
+* output paths are checked before any long work starts, and every file is
+  written atomically (whole or not at all);
+* Ctrl-C (SIGINT) prints one line ``interrupted`` on stderr, stops child
+  processes, leaves no partial file and exits with status 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from ..solvers import SolverError
+__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 
-COMMAND_MODULES = ("demo", "prune_cmd", "compare", "curve", "export", "tu_check")
+#: command name -> module of this package that implements it
+COMMANDS = {
+    "demo": "demo",
+    "prune": "prune_cmd",
+    "compare": "compare",
+    "curve": "curve",
+    "export": "export",
+    "tu-check": "tu_check",
+    "datasets": "datasets_cmd",
+}
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def command_module(name):
+    """The module implementing command ``name`` (ValueError for an unknown name).
+
+    Examples
+    --------
+    >>> from prune_opt.cli import command_module
+    >>> command_module("prune").__name__
+    'prune_opt.cli.prune_cmd'
+    """
+    if name not in COMMANDS:
+        raise ValueError(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
+    module = importlib.import_module(f"{__name__}.{COMMANDS[name]}")
+    for attr in ("add_parser", "run"):
+        if not callable(getattr(module, attr, None)):
+            raise TypeError(f"command module {module.__name__} has no {attr}()")
+    return module
 
 
 def build_parser():
+    """The argument parser with every registered command.
+
+    Examples
+    --------
+    >>> from prune_opt.cli import build_parser
+    >>> build_parser().parse_args(["tu-check", "--matrix", "A.npz"]).command
+    'tu-check'
+    """
     parser = argparse.ArgumentParser(
         prog="prune-opt",
         description="Exact cost-aware pruning of tree ensembles (BudgetPrune).",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a command module not present in this build
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
-        mod.add_parser(sub)
+    for name in COMMANDS:
+        command_module(name).add_parser(sub)
+    missing = set(COMMANDS) - set(sub.choices)
+    if missing:
+        raise RuntimeError(f"command module(s) did not register {sorted(missing)}")
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+def _user_error(exc):
+    """One-line text of a user-facing error."""
+    from ..solvers import SolverError
+
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, SolverError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror}"
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__
+
+
+def _run_command(args):
+    from ..solvers import SolverError
+    from ._common import check_outputs
+
     try:
+        check_outputs(args)
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, SolverError, FileNotFoundError, KeyError) as exc:
+    except BrokenPipeError:
+        raise  # handled quietly by main()
+    except (ValueError, TypeError, SolverError, OSError, KeyError) as exc:
         if args.debug:
             raise
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"prune-opt {args.command}: error: {msg}", file=sys.stderr)
-        return 2
+        print(f"prune-opt {args.command}: error: {_user_error(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def main(argv=None):
+    """Run the ``prune-opt`` command line; returns the exit status.
+
+    Examples
+    --------
+    >>> from prune_opt.cli import main
+    >>> main(["tu-check", "--matrix", "no-such-file.npz"])
+    2
+    """
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return _run_command(args)
+    except BrokenPipeError:
+        # the reader of stdout went away (e.g. `prune-opt datasets | head`): stop quietly,
+        # and point stdout at devnull so the interpreter's final flush cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        # atomic writers have removed their temporary files and child processes
+        # have been stopped by the code that started them (finally clauses)
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,11 +1,17 @@
-"""Helpers shared by CLI commands: dataset + forest set-up, JSON output, progress."""
+"""Helpers shared by CLI commands: dataset + forest set-up, checked and atomic
+outputs, plain-text tables."""
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
+
+from .._io import atomic_write, check_output_path
 
 
 def add_data_arguments(p, *, trees=40):
@@ -78,24 +84,133 @@ def setup_experiment(args, *, fit=True):
     return out
 
 
+def add_output_argument(p, flag, *, help, kind="file", **kwargs):
+    """Add an output option whose path is checked before the command starts.
+
+    ``kind`` is ``"file"`` (a file to create or replace) or ``"dir"`` (a
+    folder to create or fill).  :func:`check_outputs` checks every option
+    added this way, so a bad path fails in a second, not after the work.
+    """
+    if kind not in ("file", "dir"):
+        raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
+    action = p.add_argument(flag, help=help, **kwargs)
+    outputs = p.get_default("output_options") or ()
+    p.set_defaults(output_options=(*outputs, (flag, action.dest, kind)))
+    return action
+
+
+def check_output_dir(path, name):
+    """Validate an output folder: an existing writable folder, or one that can be created."""
+    p = Path(os.fspath(path))
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{name}={str(p)!r} is a file, not a folder; give a folder name")
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise ValueError(f"{name}={str(p)!r}: the folder is not writable; "
+                             "choose another location")
+        return p
+    check_output_path(p, name)
+    return p
+
+
+def check_outputs(args):
+    """Check every output option of ``args`` (see :func:`add_output_argument`).
+
+    Raises
+    ------
+    ValueError
+        A path names a folder where a file is expected (or the reverse), its
+        parent folder is missing or not writable, or two options name the
+        same file.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from prune_opt.cli._common import check_outputs
+    >>> args = argparse.Namespace(out="no-such-dir/x.json",
+    ...                           output_options=(("--out", "out", "file"),))
+    >>> check_outputs(args)
+    Traceback (most recent call last):
+    ...
+    ValueError: --out='no-such-dir/x.json': the directory 'no-such-dir' does not exist; \
+create it first
+    """
+    seen = {}
+    for flag, dest, kind in getattr(args, "output_options", ()):
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        if kind == "dir":
+            check_output_dir(value, flag)
+            continue
+        check_output_path(value, flag)
+        key = os.path.abspath(os.fspath(value))
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {flag} both name {value!r}; give each its own "
+                             "file")
+        seen[key] = flag
+
+
+@contextlib.contextmanager
+def naming_errors(path):
+    """Give an OSError raised while writing ``path`` the file name it lacks.
+
+    A full disk surfaces from ``write``/``fsync`` as a bare "No space left on
+    device"; the one-line CLI error should say which output it was.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.strerror:
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+        raise
+
+
 def write_json(path, obj):
+    """Write ``obj`` as indented JSON, atomically (whole file or none)."""
     from .._persistence import _jsonable
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(_jsonable(obj), indent=2))
+    text = json.dumps(_jsonable(obj), indent=2)
+    with naming_errors(path), atomic_write(path, "w") as fh:
+        fh.write(text)
 
 
-def format_table(rows, columns):
-    """Plain-text table of dict rows."""
+def write_csv(path, rows):
+    """Write dict rows as CSV (columns: every key, first-seen order), atomically."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with naming_errors(path), atomic_write(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def format_table(rows, columns, *, align="right"):
+    """Plain-text table of dict rows (floats to 6 significant digits, None blank).
+
+    Examples
+    --------
+    >>> from prune_opt.cli._common import format_table
+    >>> print(format_table([{"a": 1, "b": 0.5}, {"a": 10, "b": None}], ["a", "b"]))
+     a    b
+    --  ---
+     1  0.5
+    10
+    """
+    if align not in ("left", "right"):
+        raise ValueError(f"align must be 'left' or 'right', got {align!r}")
+
     def fmt(v):
-        if isinstance(v, float):
-            return f"{v:.6g}"
-        return str(v)
+        if v is None:
+            return ""
+        return f"{v:.6g}" if isinstance(v, float) else str(v)
 
-    cells = [[fmt(r.get(c, "")) for c in columns] for r in rows]
+    def line(cells, widths):
+        just = [c.rjust(w) if align == "right" else c.ljust(w) for c, w in zip(cells, widths)]
+        return "  ".join(just).rstrip()
+
+    cells = [[fmt(r.get(c)) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
               for i, c in enumerate(columns)]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+    lines = [line(columns, widths), line(["-" * w for w in widths], widths)]
+    lines += [line(row, widths) for row in cells]
     return "\n".join(lines)

@@ -13,12 +13,14 @@ peak (Python and numpy allocations only) and is labelled so.
 from __future__ import annotations
 
 import os
+import signal
 import time
 import traceback
 
 import numpy as np
 
-from ._common import add_data_arguments, format_table, write_json
+from ._common import add_data_arguments, add_output_argument, format_table, write_json
+from ._memory import proc_status_kb, reset_peak_rss
 
 # reference backends that are slow by design; named explicitly to include them
 SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx")
@@ -42,7 +44,9 @@ def add_parser(sub):
     p.add_argument("--examples", type=int, default=None,
                    help="subsample the validation (cost) rows to N examples")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
-    p.add_argument("--json", default=None, metavar="OUT", help="write the table as JSON")
+    add_output_argument(p, "--json", default=None, metavar="OUT",
+                        help="write the table as JSON")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
 
@@ -68,35 +72,12 @@ def parse_solvers(spec):
     return list(dict.fromkeys(names))
 
 
-# --------------------------------------------------------------------- memory
-
-def _proc_status_kb(key):
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak():
-    """Reset VmHWM to the current RSS (Linux >= 4.0); True on success."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def _solve_and_report(problem, solver, *, time_limit, solver_options, test, method):
     """Solve and summarise (runs in the child); returns a JSON-able dict."""
     from .. import solve
 
-    rss0 = _proc_status_kb("VmRSS")
-    reset = method == "fork" and _reset_peak()
+    rss0 = proc_status_kb("VmRSS")
+    reset = method == "fork" and reset_peak_rss()
     if not reset:
         import tracemalloc
 
@@ -106,8 +87,8 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
                    solver_options=solver_options)
     wall = time.perf_counter() - t0
     if reset:
-        peak_mb = max(_proc_status_kb("VmHWM") - rss0, 0) / 1024.0
-        total_mb = _proc_status_kb("VmHWM") / 1024.0
+        peak_mb = max(proc_status_kb("VmHWM") - rss0, 0) / 1024.0
+        total_mb = proc_status_kb("VmHWM") / 1024.0
         how = "rss-hwm"
     else:
         import tracemalloc
@@ -130,6 +111,9 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
 
 
 def _child(conn, problem, solver, kwargs):
+    # Ctrl-C reaches the whole process group: the parent handles it and stops
+    # this child, which must not print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         conn.send(("ok", _solve_and_report(problem, solver, **kwargs)))
     except BaseException as exc:  # reported to the parent, which prints one line
@@ -176,7 +160,7 @@ def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test
 
     kwargs = dict(time_limit=time_limit, solver_options=solver_options, test=test)
     can_fork = isolate and hasattr(os, "fork") and "fork" in mp.get_all_start_methods() \
-        and _proc_status_kb("VmRSS") is not None
+        and proc_status_kb("VmRSS") is not None
     if not can_fork:
         try:
             return _solve_and_report(problem, solver, method="inprocess", **kwargs)
@@ -191,6 +175,9 @@ def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test
         msg = parent.recv()
     except EOFError:
         msg = None
+    except BaseException:  # Ctrl-C while waiting: stop the child, do not orphan it
+        _stop(proc)
+        raise
     proc.join()
     if msg is None:
         code = proc.exitcode
@@ -199,6 +186,14 @@ def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test
     if msg[0] == "error":
         return {"solver": solver, "status": "error", "error": msg[1]}
     return msg[1]
+
+
+def _stop(proc, grace=2.0):
+    proc.terminate()
+    proc.join(grace)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
 
 
 def add_gaps(rows):
@@ -240,7 +235,7 @@ def run(args):
           f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
     rows = []
     test = (exp["X_test"], exp["y_test"])
-    for name in tqdm(solvers, desc="solving", unit="solver"):
+    for name in tqdm(solvers, desc="solving", unit="solver", disable=args.no_progress):
         rows.append(measure_solve(problem, name, time_limit=args.time_limit, test=test))
     best = add_gaps(rows)
     print(format_table(rows, COLUMNS))

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import numpy as np
 
 from .._compile import compile_problem
 from ..budget import BASELINES, baseline_curve, get_baseline, tradeoff_curve
-from ._common import add_data_arguments, format_table, setup_experiment, write_json
+from ._common import (
+    add_data_arguments,
+    add_output_argument,
+    format_table,
+    naming_errors,
+    setup_experiment,
+    write_csv,
+    write_json,
+)
 
 # BudgetPrune itself, then every registered baseline (prune_opt.budget.BASELINES)
 METHODS = ("budgetprune", *BASELINES)
@@ -32,9 +37,12 @@ def add_parser(sub):
     p.add_argument("--cost-resolution", type=float, default=0.0,
                    help="stop refining BudgetPrune hull gaps narrower than this average cost "
                         "(default 0: every breakpoint)")
-    p.add_argument("--plot", default=None, metavar="PNG", help="write the accuracy-cost plot")
-    p.add_argument("--csv", default=None, metavar="FILE", help="write all curve rows as CSV")
-    p.add_argument("--json", default=None, metavar="FILE", help="write all curve rows as JSON")
+    add_output_argument(p, "--plot", default=None, metavar="PNG",
+                        help="write the accuracy-cost plot")
+    add_output_argument(p, "--csv", default=None, metavar="FILE",
+                        help="write all curve rows as CSV")
+    add_output_argument(p, "--json", default=None, metavar="FILE",
+                        help="write all curve rows as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)
 
@@ -105,12 +113,7 @@ def run(args):
     print(format_table(summary, ["method", "points", "acc@25%", "acc@50%", "acc@75%"]))
     all_rows = [dict(r, method=m) for m, rows in curves.items() for r in rows]
     if args.csv:
-        keys = list(dict.fromkeys(k for r in all_rows for k in r))
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=keys)
-            w.writeheader()
-            w.writerows(all_rows)
+        write_csv(args.csv, all_rows)
         print(f"wrote {args.csv}")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "trees": args.trees,
@@ -118,7 +121,8 @@ def run(args):
                                "summary": summary, "rows": all_rows})
         print(f"wrote {args.json}")
     if args.plot:
-        plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
-                      title=f"{exp['dataset'].name}: test accuracy vs feature cost")
+        with naming_errors(args.plot):
+            plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
+                          title=f"{exp['dataset'].name}: test accuracy vs feature cost")
         print(f"wrote {args.plot}")
     return 0

@@ -13,13 +13,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import add_data_arguments, format_table, setup_experiment, write_json
+from ._common import (
+    add_data_arguments,
+    add_output_argument,
+    format_table,
+    naming_errors,
+    setup_experiment,
+    write_json,
+)
+from .compare import parse_solvers
 
 DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
-# reference backends for small problems: the PuLP-built binary program and the
-# pure-Python networkx cut
-SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx")
+TABLE_COLUMNS = ["lam", "solver", "objective", "seconds", "test_accuracy", "average_cost",
+                 "splits"]
 
 
 def add_parser(sub):
@@ -37,50 +44,95 @@ def add_parser(sub):
     p.add_argument("--lp-lams", default=",".join(str(x) for x in DEFAULT_LP_LAMS),
                    help="lambdas at which the matrix-based LP backends run (default "
                         "0.005; 'all' = every lambda of the grid)")
-    p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
+    add_output_argument(p, "--out", kind="dir", default="demo-output",
+                        help="output folder (default demo-output)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
 
 def run(args):
-    from tqdm import tqdm
-
-    from .. import acquisition_cost, available_solvers, prune
-
-    lams = [float(s) for s in args.lams.split(",") if s.strip()]
-    solvers = (args.solvers.split(",") if args.solvers
-               else [s for s in available_solvers() if s not in SKIP_BY_DEFAULT])
-    from ..solvers import get_solver
-
-    for s in solvers:  # fail before any work on a misspelt backend
-        get_solver(s)
+    lams, lp_lams = _parse_grids(args)
+    solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
     exp = setup_experiment(args)
-    rf = exp["forest"]
-    costs = exp["costs"]
-    Xte, yte = exp["X_test"], exp["y_test"]
-    base_acc = float(np.mean(rf.predict(Xte) == yte))
-    base_cost = float(acquisition_cost(rf, Xte, costs).mean())
+    unpruned = _unpruned_figures(args, exp)
+    rows = _solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=not args.no_progress)
+    print(format_table(rows, TABLE_COLUMNS))
+    for line in _agreement_lines(rows):
+        print(line)
+    _write_outputs(Path(args.out), exp, args.trees, unpruned, rows)
+    return 0
+
+
+def _parse_lams(text, flag):
+    try:
+        values = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} must be comma-separated numbers, got {text!r}") from None
+    bad = [v for v in values if not (np.isfinite(v) and v >= 0)]
+    if bad:
+        raise ValueError(f"{flag}: every lambda must be a finite number >= 0, got {bad}")
+    return values
+
+
+def _parse_grids(args):
+    """(lambda grid, lambdas at which the matrix-based backends run)."""
+    lams = _parse_lams(args.lams, "--lams")
+    if not lams:
+        raise ValueError("--lams is empty; give at least one lambda, e.g. --lams 0,0.01")
+    if args.lp_lams.strip() == "all":
+        return lams, lams
+    return lams, _parse_lams(args.lp_lams, "--lp-lams")
+
+
+def _unpruned_figures(args, exp):
+    from .. import acquisition_cost
+
+    rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    base = {"test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
+            "average_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean())}
     print(f"dataset {exp['dataset'].name}: train {len(exp['y_train'])}, validation "
           f"{len(exp['y_val'])}, test {len(yte)}; {args.trees} trees")
-    print(f"unpruned forest: test accuracy {base_acc:.4f}, average cost {base_cost:.4g}")
+    print(f"unpruned forest: test accuracy {base['test_accuracy']:.4f}, average cost "
+          f"{base['average_cost']:.4g}")
+    return base
+
+
+def _solver_kinds():
     from ..solvers import list_solvers
 
-    kinds = list_solvers()
-    lp_lams = lams if args.lp_lams.strip() == "all" else [
-        float(x) for x in args.lp_lams.split(",") if x.strip()]
-    rows = []
-    jobs = [(lam, s) for lam in sorted(set(lams) | set(lp_lams)) for s in solvers
+    return list_solvers()
+
+
+def _jobs(lams, lp_lams, solvers):
+    """(lam, solver) pairs: matrix-based backends only at ``lp_lams``."""
+    kinds = _solver_kinds()
+    return [(lam, s) for lam in sorted(set(lams) | set(lp_lams)) for s in solvers
             if kinds[s]["kind"] not in ("lp", "ip") or lam in lp_lams]
-    for lam, s in tqdm(jobs, desc="pruning", unit="solve"):
-        pruned = prune(rf, exp["X_val"], exp["y_val"], costs=costs, lam=lam, solver=s,
-                       train=(exp["X_train"], exp["y_train"]))
+
+
+def _solve_grid(exp, jobs, *, progress=True):
+    from tqdm import tqdm
+
+    from .. import prune
+
+    rows = []
+    Xte, yte = exp["X_test"], exp["y_test"]
+    for lam, s in tqdm(jobs, desc="pruning", unit="solve", disable=not progress):
+        pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                       lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
+        info = pruned.solve_info
         rows.append({"lam": lam, "solver": s, "objective": pruned.objective,
-                     "seconds": pruned.solve_info["seconds"],
-                     "status": pruned.solve_info["status"],
+                     "seconds": info["seconds"], "status": info["status"],
                      "test_accuracy": pruned.score(Xte, yte),
                      "average_cost": pruned.average_cost(Xte), "splits": pruned.n_splits,
-                     "gap": pruned.solve_info["gap"]})
-    print(format_table(rows, ["lam", "solver", "objective", "seconds", "test_accuracy",
-                              "average_cost", "splits"]))
+                     "gap": info["gap"]})
+    return rows
+
+
+def _agreement_lines(rows):
+    """Per lambda: how closely the exact backends agree, how far the others are."""
+    kinds = _solver_kinds()
+    lines = []
     for lam in sorted({r["lam"] for r in rows}):
         at = [r for r in rows if r["lam"] == lam]
         exact = [r for r in at if kinds[r["solver"]]["exact"]]
@@ -97,24 +149,24 @@ def run(args):
                 parts.append(f"{r['solver']} within {gap:.1e} of the optimum "
                              f"(certified gap {r.get('gap', float('nan')):.1e})")
         if parts:
-            print(f"lam={lam:g}: " + "; ".join(parts))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "demo.json", {"dataset": exp["dataset"].name, "trees": args.trees,
-                                   "unpruned": {"test_accuracy": base_acc,
-                                                "average_cost": base_cost},
-                                   "rows": rows})
-    _plot(rows, base_acc, base_cost, out / "accuracy_cost.png", exp["dataset"].name)
+            lines.append(f"lam={lam:g}: " + "; ".join(parts))
+    return lines
+
+
+def _write_outputs(out, exp, trees, unpruned, rows):
+    out.mkdir(exist_ok=True)  # its parent was checked before the work started
+    write_json(out / "demo.json", {"dataset": exp["dataset"].name, "trees": trees,
+                                   "unpruned": unpruned, "rows": rows})
+    with naming_errors(out / "accuracy_cost.png"):
+        _plot(rows, unpruned["test_accuracy"], unpruned["average_cost"],
+              out / "accuracy_cost.png", exp["dataset"].name)
     print(f"wrote {out / 'demo.json'} and {out / 'accuracy_cost.png'}")
-    return 0
 
 
 def _plot(rows, base_acc, base_cost, path, name):
-    import matplotlib
+    from ..plotting import _pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for s in sorted({r["solver"] for r in rows}):
         pts = sorted((r["average_cost"], r["test_accuracy"]) for r in rows if r["solver"] == s)
@@ -126,5 +178,7 @@ def _plot(rows, base_acc, base_cost, path, name):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        save_figure(fig, path)
+    finally:
+        plt.close(fig)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub):
-    from ._common import add_data_arguments
+    from ._common import add_data_arguments, add_output_argument
 
     p = sub.add_parser(
         "export", help="write the pruning program as MPS/LP for external solvers",
@@ -19,20 +19,24 @@ def add_parser(sub):
     p.add_argument("--format", choices=("mps", "lp"), default=None,
                    help="output format (default: from the --out suffix)")
     p.add_argument("--integer", action="store_true", help="mark every variable binary")
-    p.add_argument("--out", required=True, help="output file")
+    add_output_argument(p, "--out", required=True, help="output file")
     p.set_defaults(func=run)
 
 
 def run(args):
     from .. import compile_problem
     from .._export import write_program
-    from ._common import setup_experiment
+    from ._common import naming_errors, setup_experiment
 
+    if args.format is None and not args.out.lower().endswith((".mps", ".lp")):
+        raise ValueError(f"--out={args.out!r}: cannot tell the format from the suffix; pass "
+                         "--format mps|lp or name the file *.mps / *.lp")
     exp = setup_experiment(args)
     problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
                               lam=args.lam, train=(exp["X_train"], exp["y_train"]),
                               budget=args.budget)
-    info = write_program(problem, args.out, args.format, integer=args.integer)
+    with naming_errors(args.out):
+        info = write_program(problem, args.out, args.format, integer=args.integer)
     kind = "binary program" if args.integer else "LP relaxation"
     print(f"wrote {info['path']} ({info['format'].upper()}, {kind}): "
           f"{info['n_variables']:,} variables, {info['n_rows']:,} rows, {info['nnz']:,} "

@@ -6,7 +6,13 @@ import warnings
 
 import numpy as np
 
-from ._common import add_data_arguments, setup_experiment, write_json
+from ._common import (
+    add_data_arguments,
+    add_output_argument,
+    naming_errors,
+    setup_experiment,
+    write_json,
+)
 
 
 def add_parser(sub):
@@ -26,37 +32,68 @@ def add_parser(sub):
                    help="with --budget: solve the hard budget as a binary program (small "
                         "problems only)")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
-    p.add_argument("--out", default="pruned.json", help="output JSON (default pruned.json)")
-    p.add_argument("--usage-plot", default=None, metavar="PNG",
-                   help="write the per-feature usage picture (before/after, test data)")
-    p.add_argument("--json", default=None, metavar="FILE",
-                   help="also write the printed summary as JSON")
+    add_output_argument(p, "--out", default="pruned.json",
+                        help="output JSON (default pruned.json)")
+    add_output_argument(p, "--usage-plot", default=None, metavar="PNG",
+                        help="write the per-feature usage picture (before/after, test data)")
+    add_output_argument(p, "--json", default=None, metavar="FILE",
+                        help="also write the printed summary as JSON")
     p.set_defaults(func=run)
 
 
 def run(args):
-    from .. import acquisition_cost, prune
-    from ..budget import fit_budget
+    _check_goal(args)
+    exp = setup_experiment(args)
+    pruned = _prune(args, exp)
+    summary = _summary(args, exp, pruned)
+    info = pruned.solve_info
+    if info.get("note"):
+        print(f"note: {info['note']}")
+    for k, v in summary.items():
+        if v is not None:
+            print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
+    with naming_errors(args.out):
+        pruned.save(args.out)
+    print(f"wrote {args.out}")
+    if args.usage_plot:
+        with naming_errors(args.usage_plot):
+            _usage_plot(args, exp, pruned)
+        print(f"wrote {args.usage_plot}")
+    if args.json:
+        write_json(args.json, {**summary, "solve_info": info})
+        print(f"wrote {args.json}")
+    return 0
 
+
+def _check_goal(args):
     if args.lam is not None and not (np.isfinite(args.lam) and args.lam >= 0):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
     if args.exact_budget and args.budget is None:
         raise ValueError("--exact-budget needs --budget")
-    exp = setup_experiment(args)
-    rf, costs = exp["forest"], exp["costs"]
-    Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
+
+
+def _prune(args, exp):
+    from .. import prune
+    from ..budget import fit_budget
+
+    rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     train = (exp["X_train"], exp["y_train"])
     if args.lam is not None:
-        pruned = prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
-                       time_limit=args.time_limit)
-    else:
-        with warnings.catch_warnings():  # the note is printed below
-            warnings.simplefilter("ignore", UserWarning)
-            pruned = fit_budget(rf, Xv, yv, costs=costs, budget=args.budget,
-                                solver=args.solver, train=train,
-                                exact_budget=args.exact_budget, time_limit=args.time_limit)
+        return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
+                     time_limit=args.time_limit)
+    with warnings.catch_warnings():  # the note is printed by run
+        warnings.simplefilter("ignore", UserWarning)
+        return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, solver=args.solver,
+                          train=train, exact_budget=args.exact_budget,
+                          time_limit=args.time_limit)
+
+
+def _summary(args, exp, pruned):
+    from .. import acquisition_cost
+
+    rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
     summary = {
         "dataset": exp["dataset"].name, "trees": args.trees,
@@ -64,30 +101,22 @@ def run(args):
         "objective": pruned.objective, "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
         "unpruned_splits": int((~pruned.forest.is_leaf).sum()),
-        "validation_cost": pruned.average_cost(Xv),
+        "validation_cost": pruned.average_cost(exp["X_val"]),
         "test_accuracy": pruned.score(Xte, yte), "test_cost": pruned.average_cost(Xte),
         "unpruned_test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
-        "unpruned_test_cost": float(acquisition_cost(rf, Xte, costs).mean()),
+        "unpruned_test_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean()),
     }
     if "hull_error_gap" in info:
         summary["hull_error_gap"] = info["hull_error_gap"]
-    if info.get("note"):
-        print(f"note: {info['note']}")
-    for k, v in summary.items():
-        if v is not None:
-            print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
-    pruned.save(args.out)
-    print(f"wrote {args.out}")
-    if args.usage_plot:
-        from .. import PrunedForest
-        from ..plotting import plot_feature_usage
+    return summary
 
-        f = pruned.forest
-        plot_feature_usage(PrunedForest(f, f.full_split_mask(), costs=costs), pruned, Xte,
-                           path=args.usage_plot, top=30,
-                           title=f"{exp['dataset'].name}: trees testing each feature per "
-                                 "example, before (plain) / after (hatched)")
-        print(f"wrote {args.usage_plot}")
-    if args.json:
-        write_json(args.json, {**summary, "solve_info": info})
-    return 0
+
+def _usage_plot(args, exp, pruned):
+    from .. import PrunedForest
+    from ..plotting import plot_feature_usage
+
+    f = pruned.forest
+    plot_feature_usage(PrunedForest(f, f.full_split_mask(), costs=exp["costs"]), pruned,
+                       exp["X_test"], path=args.usage_plot, top=30,
+                       title=f"{exp['dataset'].name}: trees testing each feature per "
+                             "example, before (plain) / after (hatched)")

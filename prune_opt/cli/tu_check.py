@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import write_json
+from ._common import add_output_argument, write_json
 
 EXAMPLES = """examples:
   prune-opt tu-check --dataset digits --trees 3 --examples 200
@@ -47,7 +47,8 @@ def add_parser(sub):
     p.add_argument("--vertices", type=int, default=None, metavar="K",
                    help="also solve the LP at vertices (HiGHS dual simplex) for the program's "
                         "objective and K random objectives and report fractionality")
-    p.add_argument("--json", default=None, metavar="OUT", help="write the report as JSON")
+    add_output_argument(p, "--json", default=None, metavar="OUT",
+                        help="write the report as JSON")
     p.set_defaults(func=run)
 
 
