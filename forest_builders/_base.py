@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Mapping
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
 from ._splits import candidates_from_sorted
 
-__all__ = ["ArrayForestClassifier", "grow_tree", "resolve_max_features"]
+__all__ = ["ArrayForestClassifier", "CostAwareClassifier", "grow_tree", "resolve_max_features"]
 
 
 def resolve_max_features(max_features, n_features):
@@ -93,29 +97,19 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
     dict with ``left``, ``right``, ``feature``, ``threshold``, ``value``,
     ``missing_go_to_left``.
     """
-    n_features = X.shape[1]
-    rows = np.flatnonzero(w > 0)
-    left, right, feature, threshold, value = [], [], [], [], []
-
-    def new_node():
-        left.append(-1)
-        right.append(-1)
-        feature.append(-1)
-        threshold.append(-2.0)
-        value.append(None)
-        return len(left) - 1
-
+    tree = _TreeArrays(n_classes)
     full_cost = feature_units.astype(float) @ unit_costs
+    rows = np.flatnonzero(w > 0)
     # presort once per tree: column j of S lists the node's rows by increasing
     # X[:, j] (NaN last); children inherit stable partitions, so no node sorts
     S = rows[np.argsort(X[rows], axis=0, kind="stable")]
     go = np.zeros(X.shape[0], dtype=bool)
-    stack = [(new_node(), S, 0, np.zeros(unit_costs.size, dtype=bool))]
-    while stack:
+    stack = [(tree.new_node(), S, 0, np.zeros(unit_costs.size, dtype=bool))]
+    while stack:  # one iteration per node of this tree
         node, S, depth, paid = stack.pop()
         idx = S[:, 0]
         total = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
-        value[node] = total
+        tree.value[node] = total
         if ((max_depth is not None and depth >= max_depth) or total.sum() < min_samples_split
                 or np.count_nonzero(total) <= 1 or (stop is not None and stop(total))):
             continue
@@ -124,63 +118,149 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
         else:
             cost_all = full_cost
         k = None if n_thresholds is None else n_thresholds(total.sum())
-        perm = rng.permutation(n_features)
-        choice = None
-        for feats in (perm[:max_features], perm[max_features:]):
-            # sklearn-like: fall back to the other features when the drawn ones
-            # cannot split the node at all
-            if feats.size == 0:
-                break
-            Sf = S[:, feats]
-            cand = candidates_from_sorted(X[Sf, feats], y[Sf], w[Sf], n_classes, k, rng)
-            if cand is None:
-                continue
-            pick = choose(cand, cost_all[feats], total)
-            if pick is not None:
-                choice = (int(feats[pick[0]]), float(pick[1]))
-            break
-        if choice is None:
+        choice = _choose_split(X, y, w, S, n_classes, choose, cost_all, total, k, rng,
+                               max_features)
+        children = None if choice is None else _partition(X, S, go, *choice)
+        if children is None:
             continue
         f, thr = choice
-        go[idx] = X[idx, f] <= thr  # NaN goes right
-        mask = go[S]
-        n_left = int(mask[:, 0].sum())
-        if n_left == 0 or n_left == idx.size:  # cannot happen with float32 midpoints
-            continue
-        St = S.T
-        SL = St[mask.T].reshape(n_features, n_left).T
-        SR = St[~mask.T].reshape(n_features, idx.size - n_left).T
-        feature[node], threshold[node] = f, thr
+        tree.feature[node], tree.threshold[node] = f, thr
         child_paid = paid | feature_units[f]
-        lnode, rnode = new_node(), new_node()
-        left[node], right[node] = lnode, rnode
-        stack.append((rnode, SR, depth + 1, child_paid))
-        stack.append((lnode, SL, depth + 1, child_paid))
-    n = len(left)
-    return dict(left=np.asarray(left, dtype=np.int64), right=np.asarray(right, dtype=np.int64),
-                feature=np.asarray(feature, dtype=np.int64),
-                threshold=np.asarray(threshold, dtype=float),
-                value=np.asarray(value, dtype=float).reshape(n, n_classes),
-                missing_go_to_left=np.zeros(n, dtype=np.uint8))
+        lnode, rnode = tree.new_node(), tree.new_node()
+        tree.left[node], tree.right[node] = lnode, rnode
+        stack.append((rnode, children[1], depth + 1, child_paid))
+        stack.append((lnode, children[0], depth + 1, child_paid))
+    return tree.arrays()
 
 
-def _check_int(value, name, low, allow_none=False):
-    if value is None and allow_none:
+class _TreeArrays:
+    """Growable node arrays of one tree (ids in creation order)."""
+
+    def __init__(self, n_classes):
+        self.n_classes = n_classes
+        self.left, self.right, self.feature, self.threshold, self.value = [], [], [], [], []
+
+    def new_node(self):
+        for arr, empty in ((self.left, -1), (self.right, -1), (self.feature, -1),
+                           (self.threshold, -2.0), (self.value, None)):
+            arr.append(empty)
+        return len(self.left) - 1
+
+    def arrays(self):
+        n = len(self.left)
+        return dict(left=np.asarray(self.left, dtype=np.int64),
+                    right=np.asarray(self.right, dtype=np.int64),
+                    feature=np.asarray(self.feature, dtype=np.int64),
+                    threshold=np.asarray(self.threshold, dtype=float),
+                    value=np.asarray(self.value, dtype=float).reshape(n, self.n_classes),
+                    missing_go_to_left=np.zeros(n, dtype=np.uint8))
+
+
+def _choose_split(X, y, w, S, n_classes, choose, cost_all, total, k, rng, max_features):
+    """``(feature, threshold)`` of the node whose presorted rows are ``S``, or None.
+
+    Draws ``max_features`` candidate features; like sklearn, falls back to
+    the other features when none of the drawn ones can split the node.
+    """
+    perm = rng.permutation(X.shape[1])
+    for feats in (perm[:max_features], perm[max_features:]):
+        if feats.size == 0:
+            return None
+        Sf = S[:, feats]
+        cand = candidates_from_sorted(X[Sf, feats], y[Sf], w[Sf], n_classes, k, rng)
+        if cand is None:
+            continue
+        pick = choose(cand, cost_all[feats], total)
+        return None if pick is None else (int(feats[pick[0]]), float(pick[1]))
+    return None
+
+
+def _partition(X, S, go, f, thr):
+    """Presorted rows of the two children (stable), or None for a one-sided split."""
+    idx = S[:, 0]
+    go[idx] = X[idx, f] <= thr  # NaN goes right
+    mask = go[S]
+    n_left = int(mask[:, 0].sum())
+    if n_left == 0 or n_left == idx.size:  # cannot happen with float32 midpoints
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    St, n_features = S.T, S.shape[1]
+    SL = St[mask.T].reshape(n_features, n_left).T
+    SR = St[~mask.T].reshape(n_features, idx.size - n_left).T
+    return SL, SR
 
 
-class ArrayForestClassifier(ClassifierMixin, BaseEstimator):
+class CostAwareClassifier(ClassifierMixin, BaseEstimator):
+    """Shared base of the cost-aware tree estimators of this package.
+
+    Hyperparameters are checked by scikit-learn's ``_parameter_constraints``
+    (through ``_fit_context`` on ``fit``); subclasses extend
+    :attr:`_parameter_constraints`.  The base resolves ``costs`` against the
+    training columns (:meth:`_fit_costs`), turns ``random_state`` into a seed
+    with :func:`sklearn.utils.check_random_state` (:meth:`_seed`) and exposes
+    the fitted trees as a :class:`prune_opt.Forest` (:meth:`to_forest`).
+    """
+
+    _parameter_constraints: dict = {
+        "costs": [None, "array-like", Mapping, FeatureCosts],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+    }
+
+    def _fit_costs(self, n_features):
+        """``costs_``: the ``costs`` hyperparameter checked against the training columns."""
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        costs = self.costs
+        if isinstance(costs, FeatureCosts):
+            costs.check_n_features(n_features, names)
+        else:
+            costs = as_feature_costs(costs, n_features, names)
+        self.costs_ = costs
+        return names
+
+    def _seed(self):
+        """An int seed from ``random_state`` (int, RandomState instance or None).
+
+        An int is used as is, so a given ``random_state`` grows the same forest
+        as before; an instance is drawn from (advancing it, as in sklearn).
+        """
+        rs = self.random_state
+        if isinstance(rs, Integral) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(0, 2**31 - 1))
+
+    def to_forest(self):
+        """The fitted trees as a :class:`prune_opt.Forest` (with in-bag counts).
+
+        ``prune_opt.prune(self, X_val, y_val, train=(X, y), ...)`` uses it.
+        """
+        check_is_fitted(self, "forest_")
+        return self.forest_
+
+
+class ArrayForestClassifier(CostAwareClassifier):
     """Base class: bootstrap forests of array trees predicted through a prune_opt Forest.
 
-    Subclasses implement ``_make_chooser(self)`` returning the ``choose``
-    callback of :func:`grow_tree` (and may override ``_n_thresholds``).  They
-    must define the hyperparameters used here: ``n_estimators``, ``budget``,
-    ``costs``, ``max_features``, ``max_depth``, ``min_samples_split``,
-    ``max_trees``, ``bootstrap``, ``free_reuse``, ``n_jobs``, ``random_state``.
+    Subclasses implement ``fit`` with a ``choose`` callback for
+    :func:`grow_tree` (and may override ``_n_thresholds`` / ``_stop_rule``).
+    They must define the hyperparameters used here: ``n_estimators``,
+    ``budget``, ``costs``, ``max_features``, ``max_depth``,
+    ``min_samples_split``, ``max_trees``, ``bootstrap``, ``free_reuse``,
+    ``n_jobs``, ``random_state``.
     """
+
+    _parameter_constraints: dict = {
+        **CostAwareClassifier._parameter_constraints,
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "budget": [Interval(Real, 0, np.inf, closed="left"), None],
+        "free_reuse": ["boolean"],
+        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "min_samples_split": [Interval(Real, 2, None, closed="left")],
+        "max_trees": [Interval(Integral, 1, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "n_jobs": [Integral, None],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -188,44 +268,20 @@ class ArrayForestClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------ validation
-    def _validate_params(self):
-        _check_int(self.n_estimators, "n_estimators", 1)
-        _check_int(self.max_trees, "max_trees", 1)
-        _check_int(self.max_depth, "max_depth", 1, allow_none=True)
-        mss = self.min_samples_split
-        if isinstance(mss, bool) or not isinstance(mss, numbers.Real) or mss < 2:
-            raise ValueError(f"min_samples_split must be a number >= 2, got {mss!r}")
-        if self.budget is not None:
-            if isinstance(self.budget, bool) or not isinstance(self.budget, numbers.Real) \
-                    or not np.isfinite(self.budget) or self.budget < 0:
-                raise ValueError(f"budget must be None or a finite non-negative average cost, "
-                                 f"got {self.budget!r}")
-        if self.n_jobs is not None:
-            _check_int(self.n_jobs, "n_jobs", -1)
-
-    def _feature_costs(self, n_features, names):
-        costs = self.costs
-        if isinstance(costs, FeatureCosts):
-            if costs.n_features != n_features:
-                raise ValueError(f"costs cover {costs.n_features} features but X has "
-                                 f"{n_features}; pass one cost per column")
-            return costs
-        return as_feature_costs(costs, n_features, names)
-
     def _fit_validate(self, X, y, X_val, y_val):
-        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         self.n_classes_ = int(self.classes_.size)
-        names = getattr(self, "feature_names_in_", None)
-        self.costs_ = self._feature_costs(X.shape[1], None if names is None else list(names))
+        self._fit_costs(X.shape[1])
         if (X_val is None) != (y_val is None):
             raise ValueError("pass both X_val and y_val, or neither")
         if X_val is not None:
             X_val = validate_data(self, X_val, reset=False, dtype=np.float32,
                                   ensure_all_finite="allow-nan")
             y_val = np.asarray(y_val)
+            if y_val.ndim == 2 and y_val.shape[1] == 1:
+                y_val = column_or_1d(y_val, warn=True)
             if y_val.ndim != 1 or y_val.shape[0] != X_val.shape[0]:
                 raise ValueError(f"y_val must be 1-D with one label per row of X_val "
                                  f"({X_val.shape[0]}), got shape {y_val.shape}")
@@ -235,69 +291,70 @@ class ArrayForestClassifier(ClassifierMixin, BaseEstimator):
         return X, y_enc.astype(np.int64), X_val, y_val
 
     # ------------------------------------------------------------ growth
-    def _grow_forest(self, X, y, X_val, chooser, seed):
-        """Grow trees (fixed count, or within the budget on X_val)."""
-        from joblib import Parallel, delayed
-
+    def _tree_grower(self, X, y, chooser):
+        """``grow(seed) -> (tree arrays, in-bag counts)`` for one bootstrap tree."""
         n, n_features = X.shape
-        m = resolve_max_features(self.max_features, n_features)
-        fu = self.costs_.feature_units.toarray().astype(bool)
-        uc = self.costs_.unit_costs
-        ss = np.random.SeedSequence(seed)
-        limit = self.max_trees if self.budget is not None else self.n_estimators
-        seeds = ss.spawn(limit)
-        n_thr = self._n_thresholds()
-        stop = self._stop_rule()
+        kw = dict(max_features=resolve_max_features(self.max_features, n_features),
+                  max_depth=self.max_depth, min_samples_split=self.min_samples_split,
+                  n_thresholds=self._n_thresholds(),
+                  feature_units=self.costs_.feature_units.toarray().astype(bool),
+                  unit_costs=self.costs_.unit_costs, free_reuse=self.free_reuse,
+                  stop=self._stop_rule())
 
-        def one(s):
-            rng = np.random.default_rng(s)
+        def grow(seed):
+            rng = np.random.default_rng(seed)
             if self.bootstrap:
                 w = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
             else:
                 w = np.ones(n)
-            tree = grow_tree(X, y, w, self.n_classes_, chooser, rng=rng, max_features=m,
-                             max_depth=self.max_depth, min_samples_split=self.min_samples_split,
-                             n_thresholds=n_thr, feature_units=fu, unit_costs=uc,
-                             free_reuse=self.free_reuse, stop=stop)
-            return tree, w.astype(np.int64)
+            return grow_tree(X, y, w, self.n_classes_, chooser, rng=rng, **kw), w.astype(np.int64)
 
+        return grow
+
+    def _grow_forest(self, X, y, X_val, chooser, seed):
+        """Grow trees (fixed count, or within the budget on X_val)."""
+        from joblib import Parallel, delayed
+
+        limit = self.max_trees if self.budget is not None else self.n_estimators
+        seeds = np.random.SeedSequence(seed).spawn(limit)
+        grow = self._tree_grower(X, y, chooser)
         n_jobs = self.n_jobs or 1
         par = Parallel(n_jobs=n_jobs, prefer="processes") if n_jobs != 1 else None
 
         def batch(chunk):
             if par is None:
-                return [one(s) for s in chunk]
-            return par(delayed(one)(s) for s in chunk)
+                return [grow(s) for s in chunk]
+            return par(delayed(grow)(s) for s in chunk)
 
         if self.budget is None:
             out = batch(seeds)
             self.val_costs_ = None
             return [t for t, _ in out], [b for _, b in out]
+        step = max(1, abs(n_jobs) * 2 if n_jobs != 1 else 1)
+        batches = (batch(seeds[start:start + step]) for start in range(0, limit, step))
+        return self._grow_within_budget(batches, X_val, X.shape[1])
+
+    def _grow_within_budget(self, batches, X_val, n_features):
+        """Keep trees while the average acquisition cost on ``X_val`` stays within budget."""
         trees, bags, costs = [], [], []
         used = np.zeros((X_val.shape[0], n_features), dtype=bool)
-        step = max(1, abs(n_jobs) * 2 if n_jobs != 1 else 1)
-        done = False
-        for start in range(0, limit, step):
-            for tree, bag in batch(seeds[start:start + step]):
-                f1 = Forest.from_arrays([tree], classes=self.classes_, n_features=n_features)
-                used_t = PrunedForest(f1, f1.full_split_mask()).used_features(
-                    X_val.astype(float)) > 0
-                new_used = used | used_t.toarray()
-                avg = float(self.costs_.cost_of_usage(new_used).mean())
-                if avg > self.budget:
-                    done = True
-                    if not trees:
-                        warnings.warn(f"a single tree already costs {avg:.4g} on X_val, above "
-                                      f"budget={self.budget}; keeping that one tree",
-                                      UserWarning, stacklevel=3)
-                        trees, bags, costs = [tree], [bag], [avg]
-                    break
-                used = new_used
-                trees.append(tree)
-                bags.append(bag)
-                costs.append(avg)
-            if done:
+        for tree, bag in (pair for chunk in batches for pair in chunk):
+            f1 = Forest.from_arrays([tree], classes=self.classes_, n_features=n_features)
+            used_t = PrunedForest(f1, f1.full_split_mask()).used_features(
+                X_val.astype(float)) > 0
+            new_used = used | used_t.toarray()
+            avg = float(self.costs_.cost_of_usage(new_used).mean())
+            if avg > self.budget:
+                if not trees:
+                    warnings.warn(f"a single tree already costs {avg:.4g} on X_val, above "
+                                  f"budget={self.budget}; keeping that one tree",
+                                  UserWarning, stacklevel=5)
+                    trees, bags, costs = [tree], [bag], [avg]
                 break
+            used = new_used
+            trees.append(tree)
+            bags.append(bag)
+            costs.append(avg)
         self.val_costs_ = np.asarray(costs)
         return trees, bags
 
@@ -318,14 +375,6 @@ class ArrayForestClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     # ------------------------------------------------------------ prediction
-    def to_forest(self):
-        """The fitted trees as a :class:`prune_opt.Forest` (with in-bag counts).
-
-        ``prune_opt.prune(self, X_val, y_val, train=(X, y), ...)`` uses it.
-        """
-        check_is_fitted(self, "forest_")
-        return self.forest_
-
     def predict_proba(self, X):
         """Average of the trees' leaf class distributions.
 

@@ -31,58 +31,46 @@ round-trips exactly.
 from __future__ import annotations
 
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
-from prune_opt import FeatureCosts, Forest, as_feature_costs
+from prune_opt import Forest
 
 from ._act_core import ACTConfig, grow_tree
+from ._base import CostAwareClassifier
 
 __all__ = ["ACTClassifier", "ACTForestClassifier"]
 
 
-def _check_int(value, name, low, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}{' or None' if allow_none else ''}"
-                         f", got {value!r}")
-    return int(value)
+class _ACTBase(CostAwareClassifier):
+    """Shared cost setup, misclassification costs and prediction through the Forest IR."""
 
-
-def _check_real(value, name, low, high=np.inf, open_low=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) \
-            or value < low or (open_low and value == low) or value > high:
-        raise ValueError(f"{name} must be a real number in {'(' if open_low else '['}{low}, "
-                         f"{high}], got {value!r}")
-    return float(value)
-
-
-class _ACTBase(ClassifierMixin, BaseEstimator):
-    """Shared validation, cost setup and prediction through the Forest IR."""
+    _parameter_constraints: dict = {
+        **CostAwareClassifier._parameter_constraints,
+        "r": [Interval(Integral, 0, None, closed="left")],
+        "w": [Interval(Real, 0, np.inf, closed="left")],
+        "cf": [Interval(Real, 0, 1, closed="right")],
+        "misclassification_cost": [None, Interval(Real, 0, np.inf, closed="left"), "array-like"],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+    }
 
     def _setup(self, X, y):
-        _check_int(self.r, "r", 0)
-        _check_real(self.w, "w", 0.0)
-        _check_real(self.cf, "cf", 0.0, 1.0, open_low=True)
-        _check_int(self.max_depth, "max_depth", 1, allow_none=True)
-        _check_int(self.min_samples_split, "min_samples_split", 2)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
-        names = getattr(self, "feature_names_in_", None)
-        self._names = None if names is None else [str(n) for n in names]
-        if isinstance(self.costs, FeatureCosts):
-            self.costs.check_n_features(X.shape[1], self._names)
-            fc = self.costs
-        else:
-            fc = as_feature_costs(self.costs, X.shape[1], self._names)
-        self.costs_ = fc
-        self.misclassification_cost_ = self._cost_matrix(fc)
+        self._names = self._fit_costs(X.shape[1])
+        self.misclassification_cost_ = self._cost_matrix(self.costs_)
         X32 = X.astype(np.float32)
         return X32, codes
 
@@ -93,7 +81,7 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
         if mc is None:
             return off * max(float(fc.unit_costs.sum()), 1.0)
         if isinstance(mc, numbers.Real) and not isinstance(mc, bool):
-            return off * _check_real(mc, "misclassification_cost", 0.0)
+            return off * float(mc)
         M = np.asarray(mc, dtype=float)
         if M.shape != (C, C):
             raise ValueError(f"misclassification_cost must be a scalar or a ({C}, {C}) matrix "
@@ -112,11 +100,6 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
     def _X(self, X):
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=np.float64)
-
-    def to_forest(self):
-        """The fitted trees as a :class:`prune_opt.Forest` (node values = class counts)."""
-        check_is_fitted(self)
-        return self.forest_
 
     def predict_proba(self, X):
         """Class distribution of the reached leaves, averaged over trees."""
@@ -149,8 +132,9 @@ class _ACTBase(ClassifierMixin, BaseEstimator):
         >>> bool(act.total_cost(X, y) >= act.acquisition_cost(X).mean())
         True
         """
-        y = np.asarray(y)
         pred = self.predict(X)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(pred, y)
         truth = np.searchsorted(self.classes_, y)
         truth = np.clip(truth, 0, self.classes_.size - 1)
         if not np.all(self.classes_[truth] == y):
@@ -213,6 +197,7 @@ class ACTClassifier(_ACTBase):
         self.min_samples_split = min_samples_split
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow the ACT tree.
 
@@ -270,6 +255,15 @@ class ACTForestClassifier(_ACTBase):
     True
     """
 
+    _parameter_constraints: dict = {
+        **_ACTBase._parameter_constraints,
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "bootstrap": ["boolean"],
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, n_estimators=10, r=1, w=1.0, cf=0.25, misclassification_cost=None,
                  costs=None, max_depth=None, min_samples_split=2, max_features="sqrt",
                  bootstrap=True, n_jobs=None, random_state=None):
@@ -303,6 +297,7 @@ class ACTForestClassifier(_ACTBase):
         raise ValueError(f"max_features must be 'sqrt', 'log2', an int, a float in (0, 1] or "
                          f"None, got {mf!r}")
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Grow ``n_estimators`` ACT trees on bootstrap samples.
 
@@ -312,7 +307,6 @@ class ACTForestClassifier(_ACTBase):
         """
         from joblib import Parallel, delayed
 
-        _check_int(self.n_estimators, "n_estimators", 1)
         X32, codes = self._setup(X, y)
         n, F = X32.shape
         cfg = self._config(X32, codes, self._n_candidates(F))

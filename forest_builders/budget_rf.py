@@ -17,8 +17,11 @@ validation data would exceed the budget.
 from __future__ import annotations
 
 import numbers
+from numbers import Real
 
 import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import ArrayForestClassifier
 from ._impurity import entropy, get_impurity
@@ -184,6 +187,13 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
     True
     """
 
+    _parameter_constraints: dict = {
+        **ArrayForestClassifier._parameter_constraints,
+        "alpha": [Interval(Real, 0, np.inf, closed="left"), list, tuple, np.ndarray],
+        "impurity": [StrOptions(set(IMPURITY_CHOICES))],
+        "n_thresholds": [tuple, list],
+    }
+
     def __init__(self, n_estimators=100, *, budget=None, alpha=0.0, impurity="threshold_pairs",
                  costs=None, free_reuse=False, n_thresholds=(80, 40, 20), max_features=None,
                  max_depth=None, min_samples_split=2, max_trees=500, bootstrap=True,
@@ -216,14 +226,10 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
         return [float(v) for v in values], len(values) > 1 or isinstance(
             a, (list, tuple, np.ndarray))
 
-    def _validate_params(self):
-        super()._validate_params()
-        if self.impurity not in IMPURITY_CHOICES:
-            raise ValueError(f"impurity must be one of {IMPURITY_CHOICES}, got "
-                             f"{self.impurity!r}")
+    def _check_n_thresholds(self):
         nt = self.n_thresholds
-        if (not isinstance(nt, (tuple, list)) or len(nt) != 3 or any(
-                isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1 for v in nt)):
+        if len(nt) != 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                               or v < 1 for v in nt):
             raise ValueError(f"n_thresholds must be a tuple of 3 positive ints (for nodes with "
                              f"> 2000, > 500 and fewer examples), got {nt!r}")
 
@@ -242,6 +248,7 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
         imp, alpha = get_impurity("threshold_pairs"), self._current_alpha
         return lambda total: imp(total, alpha) <= 0
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_val=None, y_val=None):
         """Grow the forest.
 
@@ -259,11 +266,11 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
         self
         """
         alphas, tune = self._alphas()
+        self._check_n_thresholds()
         X, y_enc, X_val, y_val = self._fit_validate(X, y, X_val, y_val)
         if tune and X_val is None:
             raise ValueError("alpha is a list, so fit needs X_val and y_val to choose it")
-        seed = np.random.RandomState(self.random_state).randint(0, 2**31 - 1) if not (
-            isinstance(self.random_state, numbers.Integral)) else int(self.random_state)
+        seed = self._seed()
         best = None
         scores = {}
         for a in alphas:

@@ -17,9 +17,11 @@ before pruning in its Yahoo experiment.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Real
 
 import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import ArrayForestClassifier
 from ._impurity import get_impurity
@@ -116,6 +118,13 @@ class CostSensitiveRandomForestClassifier(ArrayForestClassifier):
     True
     """
 
+    _parameter_constraints: dict = {
+        **ArrayForestClassifier._parameter_constraints,
+        "criterion": [StrOptions({"entropy", "gini"})],
+        "cost_mode": [StrOptions({"ratio", "difference"})],
+        "beta": [Interval(Real, 0, np.inf, closed="left")],
+    }
+
     def __init__(self, n_estimators=100, *, criterion="entropy", cost_mode="ratio", beta=1.0,
                  costs=None, free_reuse=True, budget=None, max_features="sqrt", max_depth=None,
                  min_samples_split=2, max_trees=500, bootstrap=True, n_jobs=None,
@@ -135,17 +144,7 @@ class CostSensitiveRandomForestClassifier(ArrayForestClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _validate_params(self):
-        super()._validate_params()
-        if self.criterion not in ("entropy", "gini"):
-            raise ValueError(f"criterion must be 'entropy' or 'gini', got {self.criterion!r}")
-        if self.cost_mode not in ("ratio", "difference"):
-            raise ValueError(f"cost_mode must be 'ratio' or 'difference', got "
-                             f"{self.cost_mode!r}")
-        b = self.beta
-        if isinstance(b, bool) or not isinstance(b, numbers.Real) or not np.isfinite(b) or b < 0:
-            raise ValueError(f"beta must be a finite non-negative number, got {b!r}")
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_val=None, y_val=None):
         """Grow the forest.
 
@@ -162,8 +161,7 @@ class CostSensitiveRandomForestClassifier(ArrayForestClassifier):
         self
         """
         X, y_enc, X_val, y_val = self._fit_validate(X, y, X_val, y_val)
-        seed = np.random.RandomState(self.random_state).randint(0, 2**31 - 1) if not (
-            isinstance(self.random_state, numbers.Integral)) else int(self.random_state)
+        seed = self._seed()
         chooser = cost_gain_chooser(get_impurity(self.criterion), self.cost_mode,
                                     float(self.beta))
         trees, bags = self._grow_forest(X, y_enc, X_val, chooser, seed)

@@ -13,19 +13,212 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import FINITE_NONNEG, check_param
+
 __all__ = ["FeatureCosts", "as_feature_costs"]
 
 
 def _check_cost_value(value, what):
+    return check_param(value, what, [FINITE_NONNEG])
+
+
+def _parse_names(feature_names):
+    names = None if feature_names is None else [str(n) for n in feature_names]
+    if names is not None and len(set(names)) != len(names):
+        raise ValueError("feature_names contains duplicates; pass unique column names")
+    return names
+
+
+def _series_to_container(costs):
+    """A pandas Series keyed by feature name becomes a dict (matched by name); one with
+    integer labels 0..n-1 (a default RangeIndex, in any order) is positional by label."""
+    index, values = costs.index, costs.to_numpy()
+    if index.has_duplicates:
+        raise ValueError("costs is a Series with duplicated index labels; pass one cost per "
+                         "feature")
+    if index.dtype.kind in "iu":
+        labels = index.to_numpy()
+        if not np.array_equal(np.sort(labels), np.arange(labels.size)):
+            raise ValueError("costs is a Series with integer labels that are not the feature "
+                             "positions 0..n-1; index it by feature name or by position")
+        return values[np.argsort(labels)]
+    return dict(zip(index.tolist(), values.tolist()))
+
+
+def _own_costs_from_mapping(costs, names):
+    if names is None:
+        raise ValueError(
+            "costs is a mapping keyed by feature name, so feature_names is required "
+            "(pass feature_names=list(X.columns) or the estimator's feature_names_in_)"
+        )
+    unknown = [k for k in costs if str(k) not in names]
+    if unknown:
+        raise ValueError(f"costs names unknown features {unknown}; known features are {names}")
+    own = np.full(len(names), np.nan)
+    for key, value in costs.items():
+        own[names.index(str(key))] = _check_cost_value(value, f"costs[{key!r}]")
+    return own
+
+
+def _own_costs_from_array(costs, names, has_requires):
+    if isinstance(costs, (str, bytes)) or costs is None:
+        raise TypeError(
+            "costs must be an array-like of per-feature costs, a mapping "
+            f"{{feature_name: cost}} or a FeatureCosts, got {type(costs).__name__}"
+        )
     try:
-        value = float(value)
+        own = np.asarray(costs, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a number, got {value!r}") from None
-    if not np.isfinite(value):
-        raise ValueError(f"{what} must be finite, got {value!r}; pass a non-negative number")
-    if value < 0:
-        raise ValueError(f"{what} must be non-negative, got {value!r}")
-    return value
+        raise TypeError("costs must be numeric (array-like of per-feature costs or a mapping)"
+                        ) from None
+    if own.ndim != 1 or own.size == 0:
+        raise ValueError(f"costs must be 1-D with one entry per feature, got shape {own.shape}")
+    if names is not None and len(names) != own.size:
+        raise ValueError(f"costs has {own.size} entries but feature_names has {len(names)}; "
+                         "pass one cost per feature")
+    if np.isnan(own).any() and not has_requires:
+        bad = np.flatnonzero(np.isnan(own)).tolist()
+        raise ValueError(f"costs has NaN at feature indices {bad}; pass a cost for every "
+                         "feature (or declare derived features in requires)")
+    if np.isinf(own).any():
+        raise ValueError("costs must be finite; got inf")
+    if (own[~np.isnan(own)] < 0).any():
+        bad = np.flatnonzero(own < 0).tolist()
+        raise ValueError(f"costs must be non-negative; negative at feature indices {bad}")
+    return own
+
+
+def _parse_own_costs(costs, names, has_requires):
+    """Own cost of every feature (NaN where ``requires`` must supply it)."""
+    if isinstance(costs, FeatureCosts):
+        raise TypeError("costs is already a FeatureCosts; pass it directly instead of wrapping")
+    if type(costs).__name__ == "Series" and hasattr(costs, "index"):
+        costs = _series_to_container(costs)
+    if isinstance(costs, Mapping):
+        return _own_costs_from_mapping(costs, names)
+    return _own_costs_from_array(costs, names, has_requires)
+
+
+def _feature_indexer(names, n):
+    """``index(f, what)``: column index of a feature given by index or by name."""
+
+    def index(f, what):
+        if isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
+            if not 0 <= int(f) < n:
+                raise ValueError(f"{what}: feature index {f} out of range [0, {n})")
+            return int(f)
+        if names is None:
+            raise ValueError(
+                f"{what} refers to feature {f!r} by name but feature_names was not given")
+        if str(f) not in names:
+            raise ValueError(f"{what} names unknown feature {f!r}; known features: {names}")
+        return names.index(str(f))
+
+    return index
+
+
+def _as_members(members):
+    """One feature (index or name) or an iterable of them, as a list."""
+    if isinstance(members, (str, bytes, int, np.integer)):
+        return [members]
+    return list(members)
+
+
+def _parse_groups(groups, index):
+    """``[(name, cost, [member indices])]``, members normalised once; no overlaps."""
+    parsed, owner = [], {}
+    for gname, spec in dict(groups or {}).items():
+        try:
+            gcost, members = spec
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"groups[{gname!r}] must be a pair (group_cost, [member features])") from None
+        gcost = _check_cost_value(gcost, f"groups[{gname!r}] cost")
+        idx = []
+        for m in _as_members(members):
+            k = index(m, f"groups[{gname!r}]")
+            if k in owner:
+                raise ValueError(
+                    f"feature {m!r} is in both group {owner[k]!r} and {gname!r}; groups must "
+                    "not overlap (make a feature need both via requires instead)")
+            owner[k] = gname
+            idx.append(k)
+        parsed.append((str(gname), gcost, idx))
+    return parsed
+
+
+def _parse_requires(requires, index):
+    """``{feature index: sorted direct dependency indices}`` (self-loops dropped)."""
+    req = {}
+    for f, deps in dict(requires or {}).items():
+        k = index(f, "requires")
+        req[k] = sorted({index(d, f"requires[{f!r}]") for d in _as_members(deps)} - {k})
+    return req
+
+
+def _find_cycle(remaining, req, label):
+    """A dependency cycle among ``remaining`` features (each waits on another one)."""
+    k, path, seen = next(iter(remaining)), [], {}
+    while k not in seen:
+        seen[k] = len(path)
+        path.append(k)
+        k = next(d for d in req[k] if d in remaining)
+    cycle = path[seen[k]:] + [k]
+    return " -> ".join(str(label(c)) for c in cycle)
+
+
+def _topological_order(req, n, label):
+    """Features, each after those it requires (Kahn's algorithm, no recursion).
+
+    Features left over lie on a ``requires`` cycle, which is reported as a path.
+    """
+    waiting = np.zeros(n, dtype=np.int64)
+    dependents = [[] for _ in range(n)]
+    for k, deps in req.items():
+        waiting[k] = len(deps)
+        for d in deps:
+            dependents[d].append(k)
+    ready = [int(k) for k in np.flatnonzero(waiting == 0)]
+    order = []
+    while ready:  # loop over features, each once
+        k = ready.pop()
+        order.append(k)
+        for j in dependents[k]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                ready.append(j)
+    remaining = set(np.flatnonzero(waiting > 0).tolist())
+    if remaining:
+        raise ValueError(f"requires has a cycle: {_find_cycle(remaining, req, label)}; a "
+                         "feature cannot be computed from itself")
+    return order
+
+
+def _requires_closure(needs, req, label):
+    """Units each feature needs, transitively through ``requires`` (bool CSR).
+
+    ``needs`` is the (n_features, n_units) incidence before ``requires``.
+    Features that require nothing keep their row; the others are resolved in
+    topological order, each as the sorted union of its own units and its
+    dependencies' closures (a loop over those features only, so a chain of
+    any length works and plain costs cost nothing extra).
+    """
+    n = needs.shape[0]
+    order = _topological_order(req, n, label)
+    closure = {}
+    for k in (k for k in order if req.get(k)):
+        parts = [needs.indices[needs.indptr[k]:needs.indptr[k + 1]]]
+        parts += [closure.get(d, needs.indices[needs.indptr[d]:needs.indptr[d + 1]])
+                  for d in req[k]]
+        units = np.sort(np.concatenate(parts))
+        closure[k] = units[np.concatenate(([True], units[1:] != units[:-1]))]
+    if not closure:
+        return needs
+    plain = needs.tocoo()
+    keep = ~np.isin(plain.row, np.fromiter(closure, dtype=np.int64))
+    rows = np.concatenate([plain.row[keep]] + [np.full(c.size, k) for k, c in closure.items()])
+    cols = np.concatenate([plain.col[keep]] + list(closure.values()))
+    return sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)), shape=needs.shape)
 
 
 class FeatureCosts:
@@ -76,150 +269,43 @@ class FeatureCosts:
     """
 
     def __init__(self, costs, *, groups=None, requires=None, feature_names=None):
-        names = None if feature_names is None else [str(n) for n in feature_names]
-        if names is not None and len(set(names)) != len(names):
-            raise ValueError("feature_names contains duplicates; pass unique column names")
-        if isinstance(costs, FeatureCosts):
-            raise TypeError("costs is already a FeatureCosts; pass it directly instead of wrapping")
-        if isinstance(costs, Mapping):
-            if names is None:
-                raise ValueError(
-                    "costs is a mapping keyed by feature name, so feature_names is required "
-                    "(pass feature_names=list(X.columns) or the estimator's feature_names_in_)"
-                )
-            unknown = [k for k in costs if str(k) not in names]
-            if unknown:
-                raise ValueError(
-                    f"costs names unknown features {unknown}; known features are {names}"
-                )
-            own = np.full(len(names), np.nan)
-            for key, value in costs.items():
-                own[names.index(str(key))] = _check_cost_value(value, f"costs[{key!r}]")
-        else:
-            if isinstance(costs, (str, bytes)) or costs is None:
-                raise TypeError(
-                    "costs must be an array-like of per-feature costs, a mapping "
-                    f"{{feature_name: cost}} or a FeatureCosts, got {type(costs).__name__}"
-                )
-            try:
-                own = np.asarray(costs, dtype=float)
-            except (TypeError, ValueError):
-                raise TypeError(
-                    "costs must be numeric (array-like of per-feature costs or a mapping)"
-                ) from None
-            if own.ndim != 1 or own.size == 0:
-                raise ValueError(
-                    f"costs must be 1-D with one entry per feature, got shape {own.shape}"
-                )
-            if names is not None and len(names) != own.size:
-                raise ValueError(
-                    f"costs has {own.size} entries but feature_names has {len(names)}; "
-                    "pass one cost per feature"
-                )
-            if np.isnan(own).any() and requires is None:
-                bad = np.flatnonzero(np.isnan(own)).tolist()
-                raise ValueError(
-                    f"costs has NaN at feature indices {bad}; pass a cost for every feature "
-                    "(or declare derived features in requires)"
-                )
-            if np.isinf(own).any():
-                raise ValueError("costs must be finite; got inf")
-            if (own[~np.isnan(own)] < 0).any():
-                bad = np.flatnonzero(own < 0).tolist()
-                raise ValueError(f"costs must be non-negative; negative at feature indices {bad}")
+        names = _parse_names(feature_names)
+        own = _parse_own_costs(costs, names, has_requires=requires is not None)
         n = own.size
         self.n_features = int(n)
         self.feature_names = names
-
-        def index(f, what):
-            if isinstance(f, (int, np.integer)) and not isinstance(f, bool):
-                if not 0 <= int(f) < n:
-                    raise ValueError(f"{what}: feature index {f} out of range [0, {n})")
-                return int(f)
-            if names is None:
-                raise ValueError(
-                    f"{what} refers to feature {f!r} by name but feature_names was not given"
-                )
-            if str(f) not in names:
-                raise ValueError(f"{what} names unknown feature {f!r}; known features: {names}")
-            return names.index(str(f))
-
-        requires = dict(requires or {})
-        req_idx = {}
-        for f, deps in requires.items():
-            k = index(f, "requires")
-            if isinstance(deps, (str, int, np.integer)):
-                deps = [deps]
-            req_idx[k] = sorted({index(d, f"requires[{f!r}]") for d in deps} - {k})
-        missing = [k for k in np.flatnonzero(np.isnan(own)) if k not in req_idx]
+        index = _feature_indexer(names, n)
+        req = _parse_requires(requires, index)
+        missing = [k for k in np.flatnonzero(np.isnan(own)) if k not in req]
         if missing:
             label = [names[k] for k in missing] if names else missing
-            raise ValueError(
-                f"no cost given for features {label}; pass a cost for each, "
-                "or declare them in requires if they are computed from other features"
-            )
+            raise ValueError(f"no cost given for features {label}; pass a cost for each, or "
+                             "declare them in requires if they are computed from other features")
         own = np.where(np.isnan(own), 0.0, own)
-
-        unit_names = [names[k] if names else f"x{k}" for k in range(n)]
-        unit_costs = list(own)
-        needs = [{k} for k in range(n)]
-        seen_members = {}
-        for gname, spec in dict(groups or {}).items():
-            try:
-                gcost, members = spec
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"groups[{gname!r}] must be a pair (group_cost, [member features])"
-                ) from None
-            gcost = _check_cost_value(gcost, f"groups[{gname!r}] cost")
-            if isinstance(members, (str, int, np.integer)):
-                members = [members]
-            u = len(unit_costs)
-            unit_names.append(f"group:{gname}")
-            unit_costs.append(gcost)
-            for m in members:
-                k = index(m, f"groups[{gname!r}]")
-                if k in seen_members:
-                    raise ValueError(
-                        f"feature {m!r} is in both group {seen_members[k]!r} and {gname!r}; "
-                        "groups must not overlap (make a feature need both via requires instead)"
-                    )
-                seen_members[k] = gname
-                needs[k].add(u)
-        # transitive closure of requires
-        closure = {}
-
-        def resolve(k, stack):
-            if k in closure:
-                return closure[k]
-            if k in stack:
-                raise ValueError(f"requires has a cycle through feature {k}")
-            acc = set(needs[k])
-            for d in req_idx.get(k, []):
-                acc |= resolve(d, stack | {k})
-            closure[k] = acc
-            return acc
-
-        for k in range(n):
-            resolve(k, frozenset())
-        rows, cols = [], []
-        for k in range(n):
-            for u in sorted(closure[k]):
-                rows.append(k)
-                cols.append(u)
-        self.unit_costs = np.asarray(unit_costs, dtype=float)
-        self.unit_names = unit_names
-        self.feature_units = sp.csr_matrix(
-            (np.ones(len(rows), dtype=bool), (rows, cols)), shape=(n, len(unit_costs))
-        )
+        group_list = _parse_groups(groups, index)
+        self._build_units(own, group_list, req)
         self._spec = {
             "costs": own.tolist(),
-            "groups": {str(g): [float(s[0]), [int(index(m, "groups")) for m in
-                                              ([s[1]] if isinstance(s[1], (str, int)) else s[1])]]
-                       for g, s in dict(groups or {}).items()},
-            "requires": {str(k): v for k, v in req_idx.items()},
+            "groups": {g: [c, members] for g, c, members in group_list},
+            "requires": {str(k): v for k, v in req.items()},
             "feature_names": names,
         }
+
+    def _build_units(self, own, group_list, req):
+        """Units (own + one per group) and the feature-to-unit incidence with requires."""
+        n, names = own.size, self.feature_names
+        self.unit_names = [names[k] if names else f"x{k}" for k in range(n)]
+        self.unit_names += [f"group:{g}" for g, _, _ in group_list]
+        self.unit_costs = np.concatenate([own, [c for _, c, _ in group_list]]).astype(float)
+        members = [np.asarray(m, dtype=np.int64) for _, _, m in group_list]
+        rows = np.concatenate([np.arange(n)] + members)
+        cols = np.concatenate([np.arange(n)] + [np.full(m.size, n + g)
+                                                 for g, m in enumerate(members)])
+        needs = sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, cols)),
+                              shape=(n, self.unit_costs.size))
+        needs.sort_indices()
+        self.feature_units = _requires_closure(
+            needs, req, lambda k: names[k] if names else k)
 
     # ------------------------------------------------------------------ basics
     @property

@@ -68,64 +68,69 @@ class Forest:
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.estimator = estimator
         self.in_bag = in_bag
+        checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         # NaN routing: sklearn decides itself; array-built trees only when told how
         self.allow_nan = estimator is not None or any(
             tree.get("missing_go_to_left") is not None for tree in trees)
-        lefts, rights, feats, thrs, vals, miss, sizes = [], [], [], [], [], [], []
-        for t, tree in enumerate(trees):
-            left = np.asarray(tree["left"], dtype=np.int64)
-            right = np.asarray(tree["right"], dtype=np.int64)
-            n = left.size
-            feature = np.asarray(tree["feature"], dtype=np.int64)
-            threshold = np.asarray(tree["threshold"], dtype=float)
-            value = np.asarray(tree["value"], dtype=float).reshape(n, -1)
-            if value.shape[1] != self.n_classes:
-                raise ValueError(
-                    f"tree {t}: value has {value.shape[1]} class columns, forest has "
-                    f"{self.n_classes} classes"
-                )
-            if not (right.size == feature.size == threshold.size == n):
-                raise ValueError(f"tree {t}: node arrays differ in length")
-            internal = left >= 0
-            if (internal != (right >= 0)).any():
-                raise ValueError(f"tree {t}: a node has exactly one child")
-            ids = np.arange(n)
-            if (left[internal] <= ids[internal]).any() or (right[internal] <= ids[internal]).any():
-                raise ValueError(
-                    f"tree {t}: children must have larger ids than parents "
-                    "(use Forest.from_arrays, which renumbers)"
-                )
-            if (feature[internal] < 0).any() or (feature[internal] >= self.n_features).any():
-                raise ValueError(f"tree {t}: split feature index out of range")
-            children = np.sort(np.concatenate([left[internal], right[internal]]))
-            if not np.array_equal(children, np.arange(1, n)):
-                raise ValueError(f"tree {t}: node arrays do not form a tree rooted at 0")
-            feature = np.where(internal, feature, -1)
-            m = tree.get("missing_go_to_left")
-            m = np.zeros(n, dtype=np.uint8) if m is None else np.asarray(m, dtype=np.uint8)
-            lefts.append(left)
-            rights.append(right)
-            feats.append(feature)
-            thrs.append(threshold)
-            if not np.isfinite(value).all() or (value < 0).any():
-                raise ValueError(f"tree {t}: value must be finite and non-negative")
-            sums = value.sum(axis=1, keepdims=True)
-            if not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
-                sums[sums == 0.0] = 1.0
-                value = value / sums  # store distributions (sklearn >= 1.4 does too)
-            vals.append(value)
-            miss.append(m)
-            sizes.append(n)
-        self.n_trees = len(trees)
+        self._concatenate(checked)
+        self._set_parent_and_depth()
+
+    def _check_tree(self, tree, t):
+        """One tree's arrays, validated (shapes, one tree rooted at 0, parent < child)."""
+        _require_keys(tree, t)
+        left = np.asarray(tree["left"], dtype=np.int64)
+        right = np.asarray(tree["right"], dtype=np.int64)
+        n = left.size
+        feature = np.asarray(tree["feature"], dtype=np.int64)
+        threshold = np.asarray(tree["threshold"], dtype=float)
+        if not (right.size == feature.size == threshold.size == n):
+            raise ValueError(f"tree {t}: node arrays differ in length")
+        internal = left >= 0
+        if (internal != (right >= 0)).any():
+            raise ValueError(f"tree {t}: a node has exactly one child")
+        ids = np.arange(n)
+        if (left[internal] <= ids[internal]).any() or (right[internal] <= ids[internal]).any():
+            raise ValueError(f"tree {t}: children must have larger ids than parents "
+                             "(use Forest.from_arrays, which renumbers)")
+        if (feature[internal] < 0).any() or (feature[internal] >= self.n_features).any():
+            raise ValueError(f"tree {t}: split feature index out of range")
+        children = np.sort(np.concatenate([left[internal], right[internal]]))
+        if not np.array_equal(children, np.arange(1, n)):
+            raise ValueError(f"tree {t}: node arrays do not form a tree rooted at 0")
+        m = tree.get("missing_go_to_left")
+        return dict(left=left, right=right, feature=np.where(internal, feature, -1),
+                    threshold=threshold, value=self._check_value(tree["value"], n, t),
+                    missing_go_to_left=np.zeros(n, dtype=np.uint8) if m is None
+                    else np.asarray(m, dtype=np.uint8))
+
+    def _check_value(self, value, n, t):
+        """Node class distributions: finite, non-negative, rows normalised."""
+        value = np.asarray(value, dtype=float).reshape(n, -1)
+        if value.shape[1] != self.n_classes:
+            raise ValueError(f"tree {t}: value has {value.shape[1]} class columns, forest has "
+                             f"{self.n_classes} classes")
+        if not np.isfinite(value).all() or (value < 0).any():
+            raise ValueError(f"tree {t}: value must be finite and non-negative")
+        sums = value.sum(axis=1, keepdims=True)
+        if not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
+            sums[sums == 0.0] = 1.0
+            value = value / sums  # store distributions (sklearn >= 1.4 does too)
+        return value
+
+    def _concatenate(self, checked):
+        """Global node arrays: tree ``t``'s node ``h`` becomes ``node_offset[t] + h``."""
+        sizes = [tree["left"].size for tree in checked]
+        self.n_trees = len(checked)
         self.node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         off = self.node_offset[:-1]
-        self.left = np.concatenate([np.where(x >= 0, x + o, -1) for x, o in zip(lefts, off)])
-        self.right = np.concatenate([np.where(x >= 0, x + o, -1) for x, o in zip(rights, off)])
-        self.feature = np.concatenate(feats)
-        self.threshold = np.concatenate(thrs)
-        self.value = np.concatenate(vals)
-        self.missing_go_to_left = np.concatenate(miss)
+        for key in ("left", "right"):
+            setattr(self, key, np.concatenate(
+                [np.where(tr[key] >= 0, tr[key] + o, -1) for tr, o in zip(checked, off)]))
+        for key in ("feature", "threshold", "value", "missing_go_to_left"):
+            setattr(self, key, np.concatenate([tr[key] for tr in checked]))
         self.tree_of_node = np.repeat(np.arange(self.n_trees), sizes)
+
+    def _set_parent_and_depth(self):
         parent = np.full(self.n_nodes, -1, dtype=np.int64)
         internal = self.left >= 0
         parent[self.left[internal]] = np.flatnonzero(internal)
@@ -198,33 +203,26 @@ class Forest:
         """Build from per-tree arrays in any node order (renumbered to preorder).
 
         ``trees`` is a list of dicts as in :class:`Forest`; children may have
-        any ids.  Used by :mod:`forest_builders`.
+        any ids.  Used by :mod:`forest_builders`.  Arrays that are not one
+        tree rooted at node 0 (a child pointing back at the root or at an
+        ancestor, a node with two parents, unreachable nodes) are refused in
+        linear time.
+
+        Examples
+        --------
+        >>> from prune_opt import Forest
+        >>> stump = dict(left=[2, -1, -1], right=[1, -1, -1], feature=[0, -1, -1],
+        ...              threshold=[0.5, 0, 0], value=[[1, 1], [0, 1], [1, 0]])
+        >>> f = Forest.from_arrays([stump], classes=[0, 1], n_features=1)
+        >>> f.left, f.value[1]
+        (array([ 1, -1, -1]), array([1., 0.]))
+        >>> Forest.from_arrays([dict(stump, left=[2, 0, -1], right=[1, 0, -1])],
+        ...                    classes=[0, 1], n_features=1)
+        Traceback (most recent call last):
+        ...
+        ValueError: tree 0: node 1 has the root (node 0) as a child; the node arrays contain a cycle
         """
-        out = []
-        for t, tree in enumerate(trees):
-            left = np.asarray(tree["left"], dtype=np.int64)
-            right = np.asarray(tree["right"], dtype=np.int64)
-            n = left.size
-            order, stack = [], [0]
-            while stack:  # preorder walk, loop over nodes of one tree only
-                h = stack.pop()
-                order.append(h)
-                if left[h] >= 0:
-                    stack.append(int(right[h]))
-                    stack.append(int(left[h]))
-            if len(order) != n:
-                raise ValueError(f"tree {t}: {n - len(order)} nodes are unreachable from the root")
-            order = np.asarray(order)
-            new_id = np.empty(n, dtype=np.int64)
-            new_id[order] = np.arange(n)
-            remap = dict(
-                left=np.where(left[order] >= 0, new_id[np.maximum(left[order], 0)], -1),
-                right=np.where(right[order] >= 0, new_id[np.maximum(right[order], 0)], -1),
-            )
-            for key in ("feature", "threshold", "value", "missing_go_to_left"):
-                if tree.get(key) is not None:
-                    remap[key] = np.asarray(tree[key])[order]
-            out.append(remap)
+        out = [_renumber_preorder(tree, t) for t, tree in enumerate(trees)]
         return cls(out, classes=classes, n_features=n_features, feature_names=feature_names,
                    in_bag=in_bag)
 
@@ -327,6 +325,81 @@ class Forest:
     def __repr__(self):
         return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
                 f"n_classes={self.n_classes}, n_features={self.n_features})")
+
+
+TREE_KEYS = ("left", "right", "feature", "threshold", "value")
+
+
+def _require_keys(tree, t):
+    if not hasattr(tree, "keys"):
+        raise TypeError(f"trees[{t}] must be a dict of node arrays with keys {TREE_KEYS}, "
+                        f"got {type(tree).__name__}")
+    missing = [k for k in TREE_KEYS if k not in tree]
+    if missing:
+        raise ValueError(f"trees[{t}] lacks the node arrays {missing}; each tree needs "
+                         f"{TREE_KEYS} (and optionally missing_go_to_left)")
+
+
+def _check_tree_links(left, right, t):
+    """Refuse child arrays that are not one tree rooted at node 0 (linear time).
+
+    Every child id must be a node, no node may have two parents (this also
+    catches a child pointing back at an ancestor) and the root none; the
+    reachability of every node is checked by the walk that follows.
+    """
+    n = left.size
+    if right.size != n:
+        raise ValueError(f"tree {t}: left has {n} nodes but right has {right.size}")
+    if n == 0:
+        raise ValueError(f"tree {t} has no nodes; a tree needs at least a root")
+    internal = left >= 0
+    if (internal != (right >= 0)).any():
+        raise ValueError(f"tree {t}: a node has exactly one child; pass -1 for both children "
+                         "of a leaf")
+    children = np.concatenate([left[internal], right[internal]])
+    if (children >= n).any():
+        raise ValueError(f"tree {t}: child id {int(children.max())} out of range [0, {n})")
+    n_parents = np.bincount(children, minlength=n)
+    if n_parents[0]:
+        h = int(np.flatnonzero((left == 0) | (right == 0))[0])
+        raise ValueError(f"tree {t}: node {h} has the root (node 0) as a child; the node "
+                         "arrays contain a cycle")
+    if (n_parents > 1).any():
+        h = int(np.flatnonzero(n_parents > 1)[0])
+        raise ValueError(f"tree {t}: node {h} has {int(n_parents[h])} parents; each node "
+                         "needs exactly one (the arrays contain a cycle or a shared subtree)")
+
+
+def _renumber_preorder(tree, t):
+    """One tree's arrays renumbered so that nodes come in preorder (parent < child)."""
+    _require_keys(tree, t)
+    left = np.asarray(tree["left"], dtype=np.int64).ravel()
+    right = np.asarray(tree["right"], dtype=np.int64).ravel()
+    _check_tree_links(left, right, t)
+    n = left.size
+    order, stack = [], [0]
+    while stack:  # preorder walk; at most n steps since every node has <= 1 parent
+        h = stack.pop()
+        order.append(h)
+        if left[h] >= 0:
+            stack.append(int(right[h]))
+            stack.append(int(left[h]))
+    if len(order) != n:
+        raise ValueError(f"tree {t}: {n - len(order)} nodes are unreachable from the root")
+    order = np.asarray(order)
+    new_id = np.empty(n, dtype=np.int64)
+    new_id[order] = np.arange(n)
+    remap = dict(
+        left=np.where(left[order] >= 0, new_id[np.maximum(left[order], 0)], -1),
+        right=np.where(right[order] >= 0, new_id[np.maximum(right[order], 0)], -1),
+    )
+    for key in ("feature", "threshold", "value", "missing_go_to_left"):
+        if tree.get(key) is not None:
+            arr = np.asarray(tree[key])
+            if arr.shape[0] != n:
+                raise ValueError(f"tree {t}: {key} has {arr.shape[0]} entries for {n} nodes")
+            remap[key] = arr[order]
+    return remap
 
 
 def as_forest(forest):

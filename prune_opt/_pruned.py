@@ -15,6 +15,7 @@ from ._forest import as_forest
 from ._frames import records_frame
 from ._persistence import read_pruned, save_pruned
 from ._sklearn_export import pruned_to_sklearn
+from ._validation import check_labels
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 
@@ -135,7 +136,8 @@ class PrunedForest:
 
     def score(self, X, y):
         """Accuracy on (X, y)."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        pred = np.argmax(self.predict_proba(X), axis=1)
+        return float(np.mean(pred == check_labels(self.forest, y, pred.shape[0])))
 
     # ------------------------------------------------------------ costs
     def used_features(self, X):

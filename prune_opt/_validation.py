@@ -1,14 +1,175 @@
-"""Input checks at the door: every message names the argument and the fix."""
+"""Input checks at the door: every message names the argument and the fix.
+
+Scalar arguments and solver options are checked declaratively: a parameter's
+*spec* is a list of constraints, any of which may hold, written with the
+constraint objects of scikit-learn's ``_param_validation`` (``Interval``,
+``StrOptions``, ``Options``, ``None``, ``"boolean"``), the vocabulary the
+estimators' ``_parameter_constraints`` use too.  :func:`check_param` checks
+one value, :func:`check_params` a mapping of them (with "did you mean"
+hints for unknown keys).  Arrays go through :func:`check_features` and
+:func:`check_labels`.
+"""
 
 from __future__ import annotations
 
-import numbers
+import difflib
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import Interval, Options, StrOptions, make_constraint
 
-__all__ = ["check_features", "check_labels", "check_nonneg_scalar", "check_weights"]
+__all__ = ["FINITE_NONNEG", "FINITE_POSITIVE", "NONNEG_INT", "POSITIVE_INT", "Interval",
+           "Options", "StrOptions", "check_features", "check_labels", "check_nonneg_scalar",
+           "check_param", "check_params", "check_weights"]
+
+FINITE_NONNEG = Interval(Real, 0, np.inf, closed="left")
+FINITE_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+NONNEG_INT = Interval(Integral, 0, None, closed="left")
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+#: largest sparse X densified for routing (float64 entries); bigger ones are refused
+MAX_DENSE_FROM_SPARSE = 50_000_000
 
 
+# ------------------------------------------------------------ declarative scalars
+def _bound(value):
+    return "inf" if value in (None, np.inf) else ("-inf" if value == -np.inf else f"{value:g}")
+
+
+def _describe(constraint):
+    """Plain-English description of one constraint (used in error messages)."""
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, Interval):
+        kind = "an integer" if constraint.type is Integral else "a real number"
+        if constraint.right in (None, np.inf) and constraint.left is not None \
+                and constraint.left == 0:
+            sign = "non-negative" if constraint.closed in ("left", "both") else "positive"
+            finite = "finite " if constraint.type is Real and constraint.right == np.inf else ""
+            return f"a {finite}{sign} {kind.split(' ', 1)[1]}"
+        lo = "[" if constraint.closed in ("left", "both") else "("
+        hi = "]" if constraint.closed in ("right", "both") else ")"
+        return f"{kind} in {lo}{_bound(constraint.left)}, {_bound(constraint.right)}{hi}"
+    if isinstance(constraint, (StrOptions, Options)):
+        return f"one of {sorted(constraint.options, key=repr)}"
+    return str(make_constraint(constraint))
+
+
+def _type_fits(constraint, value):
+    """Whether ``value`` has the kind of type ``constraint`` is about (range aside)."""
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, Interval):
+        return isinstance(value, constraint.type) and not isinstance(value, (bool, np.bool_))
+    if isinstance(constraint, StrOptions):
+        return isinstance(value, str)
+    if isinstance(constraint, Options):
+        return isinstance(value, constraint.type)
+    return make_constraint(constraint).is_satisfied_by(value)
+
+
+def _satisfied(constraint, value):
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, Interval) and isinstance(value, (bool, np.bool_)):
+        return False  # True is an Integral to Python, never a count or a weight here
+    return make_constraint(constraint).is_satisfied_by(value)
+
+
+def check_param(value, name, constraints, *, fix=""):
+    """Return ``value`` if it satisfies one of ``constraints``, else raise.
+
+    Parameters
+    ----------
+    value : object
+        The argument as the user passed it.
+    name : str
+        How the argument is named in the message (``"lam"``,
+        ``"solver_options['step']"``).
+    constraints : list
+        scikit-learn ``_param_validation`` constraints (``Interval``,
+        ``StrOptions``, ``Options``, ``None``, ``"boolean"``, ...); the value
+        must satisfy at least one.
+    fix : str, optional
+        What to do instead, appended to the message.
+
+    Returns
+    -------
+    object
+        ``value`` unchanged (real intervals return a float, integer ones an int).
+
+    Raises
+    ------
+    TypeError
+        When the value is of a kind no constraint accepts.
+    ValueError
+        When the kind is right but the value is out of range or not an option.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import FINITE_NONNEG, check_param
+    >>> check_param(2, "lam", [FINITE_NONNEG])
+    2.0
+    >>> check_param(-1.0, "lam", [FINITE_NONNEG])
+    Traceback (most recent call last):
+    ...
+    ValueError: lam must be a finite non-negative real number, got -1.0
+    """
+    for c in constraints:
+        if _satisfied(c, value):
+            if isinstance(c, Interval):
+                return int(value) if c.type is Integral else float(value)
+            return value
+    wanted = " or ".join(_describe(c) for c in constraints)
+    msg = f"{name} must be {wanted}, got {value!r}" + (f"; {fix}" if fix else "")
+    if any(_type_fits(c, value) for c in constraints):
+        raise ValueError(msg)
+    raise TypeError(msg)
+
+
+def check_params(values, spec, *, name):
+    """Check a mapping of options against ``{key: constraints}``; return a dict.
+
+    Unknown keys raise a ``ValueError`` listing the known ones, with a
+    "did you mean" hint for close misspellings.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import POSITIVE_INT, StrOptions, check_params
+    >>> spec = {"max_iter": [POSITIVE_INT], "step": [StrOptions({"polyak", "constant"})]}
+    >>> check_params({"max_iter": 10}, spec, name="solver_options")
+    {'max_iter': 10}
+    >>> check_params({"max_itr": 10}, spec, name="solver_options")
+    Traceback (most recent call last):
+    ...
+    ValueError: solver_options has unknown key 'max_itr' (did you mean 'max_iter'?); known keys: ['max_iter', 'step']
+    """
+    if not hasattr(values, "items"):
+        raise TypeError(f"{name} must be a dict, got {type(values).__name__}")
+    for key in values:
+        if key not in spec:
+            close = difflib.get_close_matches(str(key), [str(k) for k in spec], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{name} has unknown key {key!r}{hint}; known keys: "
+                             f"{sorted(spec)}")
+    return {key: check_param(v, f"{name}[{key!r}]", spec[key]) for key, v in values.items()}
+
+
+def check_nonneg_scalar(value, name, *, allow_none=False):
+    """A finite number >= 0 (or None when allowed), returned as float.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import check_nonneg_scalar
+    >>> check_nonneg_scalar(3, "budget")
+    3.0
+    """
+    return check_param(value, name, [FINITE_NONNEG, None] if allow_none else [FINITE_NONNEG])
+
+
+# ------------------------------------------------------------ arrays
 def _column_names(X):
     cols = getattr(X, "columns", None)
     if cols is None:
@@ -16,20 +177,61 @@ def _column_names(X):
     return [str(c) for c in cols]
 
 
+def _dense_from_sparse(X, forest, name):
+    """Densify a small scipy sparse ``X`` (implicit entries are zeros); refuse big ones."""
+    n_cells = int(np.prod(X.shape))
+    if n_cells > MAX_DENSE_FROM_SPARSE:
+        raise ValueError(
+            f"{name} is a scipy sparse matrix of shape {X.shape}; routing needs dense rows "
+            f"and its dense copy would take {n_cells * 8 / 2**30:.1f} GiB. Pass a dense "
+            "array of fewer rows (e.g. a sample of X), or prune on X[:k].toarray()")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_examples, {forest.n_features})")
+    if np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} is complex; pass real-valued features")
+    return X.toarray()
+
+
+def _as_real_array(X, forest, name):
+    if sp.issparse(X):
+        return _dense_from_sparse(X, forest, name)
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):  # ragged nested lists
+        raise TypeError(f"{name} must be a numeric 2-D array; got ragged rows") from None
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} is complex; pass real-valued features (X.real or np.abs(X), "
+                        "whichever you mean)")
+    try:
+        return arr.astype(float, copy=False)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric; encode categorical columns first") from None
+
+
 def check_features(forest, X, *, name="X"):
     """Return ``X`` as a 2-D float ndarray that the forest can route.
 
     Checks dimensionality, emptiness, feature count, column names (pandas),
-    non-numeric values, inf, and NaN when the forest cannot route it.
+    non-numeric and complex values, inf, and NaN when the forest cannot route
+    it.  A scipy sparse ``X`` is densified when its dense copy is small
+    (at most ``MAX_DENSE_FROM_SPARSE`` entries) and refused otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> from prune_opt._validation import check_features
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[1, 1], [1, 0], [0, 1]])
+    >>> f = Forest([stump], classes=[0, 1], n_features=1)
+    >>> check_features(f, [[0.1], [0.9]]).shape
+    (2, 1)
     """
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array of shape (n_examples, "
                          f"{forest.n_features})")
     names = _column_names(X)
-    try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric; encode categorical columns first") from None
+    arr = _as_real_array(X, forest, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D of shape (n_examples, {forest.n_features}), got shape "
@@ -57,30 +259,72 @@ def check_features(forest, X, *, name="X"):
     return arr
 
 
-def check_labels(forest, y, n_rows, *, name="y"):
-    """Encode labels as class indices of the forest, refusing unknown labels."""
+def _label_vector(y, n_rows, name):
+    """``y`` as a 1-D array of ``n_rows`` labels; an (n, 1) column is raveled with a warning."""
     if y is None:
         raise ValueError(f"{name} is None; pass the labels of the examples")
+    if sp.issparse(y):
+        raise TypeError(f"{name} is a scipy sparse matrix; pass a 1-D array of labels")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(f"{name} is a column vector of shape {y.shape}; it was raveled to "
+                      f"({y.shape[0]},). Pass a 1-D array, e.g. y.ravel(), to silence this",
+                      DataConversionWarning, stacklevel=3)
         y = y.ravel()
     if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {y.shape}")
+        raise ValueError(f"{name} must be 1-D (one label per example), got shape {y.shape}")
     if y.shape[0] != n_rows:
-        raise ValueError(f"{name} has {y.shape[0]} labels for {n_rows} examples; pass one label "
-                         "per row")
+        raise ValueError(f"{name} has {y.shape[0]} labels for {n_rows} examples; pass one "
+                         "label per row")
+    return y
+
+
+def _label_kind(values):
+    kind = np.asarray(values).dtype.kind
+    return "number" if kind in "biuf" else ("string" if kind in "US" else "object")
+
+
+def check_labels(forest, y, n_rows, *, name="y"):
+    """Encode labels as class indices of the forest, refusing unknown labels.
+
+    ``y`` must be 1-D with ``n_rows`` entries (an ``(n, 1)`` column is raveled
+    with a ``DataConversionWarning``), and every label must be one of the
+    forest's ``classes_`` (numbers never match strings: ``"1"`` is not ``1``).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_rows,)
+        Index of each label in ``forest.classes_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> from prune_opt._validation import check_labels
+    >>> leaf = dict(left=[-1], right=[-1], feature=[-1], threshold=[0], value=[[1, 1]])
+    >>> f = Forest([leaf], classes=["no", "yes"], n_features=1)
+    >>> check_labels(f, ["yes", "no", "yes"], 3)
+    array([1, 0, 1])
+    """
+    y = _label_vector(y, n_rows, name)
     classes = forest.classes_
+    if _label_kind(y) != _label_kind(classes) and not (
+            _label_kind(y) == "object" or _label_kind(classes) == "object"):
+        raise ValueError(
+            f"{name} holds {_label_kind(y)} labels but the forest's classes are "
+            f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type "
+            "(e.g. y.astype(int) if the strings are numbers)")
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
     try:
         pos = np.searchsorted(sorted_classes, y)
     except TypeError:
         raise ValueError(f"{name} labels are not comparable with the forest's classes "
-                         f"{classes.tolist()}") from None
+                         f"{classes.tolist()}; pass labels the forest was fitted on") from None
     pos = np.clip(pos, 0, classes.size - 1)
     ok = sorted_classes[pos] == y
     if not np.all(ok):
-        unknown = np.unique(y[~ok])[:5].tolist()
+        unknown = list(dict.fromkeys(y[~ok].tolist()))[:5]
         raise ValueError(
             f"{name} contains labels {unknown} unknown to the forest (classes "
             f"{classes.tolist()}); pass labels the forest was fitted on"
@@ -88,18 +332,15 @@ def check_labels(forest, y, n_rows, *, name="y"):
     return order[pos].astype(np.int64)
 
 
-def check_nonneg_scalar(value, name, *, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
-    return value
-
-
 def check_weights(weights, n, name="sample_weight"):
+    """Per-example weights: ones when None, else finite, non-negative, shape (n,).
+
+    Examples
+    --------
+    >>> from prune_opt._validation import check_weights
+    >>> check_weights(None, 2)
+    array([1., 1.])
+    """
     if weights is None:
         return np.ones(n)
     w = np.asarray(weights, dtype=float)

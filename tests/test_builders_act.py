@@ -150,9 +150,9 @@ def test_cost_matrix_shifts_predictions(pima):
 
 def test_validation_messages():
     X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
-    with pytest.raises(ValueError, match="r must be an integer"):
+    with pytest.raises(ValueError, match="'r' parameter of ACTClassifier must be an int"):
         ACTClassifier(r=-1).fit(X, y)
-    with pytest.raises(ValueError, match="cf must be"):
+    with pytest.raises(ValueError, match="'cf' parameter of ACTClassifier must be"):
         ACTClassifier(cf=0.0).fit(X, y)
     with pytest.raises(ValueError, match=r"misclassification_cost must be a scalar or a \(2, 2\)"):
         ACTClassifier(misclassification_cost=np.ones((3, 3))).fit(X, y)

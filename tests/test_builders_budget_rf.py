@@ -10,7 +10,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import prune_opt as po
 from forest_builders._impurity import threshold_pairs
 from forest_builders._splits import candidate_splits
+from forest_builders.act import ACTForestClassifier
 from forest_builders.budget_rf import BudgetRandomForestClassifier, minimax_chooser
+from forest_builders.cost_sensitive_rf import CostSensitiveRandomForestClassifier
 from prune_opt import FeatureCosts
 
 
@@ -185,7 +187,7 @@ def test_nan_inputs_route_right_and_pandas_names():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(impurity="mse"), "impurity must be one of"),
+    (dict(impurity="mse"), "'impurity' parameter of BudgetRandomForestClassifier must be"),
     (dict(n_thresholds=(80, 40)), "n_thresholds"),
     (dict(alpha=-1.0), "alpha"),
     (dict(alpha=[]), "alpha"),
@@ -225,3 +227,32 @@ def test_thyroid_cost_is_well_below_random_forest():
     c_brf = brf.acquisition_cost(d.X_test).mean()
     assert c_brf <= 0.7 * c_rf
     assert brf.score(d.X_test, d.y_test) > 0.9
+
+
+@pytest.mark.parametrize("make", [
+    lambda rs: BudgetRandomForestClassifier(n_estimators=3, random_state=rs),
+    lambda rs: CostSensitiveRandomForestClassifier(n_estimators=3, random_state=rs),
+    lambda rs: ACTForestClassifier(n_estimators=2, r=0, max_depth=3, random_state=rs),
+])
+def test_random_state_instance_is_accepted_and_reproducible(make):
+    # regression: np.random.RandomState(instance) raised in BudgetRF and the cost-sensitive RF
+    X, y = load_iris(return_X_y=True)
+    a = make(np.random.RandomState(0)).fit(X, y).to_forest()
+    b = make(np.random.RandomState(0)).fit(X, y).to_forest()
+    assert np.array_equal(a.threshold, b.threshold) and np.array_equal(a.feature, b.feature)
+    rs = np.random.RandomState(0)
+    est = make(rs)
+    first = est.fit(X, y).to_forest()
+    second = est.fit(X, y).to_forest()  # the shared instance advanced: a different forest
+    assert not (first.n_nodes == second.n_nodes
+                and np.array_equal(first.threshold, second.threshold))
+    with pytest.raises(ValueError, match="'random_state' parameter"):
+        make("seed").fit(X, y)
+
+
+def test_int_random_state_is_used_as_the_seed():
+    X, y = load_iris(return_X_y=True)
+    a = BudgetRandomForestClassifier(n_estimators=2, random_state=7).fit(X, y)
+    b = BudgetRandomForestClassifier(n_estimators=2, random_state=np.int64(7)).fit(X, y)
+    assert np.array_equal(a.to_forest().threshold, b.to_forest().threshold)
+    assert a._seed() == 7

@@ -1,16 +1,28 @@
 """Bad input gets a clear, early error naming the argument (never an IndexError,
 KeyError or a broadcasting error from deep inside)."""
 
+import warnings
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest
+from prune_opt._validation import (
+    FINITE_NONNEG,
+    POSITIVE_INT,
+    StrOptions,
+    check_param,
+    check_params,
+)
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +209,7 @@ def test_costs_names_must_match_forest():
 @pytest.mark.parametrize("kw, exc, match", [
     (dict(lam=-1.0), ValueError, "lam must be"),
     (dict(lam=float("nan")), ValueError, "lam must be"),
-    (dict(lam="big"), TypeError, "lam must be a real number"),
+    (dict(lam="big"), TypeError, "lam must be a finite non-negative real number, got .big."),
     (dict(depth_cost=-0.5), ValueError, "depth_cost"),
     (dict(time_limit=-1.0), ValueError, "time_limit"),
     (dict(solver="gurobi-ultra"), ValueError, "installed solvers: .*highs"),
@@ -259,3 +271,151 @@ def test_predict_on_wrong_width(iris):
         pruned.predict(X[:, :2])
     with pytest.raises(ValueError, match="features"):
         pruned.acquisition_cost(X[:, :2])
+
+
+# ---------------------------------------------------------------- labels (every entry)
+def test_column_vector_y_is_raveled_with_a_warning(iris):
+    # regression: score(X, y.reshape(-1, 1)) broadcast to (n, n) and gave a wrong accuracy
+    X, y, _ = iris
+    pruned = _prune(iris)
+    with pytest.warns(DataConversionWarning, match="column vector"):
+        col = pruned.score(X, y.reshape(-1, 1))
+    assert col == pruned.score(X, y)
+    with pytest.warns(DataConversionWarning, match="y is a column vector"):
+        p2 = _prune(iris, y=y.reshape(-1, 1))
+    assert np.array_equal(p2.split_mask, pruned.split_mask)
+
+
+def test_score_refuses_wrong_length_and_unknown_labels(iris):
+    X, y, _ = iris
+    pruned = _prune(iris)
+    with pytest.raises(ValueError, match="y has 149 labels for 150 examples"):
+        pruned.score(X, y[:-1])
+    with pytest.raises(ValueError, match=r"string labels.*classes are numbers \[0, 1, 2\]"):
+        pruned.score(X, y.astype(str))
+    with pytest.raises(ValueError, match=r"classes are numbers \[0, 1, 2\]"):
+        _prune(iris, y=y.astype(str))
+
+
+def test_tradeoff_curve_checks_y_eval_before_solving(iris):
+    X, y, rf = iris
+    with pytest.raises(ValueError, match="y_eval has 10 labels for 150 examples"):
+        po.tradeoff_curve(rf, X, y, lams=[0.0], X_eval=X, y_eval=y[:10])
+    with pytest.warns(DataConversionWarning, match="y_eval is a column vector"):
+        col = po.tradeoff_curve(rf, X, y, lams=[0.0], X_eval=X, y_eval=y.reshape(-1, 1))
+    flat = po.tradeoff_curve(rf, X, y, lams=[0.0], X_eval=X, y_eval=y)
+    assert list(col["accuracy_eval"]) == list(flat["accuracy_eval"])
+
+
+@st.composite
+def label_shapes(draw, n=150):
+    shape = draw(st.sampled_from([(n,), (n, 1), (n, 2), (1, n), (n - 1,), (n + 1,), (),
+                                  (n, 1, 1), (0,)]))
+    return shape
+
+
+@settings(max_examples=30, deadline=None)
+@given(label_shapes(), st.sampled_from(["int", "float", "str", "object-str"]))
+def test_any_label_shape_is_accepted_exactly_or_refused_clearly(iris_fixed, shape, kind):
+    X, y, pruned, expected = iris_fixed
+    base = np.resize(y, int(np.prod(shape))).reshape(shape)
+    labels = {"int": base, "float": base.astype(float), "str": base.astype(str),
+              "object-str": base.astype(str).astype(object)}[kind]
+    good = shape in ((150,), (150, 1)) and kind in ("int", "float")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataConversionWarning)
+        if shape == (150, 1):
+            warnings.simplefilter("ignore", DataConversionWarning)
+        if good:
+            assert pruned.score(X, labels) == expected
+        else:
+            with pytest.raises(ValueError, match="y "):
+                pruned.score(X, labels)
+
+
+@pytest.fixture(scope="module")
+def iris_fixed(iris):
+    X, y, rf = iris
+    pruned = _prune(iris)
+    return X, y, pruned, float(np.mean(pruned.predict(X) == y))
+
+
+def test_string_labels_of_a_string_forest(iris):
+    X, y, _ = iris
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, names)
+    pruned = po.prune(rf, X, names, lam=0.0, solver="highs")
+    assert pruned.score(X, names) == np.mean(rf.predict(X) == names)
+    assert pruned.score(X, list(names)) == pruned.score(X, names)
+    with pytest.raises(ValueError, match=r"labels \['dahlia'\] unknown"):
+        pruned.score(X, np.where(np.arange(150) == 3, "dahlia", names))
+    with pytest.raises(ValueError, match="not comparable|classes are"):
+        pruned.score(X, y)
+
+
+# ---------------------------------------------------------------- sparse / complex X
+def test_small_sparse_X_is_routed_like_dense(iris):
+    X, y, rf = iris
+    dense = _prune(iris)
+    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_array):
+        pruned = _prune(iris, X=fmt(X))
+        assert np.array_equal(pruned.split_mask, dense.split_mask)
+        assert np.array_equal(pruned.predict_proba(fmt(X)), dense.predict_proba(X))
+
+
+def test_large_sparse_X_is_refused_saying_it_is_sparse(iris, monkeypatch):
+    import prune_opt._validation as v
+
+    X, y, rf = iris
+    monkeypatch.setattr(v, "MAX_DENSE_FROM_SPARSE", 100)
+    with pytest.raises(ValueError, match=r"X is a scipy sparse matrix of shape \(150, 4\)"):
+        _prune(iris, X=sp.csr_matrix(X))
+
+
+@pytest.mark.parametrize("make", [lambda X: X + 0j, lambda X: sp.csr_matrix(X + 1j)])
+def test_complex_X_is_refused_not_cast(iris, make):
+    X, y, _ = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(TypeError, match="X is complex"):
+            _prune(iris, X=make(X))
+
+
+# ---------------------------------------------------------------- declarative checks
+@pytest.mark.parametrize("value, constraints, exc, match", [
+    (-1.0, [FINITE_NONNEG], ValueError, "x must be a finite non-negative real number, got -1.0"),
+    (np.nan, [FINITE_NONNEG], ValueError, "finite non-negative"),
+    (np.inf, [FINITE_NONNEG], ValueError, "finite non-negative"),
+    (True, [FINITE_NONNEG], TypeError, "got True"),
+    ("1", [FINITE_NONNEG, None], TypeError, "real number or None, got '1'"),
+    (0, [POSITIVE_INT], ValueError, "x must be an integer in \\[1, inf\\), got 0"),
+    (2.0, [POSITIVE_INT], TypeError, "integer"),
+    ("fast", [StrOptions({"dp", "networkx"})], ValueError, r"one of \['dp', 'networkx'\]"),
+    (3, [StrOptions({"dp"})], TypeError, "one of"),
+])
+def test_check_param_errors(value, constraints, exc, match):
+    with pytest.raises(exc, match=match):
+        check_param(value, "x", constraints)
+
+
+@given(st.one_of(st.floats(), st.integers(-10**6, 10**6), st.booleans(), st.none(),
+                 st.text(max_size=3)))
+def test_check_param_accepts_exactly_the_finite_nonnegative_reals(value):
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and np.isfinite(value) and value >= 0)
+    if ok:
+        assert check_param(value, "x", [FINITE_NONNEG]) == float(value)
+    else:
+        with pytest.raises((TypeError, ValueError), match="x must be"):
+            check_param(value, "x", [FINITE_NONNEG])
+
+
+def test_check_params_names_key_and_suggests():
+    spec = {"max_iter": [POSITIVE_INT], "gap_tol": [FINITE_NONNEG]}
+    assert check_params({"max_iter": np.int64(5)}, spec, name="opts") == {"max_iter": 5}
+    with pytest.raises(ValueError, match=r"opts\['gap_tol'\] must be a finite non-negative"):
+        check_params({"gap_tol": -1}, spec, name="opts")
+    with pytest.raises(ValueError, match="did you mean 'gap_tol'"):
+        check_params({"gap_tl": 1}, spec, name="opts")
+    with pytest.raises(TypeError, match="opts must be a dict"):
+        check_params([1], spec, name="opts")

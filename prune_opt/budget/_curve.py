@@ -31,6 +31,7 @@ from .._compile import compile_problem
 from .._frames import records_frame
 from .._problem import PruningProblem
 from .._prune import solve
+from .._validation import check_labels
 
 __all__ = ["problem_at_lam", "HullPoint", "LagrangianHull", "tradeoff_curve", "lam_upper_bound"]
 
@@ -416,6 +417,10 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     problem = _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost)
     if (X_eval is None) != (y_eval is None):
         raise ValueError("X_eval and y_eval must be given together")
+    if y_eval is not None:  # refuse bad eval labels before solving, not after
+        n_eval = len(problem.forest.check_X(X_eval, "X_eval"))
+        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval,
+                                                      name="y_eval")]
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
