@@ -57,25 +57,12 @@ def split(ds, max_rows, seed):
 
 def family(method, rf, problem, X_v, y_v, costs, cost_resolution):
     """List of PrunedForest of one method."""
-    from prune_opt.budget import (
-        ccp_prunings,
-        fewer_trees_prunings,
-        greedy_prunings,
-        impurity_threshold_prunings,
-        tradeoff_curve,
-    )
+    from prune_opt.budget import get_baseline, tradeoff_curve
 
     if method == "budgetprune":
-        _, pts = tradeoff_curve(None, None, None, problem=problem,
-                                cost_resolution=cost_resolution, return_points=True)
+        _, pts = tradeoff_curve(problem, cost_resolution=cost_resolution, return_points=True)
         return [q.pruned for q in pts]
-    if method == "ccp":
-        return [p for _, p in ccp_prunings(rf, costs=costs, problem=problem)]
-    if method == "greedy":
-        return [p for _, p in greedy_prunings(rf, X_v, y_v, problem=problem)]
-    if method == "fewer-trees":
-        return [p for _, p in fewer_trees_prunings(rf, costs=costs)]
-    return [p for _, p in impurity_threshold_prunings(rf, costs=costs)]
+    return [p for _, p in get_baseline(method)(rf, X_v, y_v, costs=costs, problem=problem)]
 
 
 def pick(points, budget):

@@ -54,7 +54,7 @@ def main(argv=None):
 
     # compile once, reuse for the curve and the budget search
     problem = po.compile_problem(rf, X_val, y_val, costs=data.costs, train=(X_train, y_train))
-    curve = tradeoff_curve(rf, X_val, y_val, problem=problem, X_eval=X_test, y_eval=y_test)
+    curve = tradeoff_curve(problem, X_eval=X_test, y_eval=y_test)
     rows = curve.to_dict("records") if hasattr(curve, "to_dict") else curve
     print(f"\nexact trade-off curve: {len(rows)} hull vertices")
     print(f"{'lam from':>10} {'lam to':>10} {'error':>8} {'val cost':>9} {'splits':>6} "

@@ -12,12 +12,16 @@ Every grower is a scikit-learn classifier with ``to_forest()``, so
   JAIR 2008): anytime cost-sensitive trees by sampled low-cost subtrees.
 - :class:`CEGBClassifier` - LightGBM's cost-efficient gradient boosting (Peter et al.,
   NIPS 2017) with FeatureCosts penalties (optional extra ``lightgbm``);
-  :func:`forest_from_lightgbm` imports a LightGBM random forest into the Forest IR.
+  :func:`forest_from_lightgbm` imports a LightGBM random forest into the Forest IR;
+  :func:`cegb_curve` traces its accuracy-cost curve beside prune-opt's.
+
+This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
+imports it.
 """
 
 from .act import ACTClassifier, ACTForestClassifier
 from .budget_rf import BudgetRandomForestClassifier
-from .cegb import CEGBClassifier
+from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
 from .lightgbm_import import (
     forest_from_lightgbm,
@@ -32,6 +36,7 @@ __all__ = [
     "BudgetRandomForestClassifier",
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",
+    "cegb_curve",
     "forest_from_lightgbm",
     "lightgbm_acquisition_cost",
     "lightgbm_feature_usage",

@@ -25,9 +25,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from prune_opt import FeatureCosts, Forest
-from prune_opt._costs import as_feature_costs
-from prune_opt._pruned import PrunedForest
+from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
 from ._splits import candidates_from_sorted
 

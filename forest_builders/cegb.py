@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from prune_opt._costs import FeatureCosts, as_feature_costs
+from prune_opt import FeatureCosts, as_feature_costs
 
 from .lightgbm_import import (
     forest_from_lightgbm,
@@ -38,7 +38,10 @@ from .lightgbm_import import (
     lightgbm_trees,
 )
 
-__all__ = ["CEGBClassifier"]
+__all__ = ["CEGBClassifier", "cegb_curve", "DEFAULT_TRADEOFFS"]
+
+#: ``cegb_tradeoff`` values of :func:`cegb_curve` when none are given
+DEFAULT_TRADEOFFS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 PENALTIES = ("lazy", "coupled", "both")
 
@@ -235,3 +238,64 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+def cegb_curve(X_train, y_train, *, costs=None, tradeoffs=None, X_eval=None, y_eval=None,
+               n_estimators=40, random_state=0, lgbm_params=None):
+    """Accuracy-cost rows of LightGBM's CEGB, comparable with prune-opt's curves.
+
+    Not a pruning: one :class:`CEGBClassifier` is trained per
+    ``cegb_tradeoff`` and its acquisition cost on ``X_eval`` is counted with
+    the same :class:`prune_opt.FeatureCosts` rules as every pruned forest, so
+    the rows sit beside :func:`prune_opt.budget.tradeoff_curve` and
+    :func:`prune_opt.budget.baseline_curve` on one plot.
+
+    Parameters
+    ----------
+    X_train, y_train : array-like
+        Training data of each CEGB model.
+    costs : FeatureCosts, array-like or mapping, optional
+    tradeoffs : sequence of float, optional
+        ``cegb_tradeoff`` values (default :data:`DEFAULT_TRADEOFFS`).
+    X_eval, y_eval : array-like
+        Held-out data the rows are measured on (required).
+    n_estimators, random_state, lgbm_params :
+        Passed to :class:`CEGBClassifier`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method`` ("cegb"), ``param`` (the tradeoff),
+        ``average_cost``, ``accuracy_eval``, ``cost_eval``.
+
+    Raises
+    ------
+    ImportError
+        When lightgbm is not installed (``pip install prune-opt[lightgbm]``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from forest_builders.cegb import cegb_curve
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rows = cegb_curve(X, y, costs=[1, 1, 5, 5], tradeoffs=[0.0, 1.0], X_eval=X,
+    ...                   y_eval=y, n_estimators=5)
+    >>> list(rows["param"])
+    [0.0, 1.0]
+    """
+    import pandas as pd
+
+    if X_eval is None or y_eval is None:
+        raise ValueError("cegb_curve needs X_eval and y_eval (the rows are measured on them)")
+    y_eval = np.asarray(y_eval)
+    rows = []
+    for tr in DEFAULT_TRADEOFFS if tradeoffs is None else tradeoffs:
+        model = CEGBClassifier(costs=costs, cegb_tradeoff=float(tr), n_estimators=n_estimators,
+                               random_state=random_state,
+                               lgbm_params=lgbm_params).fit(X_train, y_train)
+        cost = model.average_cost(X_eval)
+        rows.append({"method": "cegb", "param": float(tr), "average_cost": cost,
+                     "accuracy_eval": float((model.predict(X_eval) == y_eval).mean()),
+                     "cost_eval": cost})
+    return pd.DataFrame.from_records(rows, columns=["method", "param", "average_cost",
+                                                    "accuracy_eval", "cost_eval"])

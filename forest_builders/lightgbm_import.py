@@ -34,8 +34,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from prune_opt import Forest
-from prune_opt._costs import as_feature_costs
+from prune_opt import Forest, as_feature_costs
 
 __all__ = [
     "LIGHTGBM_HINT",

@@ -5,13 +5,12 @@ NIPS 2016), solve it exactly, and get back a cheaper forest.
 """
 
 from ._compile import compile_problem
-from ._costs import FeatureCosts
-from ._forest import Forest
+from ._costs import FeatureCosts, as_feature_costs
+from ._forest import Forest, as_forest
 from ._lazy import LazyPrediction, LazyPredictor
-from ._persistence import load
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
-from ._pruned import PrunedForest, acquisition_cost
+from ._pruned import PrunedForest, acquisition_cost, load
 from .budget import fit_budget, tradeoff_curve
 from .checks import is_totally_unimodular, vertex_integrality
 from .solvers import SolverError, available_solvers, list_solvers
@@ -28,6 +27,8 @@ __all__ = [
     "PruningProblem",
     "SolverError",
     "acquisition_cost",
+    "as_feature_costs",
+    "as_forest",
     "available_solvers",
     "compile_problem",
     "fit_budget",

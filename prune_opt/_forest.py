@@ -8,10 +8,12 @@ decision path listed in increasing node id is in root-to-leaf order.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Forest", "as_forest", "SUPPORTED_ESTIMATORS"]
+__all__ = ["Forest", "as_forest", "detached_estimator", "SUPPORTED_ESTIMATORS"]
 
 SUPPORTED_ESTIMATORS = (
     "sklearn.ensemble.RandomForestClassifier, sklearn.ensemble.ExtraTreesClassifier, "
@@ -194,7 +196,7 @@ class Forest:
                                missing_go_to_left=m))
         names = getattr(estimator, "feature_names_in_", None)
         return cls(arrays, classes=estimator.classes_, n_features=estimator.n_features_in_,
-                   feature_names=names, estimator=estimator)
+                   feature_names=names, estimator=detached_estimator(estimator))
 
     @classmethod
     def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None):
@@ -307,10 +309,18 @@ class Forest:
         return np.column_stack([self.apply_tree(X, t) for t in range(self.n_trees)])
 
     def predict_proba(self, X):
-        """Average of the trees' leaf class distributions (unpruned forest)."""
-        from ._pruned import PrunedForest
+        """Average of the trees' leaf class distributions (unpruned forest).
 
-        return PrunedForest(self, self.full_split_mask()).predict_proba(X)
+        Summed over trees, then divided by their number, in sklearn's order
+        (and :class:`~prune_opt.PrunedForest`'s), so results match bit for bit.
+        """
+        X = self.check_X(X)
+        proba = np.zeros((X.shape[0], self.n_classes))
+        for t in range(self.n_trees):
+            proba += self.value[self.apply_tree(X, t) + self.node_offset[t]]
+        if self.n_trees > 1:
+            proba /= self.n_trees
+        return proba
 
     def __repr__(self):
         return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
@@ -393,12 +403,36 @@ def _renumber_preorder(tree, t):
 
 
 def as_forest(forest):
-    """Coerce a fitted estimator (or Forest) to a :class:`Forest`."""
+    """Coerce a fitted estimator (or Forest) to a :class:`Forest`.
+
+    Parameters
+    ----------
+    forest : Forest, fitted sklearn forest or tree classifier, or a fitted
+        object with ``to_forest()`` (the ``forest_builders`` growers)
+
+    Returns
+    -------
+    Forest
+
+    Raises
+    ------
+    TypeError
+        For a PrunedForest (prune ``pruned.forest`` instead) or an
+        unsupported estimator.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> po.as_forest(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y))
+    Forest(n_trees=1, n_nodes=5, n_classes=3, n_features=4)
+    """
     if isinstance(forest, Forest):
         return forest
-    from ._pruned import PrunedForest
-
-    if isinstance(forest, PrunedForest):
+    if isinstance(getattr(forest, "forest", None), Forest) and hasattr(forest, "split_mask"):
+        # a PrunedForest (recognised by shape: this module sits below _pruned)
         raise TypeError("forest: got a PrunedForest; prune the original forest again "
                         "(pass pruned.forest) instead of pruning a pruned one")
     if hasattr(forest, "to_forest") and not isinstance(forest, type):
@@ -418,3 +452,19 @@ def as_forest(forest):
             raise TypeError("forest.to_forest() must return a prune_opt.Forest")
         return out
     return Forest.from_sklearn(forest)
+
+
+def detached_estimator(estimator):
+    """A copy of a fitted sklearn forest or tree that later changes to it cannot reach.
+
+    The estimator object and its list of sub-estimators are copied; the fitted
+    ``tree_`` objects are shared, which is safe because scikit-learn never
+    modifies a fitted ``Tree``: ``fit`` (also with ``warm_start``) and
+    ``set_params`` build new trees or touch only the original's attributes.
+    So a Forest (and every PrunedForest on it) keeps routing through the trees
+    it was built from after the source is refitted, at no memory cost.
+    """
+    est = copy.copy(estimator)
+    if hasattr(est, "estimators_"):
+        est.estimators_ = [copy.copy(e) for e in estimator.estimators_]
+    return est

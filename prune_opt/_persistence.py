@@ -1,22 +1,47 @@
-"""JSON persistence of pruned forests: no pickle, schema-versioned, strictly checked."""
+"""JSON codec of pruned forests: no pickle, schema-versioned, every field checked.
+
+This module sits beside :class:`~prune_opt.PrunedForest` (it never imports
+it): :func:`encode` reads a pruned forest's fields, :func:`decode` turns a
+document back into the keyword arguments of ``PrunedForest``.  Loading only
+parses JSON (no object is ever constructed from a name in the file) and
+refuses, with a ``ValueError`` naming the field, anything the schema does
+not allow: missing or unknown fields, wrong types or shapes, non-finite
+numbers, duplicated classes, children out of range or not forming a tree,
+a split mask not closed under parents, nesting deeper than the schema.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from pathlib import Path
+import os
+from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["save_pruned", "load", "FORMAT", "SCHEMA_VERSION"]
+from ._costs import FeatureCosts
+from ._forest import Forest
+from ._io import atomic_write
+
+__all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION"]
 
 FORMAT = "prune-opt/pruned-forest"
 SCHEMA_VERSION = 1
+ESTIMATORS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
+              "ExtraTreeClassifier")
+_REQUIRED = ("format", "schema_version", "estimator", "classes", "classes_kind", "n_features",
+             "costs", "trees")
+_OPTIONAL = ("feature_names", "allow_nan", "objective", "lam", "solve_info")
+_TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
+_TREE_OPTIONAL = ("missing_go_to_left",)
+_COST_KEYS = ("costs", "groups", "requires", "feature_names")
 _BULKY_SOLVE_INFO = ("duals", "history")
-_ESTIMATORS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
-               "ExtraTreeClassifier")
+#: deepest nesting solve_info may have (the schema itself nests at most 5 levels)
+MAX_SOLVE_INFO_DEPTH = 8
 
 
+# ------------------------------------------------------------------ writing
 def _jsonable(obj):
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
@@ -36,175 +61,345 @@ def _jsonable(obj):
     return str(obj)
 
 
-def save_pruned(pruned, path):
-    f = pruned.forest
-    classes = f.classes_
+def _encode_classes(classes):
     if classes.dtype.kind in "iub":
-        classes_out, kind = [int(c) for c in classes], "int"
-    elif classes.dtype.kind == "f":
-        classes_out, kind = [float(c) for c in classes], "float"
-    else:
-        classes_out, kind = [str(c) for c in classes], "str"
-    trees = []
-    for t in range(f.n_trees):
-        sl = f.tree_slice(t)
-        off = sl.start
-        trees.append({
-            "left": np.where(f.left[sl] >= 0, f.left[sl] - off, -1).tolist(),
-            "right": np.where(f.right[sl] >= 0, f.right[sl] - off, -1).tolist(),
-            "feature": f.feature[sl].tolist(),
-            "threshold": f.threshold[sl].tolist(),
-            "value": f.value[sl].tolist(),
-            "missing_go_to_left": f.missing_go_to_left[sl].astype(int).tolist(),
-            "split_mask": pruned.split_mask[sl].astype(int).tolist(),
-        })
-    est = f.estimator
-    doc = {
+        return [int(c) for c in classes], "int"
+    if classes.dtype.kind == "f":
+        return [float(c) for c in classes], "float"
+    return [str(c) for c in classes], "str"
+
+
+def _encode_tree(forest, split_mask, t):
+    sl = forest.tree_slice(t)
+    off = sl.start
+    internal = forest.left[sl] >= 0
+    threshold = forest.threshold[sl]
+    if not np.isfinite(threshold[internal]).all():
+        raise ValueError(f"cannot save: tree {t} has a non-finite split threshold (the file "
+                         "format stores finite numbers only)")
+    if not (forest.value[sl].sum(axis=1) > 0).all():
+        raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
+                         "(all zeros), which the file format refuses")
+    # a leaf's threshold is never read: store a finite placeholder
+    threshold = np.where(internal | np.isfinite(threshold), threshold, -2.0)
+    return {
+        "left": np.where(forest.left[sl] >= 0, forest.left[sl] - off, -1).tolist(),
+        "right": np.where(forest.right[sl] >= 0, forest.right[sl] - off, -1).tolist(),
+        "feature": forest.feature[sl].tolist(),
+        "threshold": threshold.tolist(),
+        "value": forest.value[sl].tolist(),
+        "missing_go_to_left": forest.missing_go_to_left[sl].astype(int).tolist(),
+        "split_mask": split_mask[sl].astype(int).tolist(),
+    }
+
+
+def _finite_or_none(v):
+    return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
+def encode(pruned):
+    """The JSON document (a dict) of a pruned forest."""
+    f = pruned.forest
+    classes, kind = _encode_classes(f.classes_)
+    return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
-        "estimator": type(est).__name__ if est is not None else "RandomForestClassifier",
-        "classes": classes_out,
+        # a subclass of a supported estimator is rebuilt as the closest supported one
+        "estimator": (pruned.estimator_class if pruned.estimator_class in ESTIMATORS
+                      else "RandomForestClassifier"),
+        "classes": classes,
         "classes_kind": kind,
         "n_features": f.n_features,
         "feature_names": f.feature_names,
         "allow_nan": bool(f.allow_nan),
         "costs": pruned.costs.to_dict(),
-        "objective": pruned.objective,
-        "lam": pruned.lam,
+        "objective": _finite_or_none(pruned.objective),
+        "lam": _finite_or_none(pruned.lam),
         # per-record duals and iteration histories can be millions of numbers: not kept
         "solve_info": _jsonable({k: v for k, v in pruned.solve_info.items()
                                  if k not in _BULKY_SOLVE_INFO}),
-        "trees": trees,
+        "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
-    Path(path).write_text(json.dumps(doc))
 
 
+def save_pruned(pruned, path):
+    """Write ``pruned`` as JSON, atomically (a partial file never replaces ``path``)."""
+    text = json.dumps(encode(pruned), allow_nan=False)
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# ------------------------------------------------------------------ reading
 def _fail(reason):
     raise ValueError(f"cannot load pruned forest: {reason}")
 
 
-def _int_list(x, what):
-    if not isinstance(x, list) or not all(isinstance(v, int) and not isinstance(v, bool)
-                                          for v in x):
-        _fail(f"{what} must be a list of integers")
-    return np.asarray(x, dtype=np.int64)
+def _reject_constant(name):
+    _fail(f"{name} is not allowed (every number must be finite)")
 
 
-def _float_list(x, what):
-    if not isinstance(x, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                          for v in x):
-        _fail(f"{what} must be a list of numbers")
-    return np.asarray(x, dtype=float)
-
-
-def load(path):
-    """Load a pruned forest written by :meth:`PrunedForest.save`.
-
-    Parsing is plain JSON: nothing in the file is executed.  A truncated,
-    tampered or foreign file raises ``ValueError`` with the reason.
-
-    Parameters
-    ----------
-    path : str or Path
-
-    Returns
-    -------
-    PrunedForest
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.ensemble import RandomForestClassifier
-    >>> import prune_opt as po
-    >>> X, y = load_iris(return_X_y=True)
-    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
-    >>> pruned = po.prune(rf, X, y, lam=0.01)
-    >>> path = os.path.join(tempfile.mkdtemp(), "pruned.json")
-    >>> pruned.save(path)
-    >>> bool((po.load(path).predict_proba(X) == pruned.predict_proba(X)).all())
-    True
-    """
-    from ._costs import FeatureCosts
-    from ._forest import Forest
-    from ._pruned import PrunedForest
-
+def _read_document(path):
+    """Parse the file as strict JSON (no NaN/Infinity, bounded nesting)."""
     try:
-        text = Path(path).read_text()
+        with open(os.fspath(path), encoding="utf-8") as fh:
+            text = fh.read()
     except UnicodeDecodeError:
         _fail("file is not UTF-8 text (not a prune-opt JSON file)")
     try:
-        doc = json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        _fail("JSON nested too deeply (not a prune-opt file)")
     except json.JSONDecodeError as exc:
         _fail(f"not valid JSON (truncated or corrupted?): {exc}")
+    except ValueError as exc:  # e.g. an integer too long to convert
+        if str(exc).startswith("cannot load"):
+            raise
+        _fail(f"not valid JSON: {exc}")
+
+
+def _check_header(doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         _fail(f"not a prune-opt pruned forest (missing format {FORMAT!r})")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        _fail(f"schema_version {doc.get('schema_version')!r} is not supported "
-              f"(this prune-opt reads {SCHEMA_VERSION})")
-    for key in ("classes", "classes_kind", "n_features", "trees", "costs", "estimator"):
+    version = doc.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        _fail(f"schema_version {version!r} is not supported (this prune-opt reads "
+              f"{SCHEMA_VERSION})")
+    for key in _REQUIRED:
         if key not in doc:
             _fail(f"missing field {key!r}")
-    if doc["estimator"] not in _ESTIMATORS:
-        _fail(f"unknown estimator {doc['estimator']!r}")
-    kind = doc["classes_kind"]
-    if kind not in ("int", "float", "str") or not isinstance(doc["classes"], list) or \
-            not doc["classes"]:
-        _fail("classes must be a non-empty list with classes_kind int, float or str")
-    classes = np.asarray(doc["classes"], dtype={"int": np.int64, "float": float,
-                                                "str": str}[kind])
+    unknown = sorted(set(doc) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        _fail(f"unknown field(s) {unknown}")
+    if doc["estimator"] not in ESTIMATORS:
+        _fail(f"unknown estimator {str(doc['estimator'])[:80]!r}; expected one of {ESTIMATORS}")
+
+
+def _is_int(v):
+    return type(v) is int
+
+
+def _is_number(v):
+    try:
+        return type(v) in (int, float) and math.isfinite(v)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _decode_classes(doc):
+    kind, classes = doc["classes_kind"], doc["classes"]
+    if kind not in ("int", "float", "str"):
+        _fail(f"classes_kind must be 'int', 'float' or 'str', got {str(kind)[:40]!r}")
+    if not isinstance(classes, list) or not classes:
+        _fail("classes must be a non-empty list")
+    check = {"int": _is_int, "float": _is_number, "str": lambda v: isinstance(v, str)}[kind]
+    if not all(check(c) for c in classes):
+        _fail(f"classes must all be {'integers' if kind == 'int' else kind + ' values'} "
+              f"(classes_kind {kind!r}), got {str(classes)[:80]}")
+    if len(set(classes)) != len(classes):
+        _fail("classes must be distinct, got duplicates")
+    try:
+        return np.asarray(classes, dtype={"int": np.int64, "float": float, "str": str}[kind])
+    except OverflowError:
+        _fail("an integer class does not fit in 64 bits")
+
+
+def _decode_features(doc):
     n_features = doc["n_features"]
-    if not isinstance(n_features, int) or n_features < 1:
+    if not _is_int(n_features) or n_features < 1:
         _fail("n_features must be a positive integer")
     names = doc.get("feature_names")
     if names is not None and (not isinstance(names, list) or len(names) != n_features
                               or not all(isinstance(s, str) for s in names)):
-        _fail("feature_names must be a list of n_features strings")
+        _fail("feature_names must be null or a list of n_features strings")
+    if names is not None and len(set(names)) != len(names):
+        _fail("feature_names must be distinct")
+    return n_features, names
+
+
+def _only(x, types):
+    """True when ``x`` is a list whose elements all have exactly one of ``types``
+    (``bool`` is not an ``int`` here); one C-level pass over the list."""
+    return isinstance(x, list) and set(map(type, x)) <= set(types)
+
+
+def _int_array(x, what):
+    if not _only(x, (int,)):
+        _fail(f"{what} must be a list of integers")
+    try:
+        return np.asarray(x, dtype=np.int64).reshape(len(x))
+    except OverflowError:
+        _fail(f"{what}: an integer does not fit in 64 bits")
+
+
+def _finite_array(x, what):
+    try:
+        arr = np.asarray(x, dtype=float)
+    except OverflowError:
+        arr = np.array([np.inf])
+    if not np.isfinite(arr).all():
+        _fail(f"{what} must be a list of finite numbers")
+    return arr
+
+
+def _float_array(x, what):
+    if not _only(x, (int, float)):
+        _fail(f"{what} must be a list of finite numbers")
+    return _finite_array(x, what).reshape(len(x))
+
+
+def _value_matrix(value, n_classes, what):
+    if not _only(value, (list,)) or set(map(len, value)) - {n_classes} or not _only(
+            list(itertools.chain.from_iterable(value)), (int, float)):
+        _fail(f"{what} must be a list of rows of {n_classes} finite numbers")
+    v = _finite_array(value, what).reshape(len(value), n_classes)
+    if (v < 0).any():
+        _fail(f"{what} must be non-negative")
+    if not (v.sum(axis=1) > 0).all():
+        _fail(f"{what}: every row must be a class distribution with a positive sum")
+    return v
+
+
+def _check_structure(left, right, t):
+    """Children in range, larger than their parent, each node reached exactly once.
+
+    Parent < child ids make cycles impossible; the count check makes it one
+    tree rooted at node 0.  Linear time, vectorised.
+    """
+    n = left.size
+    if n == 0:
+        _fail(f"tree {t}: no nodes")
+    internal = left >= 0
+    if (internal != (right >= 0)).any() or ((left < -1) | (right < -1)).any():
+        _fail(f"tree {t}: every node needs two children (ids >= 0) or none (-1)")
+    ids = np.flatnonzero(internal)
+    if (left[ids] >= n).any() or (right[ids] >= n).any():
+        _fail(f"tree {t}: child index out of range")
+    if (left[ids] <= ids).any() or (right[ids] <= ids).any():
+        _fail(f"tree {t}: a child id is not larger than its parent's (cycle or bad order)")
+    children = np.concatenate([left[ids], right[ids]])
+    if not np.array_equal(np.sort(children), np.arange(1, n)):
+        _fail(f"tree {t}: nodes do not form one tree rooted at 0 (a node has two parents "
+              "or none)")
+
+
+def _decode_tree(tr, t, n_features, n_classes):
+    """(node arrays for Forest, split mask) of one tree."""
+    if not isinstance(tr, dict):
+        _fail(f"tree {t} is not an object")
+    missing = [k for k in _TREE_REQUIRED if k not in tr]
+    unknown = sorted(set(tr) - set(_TREE_REQUIRED) - set(_TREE_OPTIONAL))
+    if missing or unknown:
+        _fail(f"tree {t}: missing field(s) {missing}, unknown field(s) {unknown}")
+    left = _int_array(tr["left"], f"tree {t} left")
+    right = _int_array(tr["right"], f"tree {t} right")
+    arrays = {"left": left, "right": right,
+              "feature": _int_array(tr["feature"], f"tree {t} feature"),
+              "threshold": _float_array(tr["threshold"], f"tree {t} threshold"),
+              "value": _value_matrix(tr["value"], n_classes, f"tree {t} value"),
+              "missing_go_to_left": _int_array(tr.get("missing_go_to_left", [0] * left.size),
+                                               f"tree {t} missing_go_to_left")}
+    mask = _int_array(tr["split_mask"], f"tree {t} split_mask")
+    if any(a.shape[0] != left.size for a in (*arrays.values(), mask)):
+        _fail(f"tree {t}: node arrays differ in length")
+    _check_structure(left, right, t)
+    feat = arrays["feature"][left >= 0]
+    if (feat < 0).any() or (feat >= n_features).any():
+        _fail(f"tree {t}: split feature index out of range [0, {n_features})")
+    if not np.isin(arrays["missing_go_to_left"], (0, 1)).all():
+        _fail(f"tree {t}: missing_go_to_left must be zeros and ones")
+    if not np.isin(mask, (0, 1)).all():
+        _fail(f"tree {t}: split_mask must be n_nodes zeros and ones")
+    return arrays, mask.astype(bool)
+
+
+def _decode_costs(spec, n_features):
+    if not isinstance(spec, dict) or "costs" not in spec or not set(spec) <= set(_COST_KEYS):
+        _fail(f"costs must be an object with 'costs' and only {_COST_KEYS}")
+    try:
+        fc = FeatureCosts.from_dict(spec)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        _fail(f"costs: {exc}")
+    if fc.n_features != n_features:
+        _fail(f"costs describe {fc.n_features} features, the forest has {n_features}")
+    return fc
+
+
+def _depth(obj, limit):
+    """Nesting depth of a parsed JSON value, iteratively, stopping past ``limit``."""
+    stack, deepest = [(obj, 1)], 0
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        children = node.values() if isinstance(node, dict) else node if isinstance(
+            node, list) else ()
+        stack.extend((c, d + 1) for c in children)
+    return deepest
+
+
+def _decode_meta(doc):
+    out = {}
+    for key in ("objective", "lam"):
+        v = doc.get(key)
+        if v is not None and not _is_number(v):
+            _fail(f"{key} must be null or a finite number")
+        out[key] = None if v is None else float(v)
+    if out["lam"] is not None and out["lam"] < 0:
+        _fail("lam must be >= 0")
+    info = doc.get("solve_info")
+    if info is not None and not isinstance(info, dict):
+        _fail("solve_info must be an object")
+    if info is not None and _depth(info, MAX_SOLVE_INFO_DEPTH) > MAX_SOLVE_INFO_DEPTH:
+        _fail(f"solve_info nested deeper than {MAX_SOLVE_INFO_DEPTH} levels")
+    out["solve_info"] = info or {}
+    allow_nan = doc.get("allow_nan", False)
+    if type(allow_nan) is not bool:
+        _fail("allow_nan must be true or false")
+    return out, allow_nan
+
+
+def decode(doc):
+    """Keyword arguments of :class:`~prune_opt.PrunedForest` from a parsed document.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that breaks the schema.
+    """
+    _check_header(doc)
+    classes = _decode_classes(doc)
+    n_features, names = _decode_features(doc)
     if not isinstance(doc["trees"], list) or not doc["trees"]:
         _fail("trees must be a non-empty list")
-    trees, masks = [], []
-    for t, tr in enumerate(doc["trees"]):
-        if not isinstance(tr, dict):
-            _fail(f"tree {t} is not an object")
-        for key in ("left", "right", "feature", "threshold", "value", "split_mask"):
-            if key not in tr:
-                _fail(f"tree {t} lacks {key!r}")
-        value = tr["value"]
-        if not isinstance(value, list) or not all(isinstance(r, list) for r in value):
-            _fail(f"tree {t}: value must be a list of rows")
-        try:
-            value = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            _fail(f"tree {t}: value rows must be numbers of equal length")
-        if value.ndim != 2 or not np.isfinite(value).all() or (value < 0).any():
-            _fail(f"tree {t}: value must be a finite non-negative matrix")
-        arrays = {
-            "left": _int_list(tr["left"], f"tree {t} left"),
-            "right": _int_list(tr["right"], f"tree {t} right"),
-            "feature": _int_list(tr["feature"], f"tree {t} feature"),
-            "threshold": _float_list(tr["threshold"], f"tree {t} threshold"),
-            "value": value,
-            "missing_go_to_left": _int_list(tr.get("missing_go_to_left",
-                                                   [0] * len(tr["left"])),
-                                            f"tree {t} missing_go_to_left"),
-        }
-        n = arrays["left"].size
-        if any(a.shape[0] != n for a in arrays.values()):
-            _fail(f"tree {t}: node arrays differ in length")
-        if (arrays["left"] >= n).any() or (arrays["right"] >= n).any():
-            _fail(f"tree {t}: child index out of range")
-        masks.append(_int_list(tr["split_mask"], f"tree {t} split_mask"))
-        if masks[-1].shape[0] != n or not np.isin(masks[-1], (0, 1)).all():
-            _fail(f"tree {t}: split_mask must be n_nodes zeros and ones")
-        trees.append(arrays)
+    decoded = [_decode_tree(tr, t, n_features, classes.size)
+               for t, tr in enumerate(doc["trees"])]
+    costs = _decode_costs(doc["costs"], n_features)
+    meta, allow_nan = _decode_meta(doc)
     try:
-        forest = Forest(trees, classes=classes, n_features=n_features, feature_names=names)
-        forest.allow_nan = bool(doc.get("allow_nan", False))
-        costs = FeatureCosts.from_dict(doc["costs"])
-        mask = np.concatenate(masks).astype(bool)
-        pruned = PrunedForest(forest, mask, costs=costs, objective=doc.get("objective"),
-                              solve_info=doc.get("solve_info") or {}, lam=doc.get("lam"))
+        forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
+                        feature_names=names)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    pruned.estimator_class = doc["estimator"]
-    return pruned
+    forest.allow_nan = allow_nan
+    mask = np.concatenate([m for _, m in decoded])
+    try:
+        forest.check_split_mask(mask)
+    except ValueError as exc:
+        _fail(str(exc))
+    return dict(forest=forest, split_mask=mask, costs=costs,
+                estimator_class=doc["estimator"], **meta)
+
+
+def read_pruned(path):
+    """Read and check a file written by :func:`save_pruned`.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`~prune_opt.PrunedForest`.
+    """
+    doc = _read_document(path)
+    if not isinstance(doc, Mapping):
+        _fail(f"not a prune-opt pruned forest (missing format {FORMAT!r})")
+    return decode(doc)

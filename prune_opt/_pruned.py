@@ -1,4 +1,9 @@
-"""PrunedForest: a forest plus the nodes that stay splits."""
+"""PrunedForest: a forest plus the nodes that stay splits.
+
+Persistence (:mod:`._persistence`) and the scikit-learn export
+(:mod:`._sklearn_export`) sit beside this class: they read its fields and
+never import it, so the dependencies only point down to the Forest IR.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._costs import as_feature_costs
+from ._forest import as_forest
+from ._frames import records_frame
+from ._persistence import read_pruned, save_pruned
+from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
 
-__all__ = ["PrunedForest", "acquisition_cost"]
+__all__ = ["PrunedForest", "acquisition_cost", "load"]
 
 USAGE_BINS = ("never", "1-7", ">7")
 
@@ -33,6 +42,21 @@ class PrunedForest:
     solve_info : dict, optional
         Solver, status, seconds, solver objective, bound, gap, fractionality,
         problem size.
+    lam : float, optional
+        The trade-off weight the pruning was solved at.
+    problem : PruningProblem, optional
+        The compiled problem it was solved from (set by :func:`prune_opt.prune`).
+    estimator_class : str, optional
+        Class name of the source scikit-learn estimator, which
+        :meth:`to_sklearn` rebuilds; taken from ``forest.estimator`` when
+        omitted (and kept in saved files).
+
+    Attributes
+    ----------
+    forest, split_mask, costs, objective, breakdown, solve_info, lam, problem,
+    estimator_class
+        The parameters, validated (``split_mask`` is an owned boolean copy,
+        ``costs`` a :class:`~prune_opt.FeatureCosts`).
 
     Examples
     --------
@@ -49,7 +73,7 @@ class PrunedForest:
     """
 
     def __init__(self, forest, split_mask, *, costs=None, objective=None, breakdown=None,
-                 solve_info=None, lam=None):
+                 solve_info=None, lam=None, problem=None, estimator_class=None):
         self.forest = forest
         self.split_mask = forest.check_split_mask(split_mask)
         self.costs = as_feature_costs(costs, forest.n_features, forest.feature_names)
@@ -57,6 +81,10 @@ class PrunedForest:
         self.breakdown = breakdown
         self.solve_info = dict(solve_info or {})
         self.lam = lam
+        self.problem = problem
+        if estimator_class is None and forest.estimator is not None:
+            estimator_class = type(forest.estimator).__name__
+        self.estimator_class = estimator_class
 
     # ------------------------------------------------------------ structure
     @property
@@ -155,8 +183,8 @@ class PrunedForest:
 
         Returns
         -------
-        pandas.DataFrame if pandas is installed, else a list of dicts; one
-        entry per feature with keys ``feature``, ``never``, ``1-7``, ``>7``.
+        pandas.DataFrame
+            One row per feature, columns ``feature``, ``never``, ``1-7``, ``>7``.
         """
         Xc = self.forest.check_X(X)
         counts = self.used_features(Xc).toarray()
@@ -167,11 +195,7 @@ class PrunedForest:
             records.append({"feature": name, "never": float(np.mean(c == 0)),
                             "1-7": float(np.mean((c >= 1) & (c <= 7))),
                             ">7": float(np.mean(c > 7))})
-        try:
-            import pandas as pd
-        except ImportError:
-            return records
-        return pd.DataFrame.from_records(records)
+        return records_frame(records, columns=["feature", *USAGE_BINS])
 
     # ------------------------------------------------------------ export
     def pruned_tree_arrays(self, t):
@@ -205,16 +229,17 @@ class PrunedForest:
 
         For forests built from arrays (forest_builders, loaded JSON) the result
         is a ``RandomForestClassifier``.  ``predict_proba`` is identical to
-        :meth:`predict_proba`.
+        :meth:`predict_proba`.  The estimator is independent of this object
+        and of the source estimator (refitting either changes nothing here).
         """
-        from ._sklearn_export import pruned_to_sklearn
-
         return pruned_to_sklearn(self)
 
     def save(self, path):
-        """Write the pruned forest as JSON (no pickle; see :func:`prune_opt.load`)."""
-        from ._persistence import save_pruned
+        """Write the pruned forest as JSON (no pickle; see :func:`prune_opt.load`).
 
+        The file is written atomically: on any error the previous file, if
+        any, is left as it was.
+        """
         save_pruned(self, path)
 
     def __repr__(self):
@@ -246,10 +271,40 @@ def acquisition_cost(forest, X, costs=None):
     >>> po.acquisition_cost(tree, X[:2], [1, 2, 3, 4])
     array([4., 4.])
     """
-    from ._forest import as_forest
-
     if isinstance(forest, PrunedForest):
         return forest.acquisition_cost(X, costs)
     f = as_forest(forest)
     pf = PrunedForest(f, f.full_split_mask(), costs=costs)
     return pf.acquisition_cost(X)
+
+
+def load(path):
+    """Load a pruned forest written by :meth:`PrunedForest.save`.
+
+    Parsing is plain JSON: nothing in the file is executed or looked up by
+    name.  Every field is checked against the schema; a truncated, tampered
+    or foreign file raises ``ValueError`` naming the field at fault.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    PrunedForest
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> pruned = po.prune(rf, X, y, lam=0.01)
+    >>> path = os.path.join(tempfile.mkdtemp(), "pruned.json")
+    >>> pruned.save(path)
+    >>> bool((po.load(path).predict_proba(X) == pruned.predict_proba(X)).all())
+    True
+    """
+    return PrunedForest(**read_pruned(path))

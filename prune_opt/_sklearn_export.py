@@ -1,4 +1,9 @@
-"""Build real fitted sklearn estimators from (pruned) tree arrays."""
+"""Build real fitted sklearn estimators from (pruned) tree arrays.
+
+Reads a :class:`~prune_opt.PrunedForest`'s fields without importing it; every
+estimator returned is a new object (a deep copy of the source's parameters
+with freshly built trees), independent of the source and of the pruned forest.
+"""
 
 from __future__ import annotations
 
@@ -80,8 +85,8 @@ def pruned_to_sklearn(pruned):
         else:
             est.tree_ = trees[0]
         return est
-    if getattr(pruned, "estimator_class", None) in ("DecisionTreeClassifier",
-                                                    "ExtraTreeClassifier") and f.n_trees == 1:
+    if pruned.estimator_class in ("DecisionTreeClassifier",
+                                  "ExtraTreeClassifier") and f.n_trees == 1:
         est = _fresh_tree_estimator(f, trees[0])
         est.classes_ = f.classes_
         if f.feature_names is not None:

@@ -9,9 +9,11 @@ from sklearn.tree import DecisionTreeClassifier
 
 import prune_opt as po
 from prune_opt.budget import (
+    BASELINES,
     baseline_curve,
     ccp_prunings,
     fewer_trees_prunings,
+    get_baseline,
     greedy_prunings,
     impurity_threshold_prunings,
     sub_forest,
@@ -152,10 +154,63 @@ def test_no_baseline_pruning_lies_below_the_budgetprune_hull(seed):
     rf = RandomForestClassifier(n_estimators=4, max_depth=4, random_state=seed).fit(Xt, yt)
     costs = po.FeatureCosts([1.0, 2.0, 4.0, 0.5, 3.0, 1.0], groups={"g": (2.0, [2, 4])})
     problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
-    curve = tradeoff_curve(None, None, None, problem=problem, solver="highs")
+    curve = tradeoff_curve(problem, solver="highs")
     hc, he = np.asarray(curve["average_cost"])[::-1], np.asarray(curve["error_term"])[::-1]
     fams = (ccp_prunings(rf, costs=costs) + greedy_prunings(rf, X, y, problem=problem)
             + impurity_threshold_prunings(rf, costs=costs))
     for _, pf in fams:
         bd = problem.evaluate(pf.split_mask)
         assert bd.error_term >= np.interp(bd.average_cost, hc, he) - 1e-12
+
+
+def test_registry_dispatch_matches_the_functions():
+    Xt, yt, X, y = _data(6, n=120)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(Xt, yt)
+    costs = po.FeatureCosts([1.0, 2.0, 4.0, 0.5, 3.0, 1.0])
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    direct = {"ccp": ccp_prunings(rf, costs=costs),
+              "greedy": greedy_prunings(rf, X, y, problem=problem),
+              "fewer-trees": fewer_trees_prunings(rf, costs=costs),
+              "impurity": impurity_threshold_prunings(rf, costs=costs)}
+    assert set(BASELINES) == set(direct)
+    for name, ref in direct.items():
+        got = get_baseline(name)(rf, X, y, costs=costs, problem=problem)
+        assert [p for p, _ in got] == [p for p, _ in ref], name
+        for (_, a), (_, b) in zip(got, ref):
+            assert a.n_trees == b.n_trees and np.array_equal(a.split_mask, b.split_mask)
+            assert np.array_equal(a.costs.unit_costs, costs.unit_costs)
+
+
+def test_unknown_baseline_lists_the_known_ones():
+    with pytest.raises(ValueError, match="known baselines: ccp, greedy, fewer-trees, impurity"):
+        get_baseline("cegb")
+
+
+def test_cegb_curve_moved_with_a_pointer():
+    import prune_opt.budget as budget
+
+    with pytest.raises(AttributeError, match="forest_builders.cegb.cegb_curve"):
+        budget.cegb_curve  # noqa: B018
+
+
+def test_distinct_prunings_only():
+    Xt, yt, _, _ = _data(7)
+    rf = RandomForestClassifier(n_estimators=2, max_depth=3, random_state=0).fit(Xt, yt)
+    for seq in (ccp_prunings(rf, alphas=[0.0, 0.0, 1e-9, 0.5, 10.0]),
+                impurity_threshold_prunings(rf, thresholds=[-1.0, -1.0, 0.0, 0.9, 2.0])):
+        keys = [pf.split_mask.tobytes() for _, pf in seq]
+        assert len(keys) == len(set(keys)) and seq[-1][1].n_splits == 0
+        params = [p for p, _ in seq]
+        assert params == sorted(params)
+
+
+def test_baseline_curve_is_always_a_dataframe():
+    import pandas as pd
+
+    Xt, yt, X, y = _data(8)
+    rf = RandomForestClassifier(n_estimators=2, random_state=0).fit(Xt, yt)
+    empty = baseline_curve([], X, y=y, X_eval=X, y_eval=y, method="none")
+    assert isinstance(empty, pd.DataFrame) and len(empty) == 0
+    assert {"average_cost", "accuracy", "accuracy_eval", "cost_eval"} <= set(empty.columns)
+    with pytest.raises(ValueError, match="together"):
+        baseline_curve(fewer_trees_prunings(rf), X, X_eval=X)

@@ -96,7 +96,7 @@ def test_curve_vertices_equal_brute_force_hull(seed):
 def test_every_grid_optimum_is_a_curve_point(case):
     problem = po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
                                  train=(case["X_train"], case["y_train"]))
-    curve = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
+    curve = tradeoff_curve(problem, solver=SOLVER)
     costs = np.asarray(curve["cost_term"])
     errs = np.asarray(curve["error_term"])
     lo, hi = np.asarray(curve["lam_lo"]), np.asarray(curve["lam_hi"])
@@ -122,7 +122,7 @@ def test_every_grid_optimum_is_a_curve_point(case):
 def test_interval_midpoints_reproduce_points():
     rf, X, y, costs = _small_case(7, trees=3, depth=3)
     problem = po.compile_problem(rf, X, y, costs=costs)
-    curve, points = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER,
+    curve, points = tradeoff_curve(problem, solver=SOLVER,
                                    return_points=True)
     for q in points[1:-1]:
         mid = 0.5 * (q.lam_lo + q.lam_hi)
@@ -141,7 +141,7 @@ def test_upper_bound_prunes_to_roots_and_zero_cost_roots():
     assert po.solve(problem_at_lam(problem, ub), solver=SOLVER).n_splits == 0
     free = po.compile_problem(rf, X, y, costs=[0.0, 0.0, 0.0, 0.0])
     assert lam_upper_bound(free) is None
-    curve = tradeoff_curve(None, None, None, problem=free, solver=SOLVER)
+    curve = tradeoff_curve(free, solver=SOLVER)
     assert len(curve) == 1 and curve["average_cost"].iloc[0] == 0.0
 
 
@@ -176,22 +176,46 @@ def test_lam_grid_mode_eval_columns_and_resolution():
         tradeoff_curve(rf, X, y, costs=costs, cost_resolution=-1)
 
 
-def test_list_of_dicts_without_pandas(monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def fake_import(name, *a, **k):
-        if name == "pandas":
-            raise ImportError("no pandas")
-        return real_import(name, *a, **k)
+def test_one_return_type_dataframe():
+    import pandas as pd
 
     rf, X, y, costs = _small_case(1)
-    monkeypatch.setattr(builtins, "__import__", fake_import)
-    rows = tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER)
-    assert isinstance(rows, list) and rows[0]["lam_lo"] == 0.0
+    curve = tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER)
+    grid = tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER, lams=[0.0, 1.0])
+    assert isinstance(curve, pd.DataFrame) and isinstance(grid, pd.DataFrame)
+    assert curve["lam_lo"].iloc[0] == 0.0 and list(grid["lam"]) == [0.0, 1.0]
 
 
+def test_problem_first_signature_and_deprecated_keyword():
+    rf, X, y, costs = _small_case(2)
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    new = tradeoff_curve(problem, solver=SOLVER)
+    assert new.equals(tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER))
+    with pytest.warns(DeprecationWarning, match="pass the problem first"):
+        old = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
+    assert old.equals(new)
+    with pytest.warns(DeprecationWarning, match="X, y, costs ignored"):
+        old = tradeoff_curve(rf, X, y, costs=[9.0] * X.shape[1], problem=problem, solver=SOLVER)
+    assert old.equals(new)
+
+
+@pytest.mark.parametrize("extra", [dict(X="X"), dict(y="y"), dict(costs="costs"),
+                                   dict(train="train"), dict(depth_cost=0.5)])
+def test_problem_with_data_arguments_is_refused(extra):
+    rf, X, y, costs = _small_case(2)
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    values = {"X": X, "y": y, "costs": costs, "train": (X, y)}
+    kwargs = {k: values.get(v, v) for k, v in extra.items()}
+    with pytest.raises(ValueError, match="PruningProblem alone"):
+        tradeoff_curve(problem, **kwargs)
+
+
+def test_forest_without_data_is_refused():
+    rf, X, y, _ = _small_case(2)
+    with pytest.raises(ValueError, match="with X and y"):
+        tradeoff_curve(rf)
+    with pytest.raises(ValueError, match="with X and y"):
+        tradeoff_curve(rf, X)
 @pytest.mark.parametrize("seed", [0, 4])
 def test_default_solver_gives_the_same_hull(seed):
     rf, X, y, costs = _small_case(seed, trees=4, depth=4)

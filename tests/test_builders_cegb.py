@@ -234,3 +234,22 @@ def test_sklearn_api_basics():
     assert m.n_features_in_ == 4 and list(m.classes_) == [0, 1, 2]
     np.testing.assert_allclose(m.predict_proba(X).sum(axis=1), 1.0)
     assert m.score(X, y) > 0.9
+
+
+def test_cegb_curve_rows_match_the_models_and_prune_opt_costs():
+    # moved here from prune_opt.budget: prune_opt never imports forest_builders
+    import pandas as pd
+
+    from forest_builders.cegb import cegb_curve
+
+    X, y = load_iris(return_X_y=True)
+    costs = [1.0, 1.0, 5.0, 5.0]
+    rows = cegb_curve(X, y, costs=costs, tradeoffs=[0.0, 3.0], X_eval=X, y_eval=y,
+                      n_estimators=5)
+    assert isinstance(rows, pd.DataFrame) and list(rows["method"]) == ["cegb", "cegb"]
+    for tr, row in zip([0.0, 3.0], rows.itertuples()):
+        m = CEGBClassifier(costs=costs, cegb_tradeoff=tr, n_estimators=5, random_state=0).fit(X, y)
+        assert row.cost_eval == pytest.approx(m.average_cost(X), rel=1e-12)
+        assert row.accuracy_eval == pytest.approx(float((m.predict(X) == y).mean()))
+    with pytest.raises(ValueError, match="X_eval and y_eval"):
+        cegb_curve(X, y, tradeoffs=[0.0])

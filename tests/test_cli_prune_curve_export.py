@@ -70,16 +70,10 @@ def test_curve_bad_method(capsys):
     assert "nope" in capsys.readouterr().err
 
 
-def test_curve_cegb_runs_or_says_why(tmp_path, capsys):
-    from prune_opt.cli.curve import cegb_available
-
-    assert main(["curve", *DATA, "--methods", "cegb", "--json", str(tmp_path / "g.json"),
-                 "--no-progress"]) == 0
-    data = json.loads((tmp_path / "g.json").read_text())
-    if cegb_available()[0]:
-        assert data["rows"] and all(r["method"] == "cegb" for r in data["rows"])
-    else:
-        assert "cegb skipped" in capsys.readouterr().out and not data["rows"]
+def test_curve_cegb_moved_out_of_the_cli(capsys):
+    # prune_opt never imports forest_builders: the CEGB curve is forest_builders.cegb.cegb_curve
+    assert main(["curve", *DATA, "--methods", "cegb"]) == 2
+    assert "forest_builders.cegb.cegb_curve" in capsys.readouterr().err
 
 
 def _experiment_problem(args, lam):

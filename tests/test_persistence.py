@@ -135,3 +135,215 @@ def test_round_trip_random_forests(case, tmp_path_factory):
     X = case["X_train"]
     assert np.array_equal(loaded.predict_proba(X), pruned.predict_proba(X))
     assert np.array_equal(loaded.acquisition_cost(X), pruned.acquisition_cost(X))
+
+
+# ------------------------------------------------------------ schema, field by field
+def _doc(path):
+    return json.loads(path.read_text())
+
+
+def _write(tmp_path, text, name="bad.json"):
+    out = tmp_path / name
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.parametrize("mutation, match", [
+    # issue: a NaN threshold loaded and routed everything right
+    (lambda d: d["trees"][0]["threshold"].__setitem__(0, "NaN-literal"), "finite"),
+    (lambda d: d["trees"][0]["threshold"].__setitem__(0, "1e400"), "finite"),
+    # issue: classes_kind "int" with [0.5, 1.5] silently became [0, 1]
+    (lambda d: d.update(classes_kind="int", classes=[0.5, 1.5, 2.5]), "integers"),
+    (lambda d: d.update(classes_kind="int", classes=[0, True, 2]), "integers"),
+    # issue: duplicated classes loaded and predicted
+    (lambda d: d.update(classes=["a", "a", "b"]), "distinct"),
+    (lambda d: d.update(classes_kind="float", classes=[1.0, 2.0, "NaN-literal"]), "finite"),
+    (lambda d: d.update(objective="not a number"), "objective"),
+    (lambda d: d.update(lam=-1.0), "lam"),
+    (lambda d: d.update(objective=10**400), "objective"),
+    (lambda d: d["trees"][0]["threshold"].__setitem__(0, 10**400), "finite"),
+    (lambda d: d["trees"][0]["value"][0].__setitem__(0, 10**400), "finite"),
+    (lambda d: d["trees"][0]["value"][0].__setitem__(0, True), "rows of 3"),
+    (lambda d: d.update(classes_kind="float", classes=[1.0, 2.0, 10**400]), "float"),
+    (lambda d: d.update(solve_info=[1, 2]), "solve_info"),
+    (lambda d: d.update(allow_nan="yes"), "allow_nan"),
+    (lambda d: d.update(extra_field=1), "unknown field"),
+    (lambda d: d["trees"][0].update(extra=1), "unknown field"),
+    (lambda d: d["trees"][0]["value"].__setitem__(0, [1.0]), "rows of 3"),
+    (lambda d: d["trees"][0]["value"].__setitem__(0, [0.0, 0.0, 0.0]), "positive sum"),
+    (lambda d: d["trees"][0]["left"].__setitem__(1, 0), "tree 0"),  # child -> root
+    (lambda d: d["trees"][0]["feature"].__setitem__(0, 99), "feature index out of range"),
+    (lambda d: d["trees"][0]["missing_go_to_left"].__setitem__(0, 7), "zeros and ones"),
+    (lambda d: d["trees"][0]["left"].__setitem__(0, 10**30), "64 bits"),
+    (lambda d: d.update(feature_names=["a", "a", "b", "c"]), "distinct"),
+    (lambda d: d["costs"].update(costs=[1, 1]), "costs"),
+    (lambda d: d["costs"].update(groups={"g": 5}), "costs"),
+    (lambda d: d.update(schema_version=True), "schema_version"),
+])
+def test_schema_violations_are_refused(saved, tmp_path, mutation, match):
+    _, _, path = saved
+    doc = _doc(path)
+    mutation(doc)
+    text = json.dumps(doc).replace('"NaN-literal"', "NaN").replace('"1e400"', "1e400")
+    with pytest.raises(ValueError, match=match):
+        po.load(_write(tmp_path, text))
+
+
+def test_cycle_in_children_is_refused_in_linear_time(saved, tmp_path):
+    _, _, path = saved
+    doc = _doc(path)
+    tree = doc["trees"][0]
+    internal = [h for h, c in enumerate(tree["left"]) if c >= 0]
+    deepest = internal[-1]
+    tree["left"][deepest] = 0  # a node points back at the root
+    with pytest.raises(ValueError, match="not larger than its parent"):
+        po.load(_write(tmp_path, json.dumps(doc)))
+
+
+@pytest.mark.parametrize("where", ["solve_info", "value", "top"])
+def test_deep_nesting_is_a_clear_error_not_a_recursion_error(saved, tmp_path, where):
+    _, _, path = saved
+    deep = "[" * 100_000 + "]" * 100_000
+    text = path.read_text()
+    if where == "solve_info":
+        text = text.replace('"solve_info": {', f'"solve_info": {{"deep": {deep}, ', 1)
+    elif where == "value":
+        text = text.replace('"value": [', f'"value": [{deep}, ', 1)
+    else:
+        text = deep
+    with pytest.raises(ValueError, match="cannot load"):
+        po.load(_write(tmp_path, text))
+    doc = _doc(path)
+    nested = {}
+    for _ in range(20):
+        nested = {"x": nested}
+    doc["solve_info"] = nested  # parses, but deeper than the schema allows
+    with pytest.raises(ValueError, match="nested deeper"):
+        po.load(_write(tmp_path, json.dumps(doc), "deep2.json"))
+
+
+def test_huge_integer_literal_is_a_clear_error(saved, tmp_path):
+    _, _, path = saved
+    text = path.read_text().replace('"n_features": 4', '"n_features": ' + "9" * 5000, 1)
+    with pytest.raises(ValueError, match="cannot load"):
+        po.load(_write(tmp_path, text))
+
+
+def test_loading_never_executes_code(saved, monkeypatch):
+    import builtins
+    import pickle
+
+    X, pruned, path = saved
+
+    def forbidden(*a, **k):
+        raise AssertionError("load must not execute or unpickle anything")
+
+    for mod, name in ((builtins, "eval"), (builtins, "exec"), (pickle, "loads"),
+                      (pickle, "load")):
+        monkeypatch.setattr(mod, name, forbidden)
+    assert np.array_equal(po.load(path).predict_proba(X), pruned.predict_proba(X))
+
+
+def test_save_is_atomic(saved, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    X, pruned, _ = saved
+    target = tmp_path / "kept.json"
+    pruned.save(target)
+    before = target.read_bytes()
+
+    def full_disk(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        pruned.save(target)
+    assert target.read_bytes() == before  # the old file is whole
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.json"]  # no temporary left
+    monkeypatch.undo()
+    assert np.array_equal(po.load(target).predict_proba(X), pruned.predict_proba(X))
+
+
+# ------------------------------------------------------------ mutations of a valid file
+_METADATA = ("objective", "lam", "solve_info", "allow_nan")
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3),
+    max_leaves=8)
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, (*prefix, i))
+
+
+def _apply(doc, path, op, value):
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    if op == "replace":
+        parent[key] = value
+    elif op == "delete":
+        del parent[key]
+    elif op == "duplicate" and isinstance(parent, list):
+        parent.insert(key, parent[key])
+    elif op == "insert":
+        if isinstance(parent, dict):
+            parent[f"{key}_extra"] = value
+        else:
+            parent.insert(key, value)
+
+
+@given(data=st.data())
+@settings(max_examples=80)
+def test_every_mutation_loads_identically_or_raises_a_clear_error(saved, tmp_path_factory,
+                                                                  data):
+    """A mutated file either raises ValueError naming the problem, or loads into a valid
+    forest: identical predictions when only metadata changed, valid probabilities always."""
+    X, pruned, path = saved
+    doc = _doc(path)
+    paths = [p for p in _paths(doc) if p]
+    target = data.draw(st.sampled_from(paths))
+    op = data.draw(st.sampled_from(["replace", "delete", "duplicate", "insert"]))
+    _apply(doc, target, op, data.draw(json_values))
+    out = tmp_path_factory.mktemp("mut") / "m.json"
+    out.write_text(json.dumps(doc))
+    try:
+        loaded = po.load(out)
+    except ValueError as exc:
+        assert str(exc).startswith("cannot load pruned forest")
+        return
+    repr(loaded)
+    loaded.forest.check_split_mask(loaded.split_mask)
+    proba = loaded.predict_proba(X)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-9)
+    assert set(loaded.predict(X)) <= set(loaded.classes_)
+    if target[0] in _METADATA:
+        assert np.array_equal(proba, pruned.predict_proba(X))
+        assert np.array_equal(loaded.acquisition_cost(X), pruned.acquisition_cost(X))
+
+
+def test_save_refuses_what_load_would_refuse(tmp_path):
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.5, 0.0, 0.0], value=[[2, 2], [2, 0], [0, 2]])
+    f = po.Forest([stump], classes=[0, 1], n_features=1)
+    f.threshold[1:] = np.nan  # as some array-built forests mark leaves
+    pf = po.PrunedForest(f, f.full_split_mask())
+    pf.save(tmp_path / "ok.json")  # NaN leaf thresholds are never read: stored as -2
+    X = np.array([[0.2], [0.9]])
+    assert np.array_equal(po.load(tmp_path / "ok.json").predict_proba(X), pf.predict_proba(X))
+    fz = po.Forest([stump], classes=[0, 1], n_features=1)
+    fz.value[1] = 0.0
+    with pytest.raises(ValueError, match="empty class distribution"):
+        po.PrunedForest(fz, fz.full_split_mask()).save(tmp_path / "z.json")
+    assert not (tmp_path / "z.json").exists()

@@ -5,15 +5,16 @@
 * :func:`tradeoff_curve` -- every breakpoint of the error-cost curve;
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
   :func:`greedy_prunings`, :func:`fewer_trees_prunings`,
-  :func:`impurity_threshold_prunings`, and :func:`baseline_curve`.
+  :func:`impurity_threshold_prunings`, registered by name in
+  :data:`BASELINES` (:func:`get_baseline`), and :func:`baseline_curve`.
 """
 
 from ._baselines import (
     BASELINES,
     baseline_curve,
     ccp_prunings,
-    cegb_curve,
     fewer_trees_prunings,
+    get_baseline,
     greedy_prunings,
     impurity_threshold_prunings,
     sub_forest,
@@ -27,9 +28,9 @@ __all__ = [
     "LagrangianHull",
     "baseline_curve",
     "ccp_prunings",
-    "cegb_curve",
     "fewer_trees_prunings",
     "fit_budget",
+    "get_baseline",
     "greedy_prunings",
     "impurity_threshold_prunings",
     "lam_upper_bound",
@@ -38,3 +39,12 @@ __all__ = [
     "sub_forest",
     "tradeoff_curve",
 ]
+
+
+def __getattr__(name):
+    # names that moved out of this package: say where, instead of a bare AttributeError
+    if name == "cegb_curve":
+        raise AttributeError(
+            "prune_opt.budget.cegb_curve moved to forest_builders.cegb.cegb_curve (CEGB is a "
+            "grower, and prune_opt never imports forest_builders)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,18 +13,27 @@ forests of the mask-based baselines live on the original forest (so
 ``average_cost`` is computed exactly as for BudgetPrune), the fewer-trees
 ones on sub-forests of the first ``m`` trees.  :func:`baseline_curve` turns
 any of them into curve rows comparable with :func:`tradeoff_curve`.
+
+:data:`BASELINES` is the one registry of them (name -> function with the
+common signature ``(forest, X, y, *, costs=None, problem=None)``); the CLI
+and the benchmarks dispatch through it.  A grower-based competitor that is
+not a pruning (LightGBM's CEGB) lives with its grower, in
+``forest_builders.cegb.cegb_curve``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._compile import compile_problem
 from .._forest import Forest, as_forest
+from .._frames import records_frame
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
 
-__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings", "cegb_curve",
-           "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES"]
+__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
+           "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES",
+           "get_baseline"]
 
 
 def _levels(forest):
@@ -102,6 +111,19 @@ def ccp_alphas(forest, risk, n_alphas=None):
     return vals
 
 
+def _distinct_prunings(forest, params, mask_of, costs, info):
+    """``(param, PrunedForest)`` for each parameter whose mask is new (in order)."""
+    out, seen = [], set()
+    for param in params:
+        mask = mask_of(param)
+        key = mask.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append((param, PrunedForest(forest, mask, costs=costs,
+                                            solve_info=info(param))))
+    return out
+
+
 def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None):
     """Cost-complexity pruning of every tree at a common ``alpha``.
 
@@ -137,15 +159,9 @@ def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None)
     risk = _node_risk(f, problem)
     if alphas is None:
         alphas = ccp_alphas(f, risk, n_alphas)
-    out, seen = [], set()
-    for a in np.sort(np.asarray(alphas, dtype=float)):
-        mask = ccp_mask(f, risk, float(a))
-        key = mask.tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append((float(a), PrunedForest(f, mask, costs=costs,
-                                               solve_info={"method": "ccp", "alpha": float(a)})))
-    return out
+    return _distinct_prunings(
+        f, [float(a) for a in np.sort(np.asarray(alphas, dtype=float))],
+        lambda a: ccp_mask(f, risk, a), costs, lambda a: {"method": "ccp", "alpha": a})
 
 
 def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
@@ -182,8 +198,6 @@ def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
     >>> [k for k, _ in seq][:2], seq[-1][1].n_splits
     ([0, 1], 0)
     """
-    from .._compile import compile_problem
-
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
@@ -291,19 +305,62 @@ def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, co
         if vals.size > n_thresholds:
             vals = np.unique(np.quantile(vals, np.linspace(0, 1, n_thresholds)))
         thresholds = vals
-    out, seen = [], set()
-    for thr in np.sort(np.asarray(thresholds, dtype=float)):
-        mask = close_under_parents(f, internal & (imp > thr))
-        key = mask.tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append((float(thr), PrunedForest(
-                f, mask, costs=costs, solve_info={"method": "impurity", "threshold": float(thr)})))
-    return out
+    return _distinct_prunings(
+        f, [float(t) for t in np.sort(np.asarray(thresholds, dtype=float))],
+        lambda thr: close_under_parents(f, internal & (imp > thr)), costs,
+        lambda thr: {"method": "impurity", "threshold": thr})
 
 
-BASELINES = {"ccp": "cost-complexity pruning", "greedy": "GreedyPrune",
-             "fewer-trees": "first m trees", "impurity": "impurity-threshold early stopping"}
+def _ccp(forest, X, y, *, costs=None, problem=None):
+    """Cost-complexity pruning of every tree at a common alpha."""
+    return ccp_prunings(forest, costs=costs, problem=problem)
+
+
+def _greedy(forest, X, y, *, costs=None, problem=None):
+    """GreedyPrune: drop the feature with the least error per cost saved."""
+    return greedy_prunings(forest, X, y, costs=costs, problem=problem)
+
+
+def _fewer_trees(forest, X, y, *, costs=None, problem=None):
+    """The first m trees."""
+    return fewer_trees_prunings(forest, costs=costs)
+
+
+def _impurity(forest, X, y, *, costs=None, problem=None):
+    """Impurity-threshold early stopping (BudgetRF style)."""
+    return impurity_threshold_prunings(forest, costs=costs)
+
+
+#: The baseline registry: name -> function ``(forest, X, y, *, costs=None,
+#: problem=None)`` returning ``(parameter, PrunedForest)`` pairs, costliest
+#: first.  Adding a baseline is one function and one line here.
+BASELINES = {"ccp": _ccp, "greedy": _greedy, "fewer-trees": _fewer_trees,
+             "impurity": _impurity}
+
+
+def get_baseline(name):
+    """The registered baseline function called ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from prune_opt.budget import get_baseline
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
+    >>> [m for m, _ in get_baseline("fewer-trees")(rf, X, y)]
+    [2, 1]
+    """
+    try:
+        return BASELINES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown baseline {name!r}; known baselines: "
+                         f"{', '.join(BASELINES)}") from None
 
 
 def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
@@ -312,8 +369,10 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
 
     Returns
     -------
-    pandas.DataFrame or list of dict (columns ``method``, ``param``,
-    ``average_cost``, ``n_splits``, ``n_trees`` and the evaluation columns).
+    pandas.DataFrame
+        Columns ``method``, ``param``, ``average_cost``, ``n_splits``,
+        ``n_trees``, plus ``accuracy`` when ``y`` is given and
+        ``accuracy_eval``, ``cost_eval`` when ``X_eval`` is given.
 
     Examples
     --------
@@ -325,8 +384,8 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
     >>> len(baseline_curve(fewer_trees_prunings(rf), X, method="fewer-trees"))
     2
     """
-    from ._curve import to_frame
-
+    if (X_eval is None) != (y_eval is None):
+        raise ValueError("X_eval and y_eval must be given together")
     rows = []
     for param, pf in prunings:
         r = {"method": method, "param": param, "average_cost": pf.average_cost(X),
@@ -337,54 +396,7 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
             r["accuracy_eval"] = pf.score(X_eval, y_eval)
             r["cost_eval"] = pf.average_cost(X_eval)
         rows.append(r)
-    return to_frame(rows)
-
-
-def cegb_curve(X_train, y_train, *, costs=None, tradeoffs=None, X_eval=None, y_eval=None,
-               n_estimators=40, random_state=0, lgbm_params=None):
-    """Accuracy-cost rows of LightGBM's cost-efficient gradient boosting (CEGB).
-
-    Not a pruning: one CEGB model is trained per ``cegb_tradeoff`` (via
-    :class:`forest_builders.cegb.CEGBClassifier`) and its acquisition cost is
-    counted with the same :class:`~prune_opt.FeatureCosts` rules.
-
-    Raises
-    ------
-    ImportError
-        When lightgbm (or forest_builders) is not installed.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from prune_opt.budget._baselines import cegb_curve
-    >>> X, y = load_iris(return_X_y=True)
-    >>> rows = cegb_curve(X, y, costs=[1, 1, 5, 5], tradeoffs=[0.0, 1.0], X_eval=X,
-    ...                   y_eval=y, n_estimators=5)
-    >>> len(rows)
-    2
-    """
-    from ._curve import to_frame
-
-    try:
-        from forest_builders.cegb import CEGBClassifier
-    except ImportError as exc:
-        raise ImportError(f"cegb needs lightgbm and forest_builders.cegb ({exc}); "
-                          "pip install 'prune-opt[lightgbm]'") from exc
-    if X_eval is None or y_eval is None:
-        raise ValueError("cegb_curve needs X_eval and y_eval")
-    if tradeoffs is None:
-        tradeoffs = [0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0]
-    rows = []
-    for tr in tradeoffs:
-        try:
-            model = CEGBClassifier(costs=costs, cegb_tradeoff=float(tr),
-                                   n_estimators=n_estimators, random_state=random_state,
-                                   lgbm_params=lgbm_params).fit(X_train, y_train)
-        except ImportError as exc:
-            raise ImportError(f"cegb needs lightgbm ({exc}); pip install "
-                              "'prune-opt[lightgbm]'") from exc
-        rows.append({"method": "cegb", "param": float(tr),
-                     "average_cost": model.average_cost(X_eval),
-                     "accuracy_eval": float((model.predict(X_eval) == y_eval).mean()),
-                     "cost_eval": model.average_cost(X_eval)})
-    return to_frame(rows)
+    columns = ["method", "param", "average_cost", "n_splits", "n_trees"]
+    columns += (["accuracy"] if y is not None else []) + (
+        ["accuracy_eval", "cost_eval"] if X_eval is not None else [])
+    return records_frame(rows, columns=columns)

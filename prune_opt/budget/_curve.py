@@ -23,8 +23,15 @@ of one compiled problem (re-weighted, never re-routed).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+
+from .._compile import compile_problem
+from .._frames import records_frame
+from .._problem import PruningProblem
+from .._prune import solve
+from .._validation import check_labels
 
 __all__ = ["problem_at_lam", "HullPoint", "LagrangianHull", "tradeoff_curve", "lam_upper_bound"]
 
@@ -173,8 +180,6 @@ class LagrangianHull:
         self._cache = {}
 
     def solve(self, lam):
-        from .._prune import solve
-
         lam = float(lam)
         if lam not in self._cache:
             pruned = solve(problem_at_lam(self.problem, lam), solver=self.solver,
@@ -286,18 +291,59 @@ def _records(points, X_eval, y_eval, costs):
     return rows
 
 
-def to_frame(rows):
-    """pandas DataFrame of dict rows when pandas is installed, else the list itself."""
-    try:
-        import pandas as pd
-    except ImportError:
-        return rows
-    return pd.DataFrame.from_records(rows)
+def _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost):
+    """The compiled problem to trace, from the arguments of :func:`tradeoff_curve`."""
+    if problem is not None:
+        ignored = [n for n, v in (("the forest", problem_or_forest), ("X", X), ("y", y),
+                                  ("costs", costs), ("train", train),
+                                  ("depth_cost", depth_cost)) if v is not None]
+        warnings.warn("tradeoff_curve(..., problem=p) is deprecated; pass the problem first, "
+                      "tradeoff_curve(p, ...), without X and y"
+                      + (f" ({', '.join(ignored)} ignored, as before)" if ignored else ""),
+                      DeprecationWarning, stacklevel=3)
+        # the old keyword won over every data argument
+        return problem
+    if isinstance(problem_or_forest, PruningProblem):
+        given = [n for n, v in (("X", X), ("y", y), ("costs", costs), ("train", train),
+                                ("depth_cost", depth_cost)) if v is not None]
+        if given:
+            raise ValueError(
+                f"tradeoff_curve: got a compiled PruningProblem and {', '.join(given)}; the "
+                "problem already holds its data, costs and depth_cost. Pass either a "
+                "PruningProblem alone or a forest with X and y.")
+        return problem_or_forest
+    if problem_or_forest is None or X is None or y is None:
+        raise ValueError("tradeoff_curve: pass a compiled PruningProblem, or a fitted forest "
+                         "with X and y (the cost data); got "
+                         f"{type(problem_or_forest).__name__} with X="
+                         f"{'None' if X is None else '...'}, y={'None' if y is None else '...'}")
+    return compile_problem(problem_or_forest, X, y, costs=costs, lam=0.0, train=train,
+                           depth_cost=0.0 if depth_cost is None else depth_cost)
 
 
-def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="auto",
-                   X_eval=None, y_eval=None, depth_cost=0.0, cost_resolution=0.0, tol=1e-9,
-                   progress=False, return_points=False, problem=None, solver_options=None):
+def _grid_points(hull, lams, bar):
+    points = []
+    for lam in lams:
+        points.append(hull.solve(lam))
+        if bar is not None:
+            bar.update(1)
+    return points
+
+
+def _rows(points, lams, X_eval, y_eval, costs):
+    rows = _records(points, X_eval, y_eval, costs)
+    if lams is not None:
+        for r, lam in zip(rows, lams):
+            for k in ("lam_lo", "lam_hi", "exact_interval"):
+                r.pop(k)
+            r["lam"] = lam
+    return rows
+
+
+def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, train=None,
+                   solver="auto", X_eval=None, y_eval=None, depth_cost=None,
+                   cost_resolution=0.0, tol=1e-9, progress=False, return_points=False,
+                   solver_options=None, problem=None):
     """The error-cost trade-off curve of BudgetPrune.
 
     By default every breakpoint of the curve is found exactly (see the module
@@ -308,22 +354,27 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
 
     Parameters
     ----------
-    forest : fitted estimator or Forest
+    problem_or_forest : PruningProblem, or fitted estimator / Forest
+        A compiled problem (re-weighted, never re-routed; give no ``X``,
+        ``y``, ``costs``, ``train`` or ``depth_cost`` with it), or a forest,
+        which is compiled from ``X``, ``y`` first.
     X, y : array-like
-        Cost data (validation data); also error data unless ``train`` is given.
+        Cost data (validation data) of a forest; also error data unless
+        ``train`` is given.  Required with a forest, refused with a problem.
     costs : FeatureCosts, array-like or mapping, optional
-        Acquisition costs (uniform when omitted).
+        Acquisition costs (uniform when omitted); forest only.
     lams : sequence of float, optional
         Solve only at these values instead of searching breakpoints (rows then
         carry ``lam`` instead of an interval).
     train : tuple (X_train, y_train), optional
-        Count errors on each tree's in-bag sample.
+        Count errors on each tree's in-bag sample; forest only.
     solver : str
         Backend name (``"auto"``: the fastest exact one installed).
     X_eval, y_eval : array-like, optional
         Held-out data: adds ``accuracy_eval`` and ``cost_eval`` columns.
-    depth_cost : float
-        Weight of the average depth inside the lam term.
+    depth_cost : float, optional
+        Weight of the average depth inside the lam term (0 when omitted);
+        forest only.
     cost_resolution : float
         Stop refining between two hull points whose average costs differ by at
         most this much (0: find every breakpoint).  Rows next to an unrefined
@@ -334,14 +385,13 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
         Show a tqdm progress bar (one tick per solve).
     return_points : bool
         Also return the :class:`HullPoint` objects (with their PrunedForest).
-    problem : PruningProblem, optional
-        An already compiled problem to reuse (``X``, ``y``, ``costs``,
-        ``train`` and ``depth_cost`` are then ignored).
     solver_options : dict, optional
+    problem : PruningProblem, optional
+        Deprecated: pass the problem as the first argument.
 
     Returns
     -------
-    pandas.DataFrame or list of dict
+    pandas.DataFrame
         Columns ``lam_lo``, ``lam_hi``, ``error_term``, ``cost_term``,
         ``average_cost``, ``n_splits``, ``exact_interval`` (or ``lam``), plus
         ``accuracy_eval`` and ``cost_eval`` when ``X_eval`` is given; costliest
@@ -351,6 +401,7 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
     --------
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
     >>> from prune_opt.budget import tradeoff_curve
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
@@ -359,21 +410,22 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
     True
     >>> float(curve["lam_lo"].iloc[0]), float(curve["average_cost"].iloc[-1])
     (0.0, 0.0)
+    >>> problem = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5])
+    >>> tradeoff_curve(problem).equals(curve)
+    True
     """
-    from .._compile import compile_problem
-    from .._validation import check_labels
-
-    if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
-                                  depth_cost=depth_cost)
+    problem = _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost)
     if (X_eval is None) != (y_eval is None):
         raise ValueError("X_eval and y_eval must be given together")
     if y_eval is not None:  # refuse bad eval labels before solving, not after
         n_eval = len(problem.forest.check_X(X_eval, "X_eval"))
-        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval, name="y_eval")]
+        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval,
+                                                      name="y_eval")]
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
+    if lams is not None:
+        lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
     hull = LagrangianHull(problem, solver=solver, tol=tol, solver_options=solver_options)
     bar = None
     if progress:
@@ -381,25 +433,12 @@ def tradeoff_curve(forest, X, y, *, costs=None, lams=None, train=None, solver="a
 
         bar = tqdm(desc="breakpoints" if lams is None else "lambda grid", unit="solve")
     try:
-        if lams is None:
-            points = hull.search(cost_resolution=cost_resolution, progress=bar)
-            rows = _records(points, X_eval, y_eval, problem.costs)
-        else:
-            lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
-            points = []
-            for lam in lams:
-                points.append(hull.solve(lam))
-                if bar is not None:
-                    bar.update(1)
-            rows = _records(points, X_eval, y_eval, problem.costs)
-            for r, lam in zip(rows, lams):
-                for k in ("lam_lo", "lam_hi", "exact_interval"):
-                    r.pop(k)
-                r["lam"] = lam
+        points = (hull.search(cost_resolution=cost_resolution, progress=bar) if lams is None
+                  else _grid_points(hull, lams, bar))
     finally:
         if bar is not None:
             bar.close()
-    curve = to_frame(rows)
+    curve = records_frame(_rows(points, lams, X_eval, y_eval, problem.costs))
     if return_points:
         return curve, points
     return curve

@@ -8,6 +8,8 @@ from math import gcd, lcm
 import numpy as np
 import scipy.sparse as sp
 
+from .._problem import PruningProblem
+
 __all__ = ["exact_determinant", "verified_counterexample", "scale_rows_to_integers",
            "as_integer_matrix"]
 
@@ -167,8 +169,6 @@ def as_integer_matrix(A, name="A"):
     problem : PruningProblem or None
     notes : list of str
     """
-    from .._problem import PruningProblem
-
     notes = []
     if isinstance(A, PruningProblem):
         problem = A

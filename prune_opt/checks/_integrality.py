@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._problem import PruningProblem
+
 __all__ = ["max_fractionality", "vertex_integrality", "IntegralityReport"]
 
 SOLVERS = ("highs",)
@@ -120,8 +122,6 @@ def vertex_integrality(problem, solver="highs", random_objectives=0, seed=0, tol
     >>> vertex_integrality(po.compile_problem(tree, X, y, lam=0.01)).fractional
     False
     """
-    from .._problem import PruningProblem
-
     if not isinstance(problem, PruningProblem):
         raise TypeError(f"problem must be a PruningProblem, got {type(problem).__name__}")
     if solver not in SOLVERS:

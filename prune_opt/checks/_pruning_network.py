@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from ._exact import verified_counterexample
+from ._exact import as_integer_matrix, verified_counterexample
 from ._network import (
     NetworkCertificate,
     _digraph,
@@ -116,8 +116,6 @@ def pruning_network_certificate(problem, M=None):
     >>> cert.kind, cert.transposed, why
     ('pruning-tree', True, '')
     """
-    from ._exact import as_integer_matrix
-
     if M is None:
         M, _, _ = as_integer_matrix(problem)
     why = _layout_problem(problem, M)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compile import compile_problem
+from ..budget import BASELINES, baseline_curve, get_baseline, tradeoff_curve
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -14,7 +16,8 @@ from ._common import (
     write_json,
 )
 
-METHODS = ("budgetprune", "ccp", "greedy", "fewer-trees", "impurity", "cegb")
+# BudgetPrune itself, then every registered baseline (prune_opt.budget.BASELINES)
+METHODS = ("budgetprune", *BASELINES)
 DEFAULT_METHODS = "budgetprune,ccp,greedy,fewer-trees"
 
 
@@ -24,8 +27,8 @@ def add_parser(sub):
         description="Fit a random forest, trace the exact BudgetPrune trade-off curve "
         "(every breakpoint of lambda, on the validation split) and the curves of the "
         "baselines (cost-complexity pruning, GreedyPrune, fewer trees, impurity-threshold "
-        "early stopping, LightGBM CEGB when installed); evaluate all on the test split, "
-        "print a summary, and write a plot, CSV and/or JSON.")
+        "early stopping); evaluate all on the test split, print a summary, and write a "
+        "plot, CSV and/or JSON.")
     add_data_arguments(p, trees=40)
     p.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated subset of {','.join(METHODS)} "
@@ -48,70 +51,32 @@ def parse_methods(text):
     methods = [m.strip().lower() for m in text.split(",") if m.strip()]
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
-        raise ValueError(f"--methods: unknown method(s) {bad}; choose from {', '.join(METHODS)}")
+        hint = ("; the LightGBM CEGB curve moved to forest_builders.cegb.cegb_curve"
+                if "cegb" in bad else "")
+        raise ValueError(f"--methods: unknown method(s) {bad}; choose from "
+                         f"{', '.join(METHODS)}{hint}")
     return list(dict.fromkeys(methods))
-
-
-def cegb_available():
-    """(available, reason) for the LightGBM CEGB baseline."""
-    try:
-        import lightgbm  # noqa: F401
-
-        import forest_builders.cegb  # noqa: F401
-    except ImportError as exc:
-        return False, str(exc)
-    return True, ""
-
-
-def _rows(curve):
-    return curve.to_dict("records") if hasattr(curve, "to_dict") else list(curve)
 
 
 def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress=True):
     """All requested curves as {method: list of row dicts} (test-set columns
-    ``accuracy_eval`` and ``cost_eval``)."""
-    from .. import compile_problem
-    from ..budget import (
-        baseline_curve,
-        ccp_prunings,
-        cegb_curve,
-        fewer_trees_prunings,
-        greedy_prunings,
-        impurity_threshold_prunings,
-        tradeoff_curve,
-    )
-
+    ``accuracy_eval`` and ``cost_eval``); baselines dispatch through
+    :data:`prune_opt.budget.BASELINES` (an unknown name is an error)."""
     rf, costs = exp["forest"], exp["costs"]
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
     out = {}
     for m in methods:
         if m == "budgetprune":
-            curve = tradeoff_curve(rf, Xv, yv, problem=problem, solver=solver, X_eval=Xte,
-                                   y_eval=yte, cost_resolution=cost_resolution,
-                                   progress=progress)
-            rows = _rows(curve)
+            curve = tradeoff_curve(problem, solver=solver, X_eval=Xte, y_eval=yte,
+                                   cost_resolution=cost_resolution, progress=progress)
+            rows = curve.to_dict("records")
             for r in rows:
                 r.update(method="budgetprune", param=r["lam_lo"])
-        elif m == "cegb":
-            ok, why = cegb_available()
-            if not ok:
-                print(f"cegb skipped: not importable ({why}); pip install "
-                      "'prune-opt[lightgbm]'")
-                continue
-            rows = _rows(cegb_curve(exp["X_train"], exp["y_train"], costs=costs, X_eval=Xte,
-                                    y_eval=yte, n_estimators=rf.n_estimators,
-                                    random_state=0))
         else:
-            if m == "ccp":
-                prunings = ccp_prunings(rf, costs=costs, problem=problem)
-            elif m == "greedy":
-                prunings = greedy_prunings(rf, Xv, yv, problem=problem)
-            elif m == "fewer-trees":
-                prunings = fewer_trees_prunings(rf, costs=costs)
-            else:
-                prunings = impurity_threshold_prunings(rf, costs=costs)
-            rows = _rows(baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte, method=m))
+            prunings = get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem)
+            rows = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
+                                  method=m).to_dict("records")
         out[m] = rows
     return out
 
