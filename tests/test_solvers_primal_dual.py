@@ -13,7 +13,7 @@ from sklearn.datasets import load_digits
 
 import prune_opt as po
 from prune_opt import Forest
-from prune_opt.solvers._base import get_solver
+from prune_opt.solvers import get_solver
 from prune_opt.solvers._tree_dp import TreeLayout, tree_dp, tree_networkx
 from prune_opt.solvers.primal_dual import initial_duals, lagrangian
 from tests.forest_cases import forest_cases

@@ -62,8 +62,10 @@ NO_LIMIT_ABOVE = 1e8
 # relative slack allowed on the budget row (LP tolerances)
 BUDGET_RTOL = 1e-9
 
-_MOVED_TO_REGISTRY = ("register_solver", "get_solver", "available_solvers", "list_solvers",
-                      "_REGISTRY")
+#: name -> backend class, filled by ``_registry.register_solver`` (the registry's
+#: functions live in ``_registry``; the table lives here so that a backend can name
+#: its peers without importing upwards)
+SOLVER_CLASSES: dict = {}
 
 
 class SolverError(RuntimeError):
@@ -246,19 +248,19 @@ class Solver:
             raise TypeError(f"problem must be a PruningProblem (from compile_problem), got "
                             f"{type(problem).__name__}")
         if problem.budget is not None and not self.supports_budget_row:
-            from ._registry import budget_solvers
-
+            able = [n for n, c in SOLVER_CLASSES.items() if c.supports_budget_row]
+            installed = [n for n in able if SOLVER_CLASSES[n].is_installed()]
             raise ValueError(
                 f"solver={self.name!r} cannot honour the budget row (budget="
                 f"{problem.budget:g}) and would ignore it; use a backend that can: "
-                f"{budget_solvers(installed=False)} (installed: {budget_solvers()}), or "
+                f"{able} (installed: {installed}), or "
                 "compile without budget= and pick lam with prune_opt.budget.fit_budget")
 
     def solve(self, problem, *, time_limit=None, verbose=False):
         """Solve ``problem`` and return a :class:`SolveResult`."""
-        from ._registry import install_status
-
-        installed, reason = install_status(type(self))
+        installed = self.is_installed()
+        reason = "" if installed else (type(self).install_status()[1]
+                                       or f"{type(self).__name__}.is_installed() is False")
         if not installed:
             raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint} "
                               f"({reason})")
@@ -301,21 +303,3 @@ def available_memory():
     except OSError:
         return None
     return None
-
-
-def __getattr__(name):
-    """Registry functions moved to ``_registry``; still reachable from here."""
-    if name in _MOVED_TO_REGISTRY:
-        from . import _registry
-
-        return getattr(_registry, name)
-    if name == "AUTO_ORDER":  # deprecated: the order now comes from each class's auto_rank
-        import warnings
-
-        from ._registry import solver_classes
-
-        warnings.warn("AUTO_ORDER is deprecated; use prune_opt.solvers.auto_solver() or the "
-                      "auto_rank flag", DeprecationWarning, stacklevel=2)
-        ranked = [c for c in solver_classes().values() if c.auto_rank is not None]
-        return tuple(c.name for c in sorted(ranked, key=lambda c: c.auto_rank))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

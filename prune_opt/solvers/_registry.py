@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._base import FLAGS, Solver, SolverError, check_flags
+from ._base import FLAGS, SOLVER_CLASSES, Solver, SolverError, check_flags
 
 __all__ = ["BACKEND_MODULES", "register_solver", "solver_classes", "list_solvers",
            "available_solvers", "find_solvers", "default_solvers", "auto_solver",
@@ -24,7 +24,7 @@ __all__ = ["BACKEND_MODULES", "register_solver", "solver_classes", "list_solvers
 
 BACKEND_MODULES = ("mincut", "highs", "ortools_lp", "cbc", "mincut_networkx", "primal_dual")
 
-_REGISTRY: dict[str, type[Solver]] = {}
+_REGISTRY: dict[str, type[Solver]] = SOLVER_CLASSES  # the one table, shared with _base
 _loaded = False
 
 

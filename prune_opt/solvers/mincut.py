@@ -30,7 +30,8 @@ import time
 
 import numpy as np
 
-from ._base import Solver, SolverError, SolveResult, register_solver
+from ._base import Solver, SolverError, SolveResult
+from ._registry import register_solver
 
 __all__ = ["MinCutSolver", "ClosureGraph", "build_closure_graph"]
 
