@@ -6,7 +6,8 @@ never breaks this import; it only makes ``is_installed()`` false.
 
 import importlib
 
-BACKEND_MODULES = ("highs", "ortools_lp", "cbc", "mincut", "mincut_networkx", "primal_dual")
+BACKEND_MODULES = ("highs", "ortools_lp", "cbc", "mincut", "mincut_networkx", "primal_dual",
+                   "budget_search")
 
 for _mod in BACKEND_MODULES:
     try:
