@@ -146,8 +146,10 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
         if time.perf_counter() < deadline:
             with timer("greedy-removal"):
+                # re-optimise below the bracket's multiplier: at mu_star itself the
+                # min-cut breaks the tie towards the cheaper (often root-only) vertex
                 inc.offer(greedy_unit_removal(problem, closure, lag["costlier"],
-                                              lag["mu_star"], budget, deadline),
+                                              0.5 * lag["mu_star"], budget, deadline),
                           "greedy-removal")
     if time.perf_counter() < deadline:
         with timer("baselines"):
