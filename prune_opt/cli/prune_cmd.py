@@ -21,11 +21,18 @@ def add_parser(sub):
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
                       help="largest average acquisition cost per example (validation data)")
-    p.add_argument("--solver", default="auto", help="backend (default auto)")
+    p.add_argument("--solver", default="auto",
+                   help="backend (default auto; with --budget: the hard-budget search, or "
+                        "another backend for the Lagrangian hull vertex, see --budget-method)")
+    p.add_argument("--budget-method", choices=("search", "hull"), default="search",
+                   help="with --budget: 'search' (default) solves the hard budget with a "
+                        "certified gap; 'hull' returns the Lagrangian hull vertex below it")
     p.add_argument("--exact-budget", action="store_true",
-                   help="with --budget: solve the hard budget as a binary program (small "
-                        "problems only)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+                   help="deprecated: the budget search always solves the hard budget and "
+                        "reports its certified gap; a larger --time-limit narrows the gap")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds (with --lam: per solve; with --budget: the whole search, "
+                        "default 30)")
     p.add_argument("--out", default="pruned.json", help="output JSON (default pruned.json)")
     p.add_argument("--usage-plot", default=None, metavar="PNG",
                    help="write the per-feature usage picture (before/after, test data)")
@@ -52,11 +59,7 @@ def run(args):
         pruned = prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                        time_limit=args.time_limit)
     else:
-        with warnings.catch_warnings():  # the note is printed below
-            warnings.simplefilter("ignore", UserWarning)
-            pruned = fit_budget(rf, Xv, yv, costs=costs, budget=args.budget,
-                                solver=args.solver, train=train,
-                                exact_budget=args.exact_budget, time_limit=args.time_limit)
+        pruned = _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train)
     info = pruned.solve_info
     summary = {
         "dataset": exp["dataset"].name, "trees": args.trees,
@@ -69,8 +72,10 @@ def run(args):
         "unpruned_test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
         "unpruned_test_cost": float(acquisition_cost(rf, Xte, costs).mean()),
     }
-    if "hull_error_gap" in info:
-        summary["hull_error_gap"] = info["hull_error_gap"]
+    if args.budget is not None:
+        for key in ("bound", "gap", "found_by", "hull_error_gap", "seconds"):
+            if key in info:
+                summary[key] = info[key]
     if info.get("note"):
         print(f"note: {info['note']}")
     for k, v in summary.items():
@@ -91,3 +96,27 @@ def run(args):
     if args.json:
         write_json(args.json, {**summary, "solve_info": info})
     return 0
+
+
+def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
+    """``fit_budget`` as the options ask: the hard-budget search by default, the
+    Lagrangian hull vertex with ``--budget-method hull`` or a non-budget ``--solver``."""
+    method = args.budget_method
+    if method == "search" and args.solver.lower() not in ("auto", "budget"):
+        print(f"note: --solver {args.solver} cannot meet a hard budget; returning the "
+              "Lagrangian hull vertex it computes (--budget-method hull). Leave --solver "
+              "unset for the hard-budget search")
+        method = "hull"
+    if args.exact_budget:
+        print("note: --exact-budget is deprecated; the budget search always solves the hard "
+              "budget and reports its certified gap")
+    time_limit = args.time_limit
+    if method == "search" and time_limit is None:
+        time_limit = 30.0
+    with warnings.catch_warnings():  # notes are printed from solve_info
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
+                          solver="auto" if method == "search" else args.solver,
+                          method=method, time_limit=time_limit,
+                          exact_budget=args.exact_budget)
