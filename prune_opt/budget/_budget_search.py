@@ -73,6 +73,7 @@ class _Incumbent:
         self.problem, self.budget = problem, budget
         self.mask, self.objective, self.source = None, math.inf, None
         self.by_source = {}
+        self.best_of = {}
 
     def offer(self, mask, source):
         if mask is None:
@@ -80,8 +81,9 @@ class _Incumbent:
         bd = self.problem.evaluate(mask)
         if bd.average_cost > self.budget:
             return False
-        prev = self.by_source.get(source, math.inf)
-        self.by_source[source] = min(prev, bd.objective)
+        if bd.objective < self.by_source.get(source, math.inf):
+            self.by_source[source] = bd.objective
+            self.best_of[source] = mask.copy()
         if bd.objective < self.objective - 1e-15:
             self.mask, self.objective, self.source = mask.copy(), bd.objective, source
             return True
@@ -140,36 +142,47 @@ def _vertex(bd):
 
 
 def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
-    """Mixing, greedy unit removal, baselines and local search, in that order."""
+    """Mixing, baselines, local search from the best seeds, then greedy unit removal
+    (most valuable first, so a short time limit keeps the best of them)."""
     if lag["costlier"] is not None:
         with timer("mixing"):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
-        if time.perf_counter() < deadline:
-            with timer("greedy-removal"):
-                # re-optimise below the bracket's multiplier: at mu_star itself the
-                # min-cut breaks the tie towards the cheaper (often root-only) vertex
-                inc.offer(greedy_unit_removal(problem, closure, lag["costlier"],
-                                              0.5 * lag["mu_star"], budget, deadline),
-                          "greedy-removal")
     if time.perf_counter() < deadline:
         with timer("baselines"):
             for name, mask in baseline_masks(problem, budget, deadline).items():
                 inc.offer(mask, f"baseline:{name}")
-    seeds = _seed_order(inc)
     moves = 0
     with timer("local-search"):
-        for source, mask in seeds:
+        for source, mask in _seed_order(inc):
             if time.perf_counter() > deadline:
                 break
             improved, n = block_descent(problem, mask, budget, deadline)
             moves += n
             inc.offer(improved, f"local-search({source})")
+    if lag["costlier"] is not None and time.perf_counter() < deadline:
+        with timer("greedy-removal"):
+            # re-optimise below the bracket's multiplier: at mu_star itself the
+            # min-cut breaks the tie towards the cheaper (often root-only) vertex
+            removal = greedy_unit_removal(problem, closure, lag["costlier"],
+                                          0.5 * lag["mu_star"], budget, deadline)
+            if inc.offer(removal, "greedy-removal"):
+                polished, n = block_descent(problem, removal, budget, deadline)
+                moves += n
+                inc.offer(polished, "local-search(greedy-removal)")
     return {"local_search_moves": moves}
 
 
-def _seed_order(inc):
-    """The incumbent first (local search from the best seed is worth most)."""
-    return [(inc.source, inc.mask)] if inc.mask is not None else []
+def _seed_order(inc, n_seeds=3):
+    """The best pruning of each heuristic, best first, distinct, at most ``n_seeds``
+    (local search from the incumbent is worth most; others diversify)."""
+    order = sorted(inc.by_source, key=inc.by_source.get)
+    out, seen = [], set()
+    for source in order:
+        key = inc.best_of[source].tobytes()
+        if key not in seen and inc.best_of[source].any():
+            seen.add(key)
+            out.append((source, inc.best_of[source]))
+    return out[:n_seeds]
 
 
 class _Timer:
