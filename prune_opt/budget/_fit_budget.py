@@ -135,6 +135,10 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
                       "always solves the hard budget and reports its certified gap; pass "
                       "time_limit=None to run it to proven optimality", FutureWarning,
                       stacklevel=2)
+    if max_mip_variables != MAX_MIP_VARIABLES:
+        warnings.warn("fit_budget(max_mip_variables=...) is deprecated and ignored: the "
+                      "closure binary program of the budget search has no size cap",
+                      FutureWarning, stacklevel=2)
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     if problem.depth_cost != 0:
@@ -211,9 +215,10 @@ def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
 
     Kept for compatibility: :func:`fit_budget` (the ``"budget"`` backend)
     solves the same program faster, on a much smaller closure formulation,
-    warm-started and without a size cap.  Built with OR-Tools model_builder from the standard form plus the budget
-    row and solved by SCIP (CBC through PuLP when this OR-Tools build lacks
-    SCIP).  The budget row breaks total unimodularity, hence branch-and-bound.
+    warm-started and without a size cap.  Built with OR-Tools model_builder
+    from the standard form plus the budget row and solved by SCIP (CBC through
+    PuLP when this OR-Tools build lacks SCIP).  The budget row breaks total
+    unimodularity, hence branch-and-bound.
 
     Parameters
     ----------
