@@ -22,6 +22,7 @@ CP-SAT needs integer coefficients, see ``docs/math/budget.md``:
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -143,12 +144,15 @@ class BudgetProgram:
 
     def solve(self, hint, time_limit, workers=1, verbose=False):
         """Run CP-SAT; returns a dict with ``mask`` (or None), ``bound`` (natural units,
-        None when not certified), ``status`` and ``seconds``."""
+        None when not certified), ``status`` and ``seconds``.  ``time_limit``
+        includes building the model."""
         from ortools.sat.python import cp_model
 
+        t0 = time.perf_counter()
         m, x = self._model(hint)
         solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = max(float(time_limit), 0.01)
+        left = float(time_limit) - (time.perf_counter() - t0)
+        solver.parameters.max_time_in_seconds = max(left, 0.01)
         solver.parameters.num_workers = int(workers)
         solver.parameters.random_seed = 0
         solver.parameters.log_search_progress = bool(verbose)
