@@ -205,3 +205,21 @@ def test_mip_phase_proves_small_optimum():
     r = budget_search(problem, budget, time_limit=20)
     assert r.status == "optimal" and r.gap <= 1e-9
     assert "mip" in r.info or r.info["lagrangian"]["bound"] >= r.objective - 1e-12
+
+
+def test_backend_honours_lam_and_depth_cost_of_the_problem():
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * X[:, 2] > 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=2, max_depth=3, random_state=0).fit(X[:30], y[:30])
+    problem = po.compile_problem(rf, X[30:], y[30:], costs=[1.0, 2.5, 0.7], lam=0.05,
+                                 depth_cost=0.3)
+    vals = [problem.evaluate(m) for m in all_prunings(problem.forest)]
+    for budget in (0.0, 0.8, 1.0, 2.6):
+        pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=10)
+        opt = min(v.objective for v in vals if v.average_cost <= budget)
+        assert pf.breakdown.average_cost <= budget
+        assert pf.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
+        assert pf.solve_info["status"] == "optimal"
