@@ -210,8 +210,7 @@ def main(argv=None):
     sizes = [parse_size(s) for s in (args.sizes or (QUICK_SIZES if args.quick
                                                     else DEFAULT_SIZES)).split(",")]
     installed = po.available_solvers()
-    solvers = ([s.strip() for s in args.solvers.split(",")] if args.solvers
-               else [s for s in installed if s != "budget"])  # budget needs a budget row
+    solvers = [s.strip() for s in args.solvers.split(",")] if args.solvers else installed
     bad = [s for s in solvers if s not in installed]
     if bad:
         p.error(f"--solvers: not installed: {bad}; installed: {installed}")

@@ -134,8 +134,10 @@ def test_backend_registered_and_needs_a_budget():
     rf, Xt, yt, Xv, yv = _digits_like(trees=3)
     problem = po.compile_problem(rf, Xv, yv, train=(Xt, yt))
     assert "budget" in po.available_solvers()
-    with pytest.raises(ValueError, match="with_budget"):
-        po.solve(problem, solver="budget")
+    plain = po.solve(problem.with_lam(0.01), solver="budget")  # no budget row: min-cut
+    assert plain.solve_info["status"] == "optimal"
+    assert plain.objective == pytest.approx(
+        po.solve(problem.with_lam(0.01), solver="mincut").objective, rel=1e-12)
     budget = 0.3 * problem.evaluate(problem.forest.full_split_mask()).average_cost
     pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=5,
                   solver_options={"mip": False})

@@ -21,7 +21,7 @@ import numpy as np
 from ._common import add_data_arguments, format_table, write_json
 
 # reference backends that are slow by design; named explicitly to include them
-SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx", "budget")  # budget: needs a budget row
+SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx", "budget")  # budget: a min-cut on lam problems
 COLUMNS = ["solver", "objective", "gap_to_best", "seconds", "peak_mb", "max_frac", "status",
            "test_accuracy", "test_cost"]
 

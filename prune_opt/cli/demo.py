@@ -19,7 +19,7 @@ DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
 # reference backends for small problems: the PuLP-built binary program and the
 # pure-Python networkx cut
-SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx", "budget")  # budget: needs a budget row
+SKIP_BY_DEFAULT = ("cbc-ip", "mincut-networkx", "budget")  # budget: a min-cut on lam problems
 
 
 def add_parser(sub):

@@ -2,7 +2,8 @@
 
 Solves ``min J(s)  s.t.  average acquisition cost C(s) <= budget`` for a
 :class:`~prune_opt.PruningProblem` carrying ``budget``
-(``problem.with_budget(B)``), where ``J`` is the problem's own objective.
+(``problem.with_budget(B)``), where ``J`` is the problem's own objective;
+without a budget row it solves the plain program exactly (one min-cut).
 The search itself (Lagrangian bound by min-cuts, primal heuristics seeded by
 the baselines, CP-SAT warm-started from the incumbent) lives in
 :mod:`prune_opt.budget._budget_search` next to the baselines it seeds from;
@@ -10,6 +11,8 @@ this module only adapts it to the solver interface.
 """
 
 from __future__ import annotations
+
+import math
 
 from ._base import Solver, SolveResult, register_solver
 
@@ -60,13 +63,12 @@ class BudgetSearchSolver(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ..budget._budget_search import budget_search
 
-        if getattr(problem, "budget", None) is None:
-            raise ValueError("solver='budget' needs a problem with a budget row: pass "
-                             "problem.with_budget(B), or call prune_opt.budget.fit_budget")
         workers = self.params["mip_workers"]
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"solver_options: mip_workers must be an int >= 1, got {workers!r}")
-        r = budget_search(problem, problem.budget, time_limit=time_limit,
+        # without a budget row the program is the plain one: the first min-cut solves it
+        budget = math.inf if problem.budget is None else problem.budget
+        r = budget_search(problem, budget, time_limit=time_limit,
                           mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose)
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)
