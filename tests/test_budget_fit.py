@@ -1,5 +1,6 @@
-"""fit_budget: budget met, nothing on the hull between the result and the budget,
-hard-budget MIP at least as good as the Lagrangian."""
+"""fit_budget: the hard-budget search meets the budget and beats the hull vertex;
+method="hull" keeps the Lagrangian vertex (nothing on the hull between it and the
+budget); the legacy SCIP program still works."""
 
 import warnings
 
@@ -27,14 +28,15 @@ def _case(seed, trees=3, depth=3, n=80):
 def test_budget_met_and_no_hull_point_in_between(seed):
     rf, Xt, yt, X, y, costs = _case(seed)
     problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
-    curve = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
+    curve = tradeoff_curve(problem, solver=SOLVER)
     hull_costs = np.asarray(curve["average_cost"])
     full = hull_costs[0]
     for frac in (0.05, 0.2, 0.5, 0.8, 1.0, 1.3):
         budget = frac * full
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), solver=SOLVER)
+            pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), solver=SOLVER,
+                            method="hull")
         cost = pf.average_cost(X)
         assert cost <= budget + 1e-12
         assert cost == pytest.approx(pf.solve_info["achieved_cost"], rel=1e-12, abs=1e-12)
@@ -52,7 +54,7 @@ def test_budget_met_and_no_hull_point_in_between(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 3])
-def test_exact_budget_mip_beats_or_matches_hull(seed):
+def test_search_beats_or_matches_hull_and_legacy_mip(seed):
     rf, Xt, yt, X, y, costs = _case(seed, trees=2, depth=3)
     problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
     full = problem.evaluate(problem.forest.full_split_mask()).average_cost
@@ -60,15 +62,42 @@ def test_exact_budget_mip_beats_or_matches_hull(seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             lag = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
-                             solver=SOLVER)
-            mip = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
-                             solver=SOLVER, exact_budget=True)
-        assert mip.solve_info["status"] == "optimal"
-        assert mip.average_cost(X) <= budget + 1e-9
+                             solver=SOLVER, method="hull")
+        pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), time_limit=20)
+        mip = solve_budget_mip(problem, budget)
+        info = pf.solve_info
+        assert info["status"] == "optimal" and info["gap"] <= 1e-9
+        assert pf.average_cost(X) <= budget + 1e-9
         e_lag = problem.evaluate(lag.split_mask).error_term
-        e_mip = problem.evaluate(mip.split_mask).error_term
-        assert e_mip <= e_lag + 1e-12
-        assert mip.solve_info["hull_error_gap"] == pytest.approx(e_lag - e_mip, abs=1e-12)
+        e = problem.evaluate(pf.split_mask).error_term
+        assert e <= e_lag + 1e-12
+        assert e == pytest.approx(mip.breakdown.error_term, abs=1e-12)
+        assert info["hull_error_gap"] == pytest.approx(e_lag - e, abs=1e-12)
+        assert info["bound"] <= e + 1e-12 and info["found_by"]
+
+
+def test_exact_budget_is_deprecated_but_works():
+    rf, Xt, yt, X, y, costs = _case(3, trees=2, depth=3)
+    with pytest.warns(FutureWarning, match="exact_budget"):
+        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), exact_budget=True)
+    assert pf.average_cost(X) <= 2.0 + 1e-12 and "hull_error_gap" in pf.solve_info
+
+
+def test_search_never_root_only_when_splits_fit():
+    from tests.test_budget_curve import all_prunings
+
+    rf, Xt, yt, X, y, costs = _case(5, trees=2, depth=3)
+    problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
+    masks = all_prunings(problem.forest)
+    root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool)).error_term
+    for budget in (0.5, 1.0, 2.0, 4.0):
+        better = [m for m in masks if m.any() and problem.evaluate(m).average_cost <= budget
+                  and problem.evaluate(m).error_term < root]
+        pf = fit_budget(None, None, None, budget=budget, problem=problem, time_limit=20)
+        if better:
+            assert pf.n_splits > 0
+            best = min(problem.evaluate(m).error_term for m in better)
+            assert pf.breakdown.error_term == pytest.approx(best, abs=1e-12)
 
 
 def test_mip_matches_cbc_and_brute_force_on_one_tree():
@@ -100,14 +129,18 @@ def _budgeted(problem, budget):
 def test_root_only_budget_warns_and_notes():
     rf, Xt, yt, X, y, costs = _case(1)
     with pytest.warns(UserWarning, match="root-only"):
-        pf = fit_budget(rf, X, y, costs=costs, budget=0.0, solver=SOLVER)
+        pf = fit_budget(rf, X, y, costs=costs, budget=0.0, solver=SOLVER, method="hull")
     assert pf.n_splits == 0 and pf.average_cost(X) == 0.0
     assert "root-only" in pf.solve_info["note"]
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.0)  # the search: nothing else fits
+    assert pf.n_splits == 0 and pf.solve_info["status"] == "optimal"
 
 
-def test_generous_budget_keeps_best_forest():
+@pytest.mark.parametrize("method", ["search", "hull"])
+def test_generous_budget_keeps_best_forest(method):
     rf, Xt, yt, X, y, costs = _case(2)
-    pf = fit_budget(rf, X, y, costs=costs, budget=1e6, solver=SOLVER, train=(Xt, yt))
+    pf = fit_budget(rf, X, y, costs=costs, budget=1e6, train=(Xt, yt), method=method,
+                    solver="auto")
     p = po.prune(rf, X, y, costs=costs, lam=0.0, solver=SOLVER, train=(Xt, yt))
     assert pf.solve_info["lam"] == 0.0
     assert pf.breakdown.error_term == pytest.approx(p.breakdown.error_term, abs=1e-12)
@@ -117,6 +150,12 @@ def test_errors_are_clear():
     rf, Xt, yt, X, y, costs = _case(0)
     with pytest.raises(ValueError, match="budget"):
         fit_budget(rf, X, y, costs=costs, budget=-1.0)
+    with pytest.raises(ValueError, match="method='hull'"):
+        fit_budget(rf, X, y, costs=costs, budget=1.0, solver="highs")
+    with pytest.raises(ValueError, match="method"):
+        fit_budget(rf, X, y, costs=costs, budget=1.0, method="lagrange")
+    with pytest.raises(ValueError, match="time_limit"):
+        fit_budget(rf, X, y, costs=costs, budget=1.0, time_limit=-1)
     problem = po.compile_problem(rf, X, y, costs=costs)
     with pytest.raises(ValueError, match="Lagrangian"):
         solve_budget_mip(problem, 3.0, max_variables=10)

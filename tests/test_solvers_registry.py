@@ -11,11 +11,12 @@ from prune_opt.solvers._base import FLAGS, STATUSES, Solver, check_flags
 
 
 def test_every_backend_module_is_listed_and_every_listed_module_is_a_backend():
-    modules = {m.name for m in pkgutil.iter_modules(solvers.__path__)
+    full = {m if "." in m else f"prune_opt.solvers.{m}" for m in _registry.BACKEND_MODULES}
+    modules = {f"prune_opt.solvers.{m.name}" for m in pkgutil.iter_modules(solvers.__path__)
                if not m.name.startswith("_")}
-    assert modules == set(_registry.BACKEND_MODULES)
-    listed = {cls.__module__.rpartition(".")[2] for cls in _registry.solver_classes().values()}
-    assert listed == set(_registry.BACKEND_MODULES)
+    assert modules == {m for m in full if m.startswith("prune_opt.solvers.")}
+    listed = {cls.__module__ for cls in _registry.solver_classes().values()}
+    assert listed == full
 
 
 @pytest.mark.parametrize("name", list(_registry.solver_classes()))

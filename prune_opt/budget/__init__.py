@@ -1,7 +1,8 @@
 """Budgets, exact trade-off curves and baseline pruning methods.
 
 * :func:`fit_budget` -- the best pruning meeting an average-cost budget
-  (Lagrangian hull search, or a hard-budget binary program);
+  (hard-budget search with a certified gap, the ``"budget"`` backend; or
+  the Lagrangian hull vertex with ``method="hull"``);
 * :func:`tradeoff_curve` -- every breakpoint of the error-cost curve;
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
   :func:`greedy_prunings`, :func:`fewer_trees_prunings`,

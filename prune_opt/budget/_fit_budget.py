@@ -13,11 +13,13 @@ from .._pruned import PrunedForest
 from .._validation import check_nonneg_scalar
 from ._curve import LagrangianHull
 
-__all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES"]
+__all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES", "DEFAULT_TIME_LIMIT"]
 
-# the hard-budget MIP is branch-and-bound on the full LP; beyond this many
-# variables it is refused in favour of the Lagrangian path
+# solve_budget_mip (deprecated) is branch-and-bound on the full LP; beyond this
+# many variables it is refused in favour of fit_budget's search
 MAX_MIP_VARIABLES = 60_000
+# seconds fit_budget's hard-budget search may take by default
+DEFAULT_TIME_LIMIT = 30.0
 
 
 def _point_info(p):
@@ -52,16 +54,24 @@ def _lagrangian(hull, budget, verbose):
 
 
 def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", tol=1e-9,
-               exact_budget=False, verbose=False, time_limit=None, problem=None,
-               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None):
+               exact_budget=False, verbose=False, time_limit=DEFAULT_TIME_LIMIT, problem=None,
+               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, method="search"):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
-    The Lagrangian path (default) searches ``lam`` exactly: the optimal cost is
-    a non-increasing step function of ``lam``, so the result is the hull
-    vertex with the largest cost not above ``budget``, and the ``lam`` at
-    which it becomes optimal.  Budgets between two hull vertices cannot be met
-    more closely by any ``lam``; ``exact_budget=True`` solves the hard
-    constraint as a binary program instead (small problems only).
+    ``method="search"`` (default) solves ``min error term  s.t.  average cost <=
+    budget`` with the ``"budget"`` backend: a certified Lagrangian lower bound
+    from exact min-cuts, primal candidates (hull vertices, tree-wise mixing of
+    the two vertices around the budget, greedy unit removal with min-cut
+    re-optimisation, the baselines GreedyPrune / cost-complexity pruning /
+    fewer trees / impurity thresholds, local search with exact one-tree
+    moves), then CP-SAT warm-started from the best pruning for the time left.
+    The result is the best pruning that fits; its objective is never worse
+    than any baseline's that fits (they are among the candidates), and it is
+    never the root-only forest when a fitting pruning with splits scores
+    better.  See ``docs/math/budget.md``.
+
+    ``method="hull"`` returns the Lagrangian hull vertex with the largest cost
+    not above ``budget`` (the only prunings any ``lam`` can produce).
 
     Parameters
     ----------
@@ -75,30 +85,35 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     train : tuple (X_train, y_train), optional
         Count errors on each tree's in-bag sample.
     solver : str
-        Backend of the Lagrangian solves (``"auto"``).
+        ``method="search"``: ``"auto"`` or ``"budget"``.  ``method="hull"``:
+        backend of the Lagrangian solves.
     tol : float
-        Relative tolerance of the hull search.
+        Relative tolerance of the hull search (``method="hull"``).
     exact_budget : bool
-        Solve ``min error s.t. average cost <= budget`` as a binary program
-        (OR-Tools SCIP, else CBC) and report how much error the Lagrangian
-        hull leaves on the table.
+        Deprecated: the search always solves the hard budget; pass
+        ``time_limit=None`` to run its binary program to proven optimality.
     verbose : bool
-    time_limit : float, optional
-        Seconds for the binary program (``exact_budget=True``).
+    time_limit : float or None, default 30
+        Seconds for the whole search (``None``: no limit).
     problem : PruningProblem, optional
         Reuse a compiled problem (``X``, ``y``, ``costs``, ``train`` ignored).
     max_mip_variables : int
-        Refuse ``exact_budget`` above this many program variables.
+        Deprecated, ignored (the closure binary program has no size cap).
     solver_options : dict, optional
+        Backend options (``mip``, ``mip_workers`` for the search).
+    method : {"search", "hull"}
 
     Returns
     -------
     PrunedForest
-        ``solve_info`` holds ``budget``, ``lam`` (smallest ``lam`` at which the
-        pruning is optimal), ``achieved_cost``, ``hull_neighbours`` (the
-        chosen vertex and the next costlier one, which exceeds the budget),
-        ``n_solves`` and, with ``exact_budget``, ``mip`` details and
-        ``hull_error_gap``.
+        ``solve_info`` holds ``budget``, ``achieved_cost``, ``budget_slack``,
+        ``bound`` (best of the Lagrangian and binary-program bounds on the
+        error term at the budget), ``gap`` (certified, relative), ``status``
+        (``"optimal"`` or ``"time_limit"``), ``found_by`` (the heuristic that
+        found the result), ``phase_seconds``, ``lam`` (the multiplier of the
+        budget at the hull bracket), ``hull_neighbours`` (hull vertices around
+        the budget), ``hull_error_gap`` (error the hull vertex leaves on the
+        table) and ``n_solves``.
 
     Examples
     --------
@@ -107,24 +122,73 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     >>> from prune_opt.budget import fit_budget
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0)
-    >>> bool(pruned.average_cost(X) <= 4.0)
-    True
+    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0, time_limit=10)
+    >>> bool(pruned.average_cost(X) <= 4.0), pruned.solve_info["status"]
+    (True, 'optimal')
     """
     budget = check_nonneg_scalar(budget, "budget")
+    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    if method not in ("search", "hull"):
+        raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
+    if exact_budget:
+        warnings.warn("fit_budget(exact_budget=True) is deprecated: the default search "
+                      "always solves the hard budget and reports its certified gap; pass "
+                      "time_limit=None to run it to proven optimality", FutureWarning,
+                      stacklevel=2)
+    if max_mip_variables != MAX_MIP_VARIABLES:
+        warnings.warn("fit_budget(max_mip_variables=...) is deprecated and ignored: the "
+                      "closure binary program of the budget search has no size cap",
+                      FutureWarning, stacklevel=2)
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
+    if method == "hull":
+        return _fit_hull(problem, budget, solver, tol, verbose, solver_options)
+    if str(solver).lower() not in ("auto", "budget"):
+        raise ValueError(
+            f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
+            "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
+            f"with {solver!r}, pass method='hull'")
+    return _fit_search(problem, budget, time_limit, verbose, solver_options)
+
+
+def _fit_search(problem, budget, time_limit, verbose, solver_options):
+    from .._prune import solve
+
+    p = problem.with_lam(0.0).with_budget(budget)
+    pf = solve(p, solver="budget", time_limit=time_limit, verbose=verbose,
+               solver_options=solver_options)
+    info = pf.solve_info
+    lag = info.get("lagrangian", {})
+    verts = lag.get("hull_vertices") or {}
+    bd = pf.breakdown
+    hull = verts.get("cheaper")
+    info.update({
+        "method": "search", "budget": budget, "lam": lag.get("mu", 0.0),
+        "achieved_cost": bd.average_cost, "budget_slack": budget - bd.average_cost,
+        "hull_neighbours": {"chosen": hull, "costlier": verts.get("costlier")},
+        "hull_error_gap": (hull["error_term"] - bd.error_term) if hull else 0.0,
+        "n_solves": info.get("n_min_cuts", 0),
+        "search_seconds": info.get("seconds"),
+    })
+    if bd.n_splits == 0 and budget > 0:
+        info["note"] = ("no pruning with splits that fits the budget scores better than the "
+                        "root-only forest (every tree cut to its root) among those found; "
+                        f"gap to the bound {info['gap']:.3g}")
+    return PrunedForest(problem.forest, pf.split_mask, costs=problem.costs,
+                        objective=bd.error_term, breakdown=bd, solve_info=info, lam=0.0)
+
+
+def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
+    """The Lagrangian hull vertex with the largest cost not above ``budget``."""
     t0 = time.perf_counter()
     hull = LagrangianHull(problem, solver=solver, tol=tol, solver_options=solver_options)
     chosen, above, lam = _lagrangian(hull, budget, verbose)
     info = dict(chosen.pruned.solve_info)
     info.update({
-        "method": "lagrangian",
-        "budget": budget,
-        "lam": lam,
+        "method": "hull", "budget": budget, "lam": lam,
         "achieved_cost": chosen.average_cost,
         "budget_slack": budget - chosen.average_cost,
         "hull_neighbours": {"chosen": _point_info(chosen),
@@ -136,33 +200,25 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         note = (f"budget={budget:g} is below the cost of every Lagrangian-optimal pruning "
                 f"that keeps a split (the cheapest costs {above.average_cost:g}); returning "
                 "the root-only forest (every tree cut to its root, constant prediction). "
-                "Cheaper prunings with splits are optimal for no lam; exact_budget=True "
-                "solves the hard budget on small problems")
-        if not exact_budget:
-            warnings.warn(note, UserWarning, stacklevel=2)
+                "Cheaper prunings with splits are optimal for no lam; method='search' "
+                "solves the hard budget")
+        warnings.warn(note, UserWarning, stacklevel=3)
         info["note"] = note
-    result = PrunedForest(problem.forest, chosen.pruned.split_mask, costs=problem.costs,
-                          objective=chosen.pruned.breakdown.error_term + lam * chosen.cost_term,
-                          breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
-    if not exact_budget:
-        return result
-    mip = solve_budget_mip(problem, budget, time_limit=time_limit, verbose=verbose,
-                           max_variables=max_mip_variables)
-    mip.solve_info["lagrangian"] = {"lam": lam, "error_term": chosen.error_term,
-                                    "average_cost": chosen.average_cost,
-                                    "note": info.get("note")}
-    mip.solve_info["hull_error_gap"] = chosen.error_term - mip.breakdown.error_term
-    mip.solve_info["hull_neighbours"] = info["hull_neighbours"]
-    return mip
+    return PrunedForest(problem.forest, chosen.pruned.split_mask, costs=problem.costs,
+                        objective=chosen.pruned.breakdown.error_term + lam * chosen.cost_term,
+                        breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
 
 
 def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
                      max_variables=MAX_MIP_VARIABLES):
     """``min error  s.t.  average acquisition cost <= budget`` as a binary program.
 
-    Built with OR-Tools model_builder from the standard form plus the budget
-    row and solved by SCIP (CBC through PuLP when this OR-Tools build lacks
-    SCIP).  The budget row breaks total unimodularity, hence branch-and-bound.
+    Kept for compatibility: :func:`fit_budget` (the ``"budget"`` backend)
+    solves the same program faster, on a much smaller closure formulation,
+    warm-started and without a size cap.  Built with OR-Tools model_builder
+    from the standard form plus the budget row and solved by SCIP (CBC through
+    PuLP when this OR-Tools build lacks SCIP).  The budget row breaks total
+    unimodularity, hence branch-and-bound.
 
     Parameters
     ----------
@@ -201,8 +257,8 @@ def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
     if size["n_variables"] > max_variables:
         raise ValueError(
             f"exact_budget: the binary program has {size['n_variables']:,} variables, above "
-            f"max_mip_variables={max_variables:,}; use the Lagrangian path "
-            "(fit_budget(..., exact_budget=False)), which meets the budget with a hull vertex")
+            f"max_mip_variables={max_variables:,}; use fit_budget (the Lagrangian-bounded "
+            "budget search), which has no size cap")
     p = problem.with_lam(0.0).with_depth_cost(0.0).with_budget(budget)
     t0 = time.perf_counter()
     x, status, bound, backend = _mip_point(p, time_limit, verbose)

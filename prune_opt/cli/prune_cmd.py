@@ -27,11 +27,18 @@ def add_parser(sub):
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
                       help="largest average acquisition cost per example (validation data)")
-    p.add_argument("--solver", default="auto", help="backend (default auto)")
+    p.add_argument("--solver", default="auto",
+                   help="backend (default auto; with --budget: the hard-budget search, or "
+                        "another backend for the Lagrangian hull vertex, see --budget-method)")
+    p.add_argument("--budget-method", choices=("search", "hull"), default="search",
+                   help="with --budget: 'search' (default) solves the hard budget with a "
+                        "certified gap; 'hull' returns the Lagrangian hull vertex below it")
     p.add_argument("--exact-budget", action="store_true",
-                   help="with --budget: solve the hard budget as a binary program (small "
-                        "problems only)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
+                   help="deprecated: the budget search always solves the hard budget and "
+                        "reports its certified gap; a larger --time-limit narrows the gap")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds (with --lam: per solve; with --budget: the whole search, "
+                        "default 30)")
     add_output_argument(p, "--out", default="pruned.json",
                         help="output JSON (default pruned.json)")
     add_output_argument(p, "--usage-plot", default=None, metavar="PNG",
@@ -83,11 +90,31 @@ def _prune(args, exp):
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                      time_limit=args.time_limit)
-    with warnings.catch_warnings():  # the note is printed by run
+    return _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train)
+
+
+def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
+    """``fit_budget`` as the options ask: the hard-budget search by default, the
+    Lagrangian hull vertex with ``--budget-method hull`` or a non-budget ``--solver``."""
+    method = args.budget_method
+    if method == "search" and args.solver.lower() not in ("auto", "budget"):
+        print(f"note: --solver {args.solver} cannot meet a hard budget; returning the "
+              "Lagrangian hull vertex it computes (--budget-method hull). Leave --solver "
+              "unset for the hard-budget search")
+        method = "hull"
+    if args.exact_budget:
+        print("note: --exact-budget is deprecated; the budget search always solves the hard "
+              "budget and reports its certified gap")
+    time_limit = args.time_limit
+    if method == "search" and time_limit is None:
+        time_limit = 30.0
+    with warnings.catch_warnings():  # notes are printed from solve_info
         warnings.simplefilter("ignore", UserWarning)
-        return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, solver=args.solver,
-                          train=train, exact_budget=args.exact_budget,
-                          time_limit=args.time_limit)
+        warnings.simplefilter("ignore", FutureWarning)
+        return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
+                          solver="auto" if method == "search" else args.solver,
+                          method=method, time_limit=time_limit,
+                          exact_budget=args.exact_budget)
 
 
 def _summary(args, exp, pruned):
@@ -106,8 +133,10 @@ def _summary(args, exp, pruned):
         "unpruned_test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
         "unpruned_test_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean()),
     }
-    if "hull_error_gap" in info:
-        summary["hull_error_gap"] = info["hull_error_gap"]
+    if args.budget is not None:
+        for key in ("bound", "gap", "found_by", "hull_error_gap", "seconds"):
+            if key in info:
+                summary[key] = info[key]
     return summary
 
 

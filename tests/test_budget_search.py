@@ -1,0 +1,227 @@
+"""Hard-budget search (backend "budget"): fits the budget, beats every baseline,
+brackets the brute-force optimum between its bound and its objective."""
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import prune_opt as po
+from prune_opt.budget import (
+    ccp_prunings,
+    fewer_trees_prunings,
+    greedy_prunings,
+    impurity_threshold_prunings,
+)
+from prune_opt.budget._budget_mip import BudgetProgram, budget_scale, objective_scale
+from prune_opt.budget._budget_search import budget_search
+from prune_opt.budget._fast_eval import MaskEvaluator
+from prune_opt.budget._state import PruningState
+from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
+from tests.test_budget_curve import all_prunings
+
+
+def _problem(case, lam=0.0):
+    return po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
+                              lam=lam, train=(case["X_train"], case["y_train"]))
+
+
+def _local_masks(f, mask):
+    return [mask[f.tree_slice(t)] for t in range(f.n_trees)]
+
+
+def _baseline_best(problem, est, budget):
+    """Best objective of every baseline among its prunings that fit (by evaluate)."""
+    f = problem.forest
+    fams = {
+        "greedy": [pf.split_mask for _, pf in greedy_prunings(None, None, None,
+                                                              problem=problem)],
+        "ccp": [pf.split_mask for _, pf in ccp_prunings(f, problem=problem)],
+        "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
+    }
+    fewer = []
+    for m, _ in fewer_trees_prunings(f):
+        mk = f.full_split_mask()
+        mk[f.node_offset[m]:] = False
+        fewer.append(mk)
+    fams["fewer-trees"] = fewer
+    out = {}
+    for name, masks in fams.items():
+        vals = [problem.evaluate(m) for m in masks]
+        fit = [v.objective for v in vals if v.average_cost <= budget]
+        out[name] = min(fit) if fit else np.inf
+    return out
+
+
+@settings(max_examples=20)
+@given(case=forest_cases(max_examples=30), frac=st.sampled_from([0.05, 0.2, 0.45, 0.8]),
+       lam=st.sampled_from([0.0, 0.0, 0.01]))
+def test_search_fits_beats_baselines_and_brackets_optimum(case, frac, lam):
+    problem = _problem(case, lam)
+    f = problem.forest
+    full = problem.evaluate(f.full_split_mask()).average_cost
+    budget = frac * full
+    r = budget_search(problem, budget, time_limit=20)
+    # fits: counted by walking every tree example by example
+    per_example = brute_force_cost(sklearn_tree_arrays(case["est"]),
+                                   _local_masks(f, r.split_mask), case["X_val"], case["costs"])
+    assert per_example.mean() <= budget + 1e-9 * max(1.0, budget)
+    assert r.objective == pytest.approx(problem.evaluate(r.split_mask).objective, abs=1e-12)
+    for name, value in _baseline_best(problem, case["est"], budget).items():
+        assert r.objective <= value + 1e-12, name
+    masks = all_prunings(f, limit=3000)
+    if masks is not None:
+        vals = [problem.evaluate(m) for m in masks]
+        opt = min(v.objective for v in vals if v.average_cost <= budget)
+        assert r.bound <= opt + 1e-9 * max(1.0, abs(opt))
+        assert opt <= r.objective + 1e-12
+        if r.status == "optimal":
+            assert r.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
+        # never root-only when a fitting pruning with splits scores better
+        root = problem.evaluate(np.zeros(f.n_nodes, dtype=bool)).objective
+        if any(v.n_splits > 0 and v.objective < root - 1e-12 and v.average_cost <= budget
+               for v in vals):
+            assert r.split_mask.any()
+
+
+def _digits_like(seed=0, trees=6):
+    """Many cheap features each used by few trees: a hull with holes."""
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(X.shape[0])[:400]
+    X, y = X[idx], y[idx]
+    rf = RandomForestClassifier(n_estimators=trees, max_depth=6, random_state=seed).fit(
+        X[:200], y[:200])
+    return rf, X[:200], y[:200], X[200:], y[200:]
+
+
+def test_hole_in_hull_gets_a_pruning_with_splits():
+    rf, Xt, yt, Xv, yv = _digits_like()
+    problem = po.compile_problem(rf, Xv, yv, train=(Xt, yt))
+    full = problem.evaluate(problem.forest.full_split_mask()).average_cost
+    budget = 0.15 * full
+    with pytest.warns(UserWarning, match="root-only"):
+        hull = po.budget.fit_budget(None, None, None, budget=budget, problem=problem,
+                                    method="hull")
+    assert hull.n_splits == 0  # no lam reaches a pruning with splits under this budget
+    r = budget_search(problem, budget, time_limit=4, mip=False)
+    root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool))
+    assert r.split_mask.any() and r.objective < root.objective
+    assert r.average_cost <= budget
+    assert r.bound <= r.objective
+    assert 0.0 <= r.gap and r.status in ("optimal", "time_limit")
+    assert set(r.info["phase_seconds"]) >= {"lagrangian", "baselines", "local-search"}
+
+
+def test_time_limit_returns_a_valid_pruning_quickly():
+    rf, Xt, yt, Xv, yv = _digits_like(trees=10)
+    problem = po.compile_problem(rf, Xv, yv, train=(Xt, yt))
+    budget = 0.3 * problem.evaluate(problem.forest.full_split_mask()).average_cost
+    t0 = time.perf_counter()
+    r = budget_search(problem, budget, time_limit=0.0)
+    assert time.perf_counter() - t0 < 2.0
+    problem.forest.check_split_mask(r.split_mask)
+    assert r.average_cost <= budget and r.status == "time_limit"
+    assert r.bound <= r.objective
+
+
+def test_backend_registered_and_needs_a_budget():
+    rf, Xt, yt, Xv, yv = _digits_like(trees=3)
+    problem = po.compile_problem(rf, Xv, yv, train=(Xt, yt))
+    assert "budget" in po.available_solvers()
+    plain = po.solve(problem.with_lam(0.01), solver="budget")  # no budget row: min-cut
+    assert plain.solve_info["status"] == "optimal"
+    assert plain.objective == pytest.approx(
+        po.solve(problem.with_lam(0.01), solver="mincut").objective, rel=1e-12)
+    budget = 0.3 * problem.evaluate(problem.forest.full_split_mask()).average_cost
+    pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=5,
+                  solver_options={"mip": False})
+    assert pf.breakdown.average_cost <= budget
+    info = pf.solve_info
+    assert info["solver"] == "budget" and info["bound"] <= pf.objective + 1e-15
+    assert info["found_by"] and "phase_seconds" in info
+    with pytest.raises(ValueError, match="mip_workers"):
+        po.solve(problem.with_budget(budget), solver="budget",
+                 solver_options={"mip_workers": 0})
+
+
+@settings(max_examples=15)
+@given(case=forest_cases(max_examples=30))
+def test_fast_greedy_reproduces_greedy_prunings(case):
+    problem = _problem(case)
+    ref = [pf.split_mask for _, pf in greedy_prunings(None, None, None, problem=problem)]
+    fast = MaskEvaluator(problem).greedy_masks()
+    assert len(ref) == len(fast)
+    for a, b in zip(ref, fast):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=15)
+@given(case=forest_cases(max_examples=30), data=st.data())
+def test_state_tracks_evaluate_and_tree_moves_are_exact(case, data):
+    problem = _problem(case, lam=case["lam"])
+    f = problem.forest
+    masks = all_prunings(f, limit=400)
+    if masks is None:
+        return
+    state = PruningState(problem, masks[data.draw(st.integers(0, len(masks) - 1))])
+    t = data.draw(st.integers(0, f.n_trees - 1))
+    sl = f.tree_slice(t)
+    other = masks[data.draw(st.integers(0, len(masks) - 1))]
+    state.set_tree(t, other[sl])
+    assert state.objective() == pytest.approx(problem.evaluate(state.mask).objective,
+                                              rel=1e-12, abs=1e-12)
+    # the one-tree dynamic programme is optimal among all masks of tree t
+    price = data.draw(st.sampled_from([0.0, 0.01, 1.0]))
+    node_cost = state.marginal_node_cost(t)
+    tree_mask, local, added = state.best_tree_mask(t, price, node_cost)
+    best = np.inf
+    for m in masks:
+        cand = state.mask.copy()
+        cand[sl] = m[sl]
+        best = min(best, state.local_value(t, cand) + price * node_cost[m[sl]].sum())
+    assert local + price * added == pytest.approx(best, rel=1e-12, abs=1e-12)
+
+
+def test_integer_scaling_is_exact_for_counts_and_decimal_costs():
+    rf, Xt, yt, Xv, yv = _digits_like(trees=3)
+    costs = po.FeatureCosts(np.round(np.linspace(0.5, 22.78, 64), 2))
+    problem = po.compile_problem(rf, Xv, yv, costs=costs, train=(Xt, yt))
+    prog = BudgetProgram(problem, 10.0)
+    assert prog.slack == 0.0 and prog.row_exact
+    K, slack = objective_scale(problem, prog.coef)
+    assert slack == 0.0 and np.allclose(prog.coef * K, np.rint(prog.coef * K), atol=1e-9)
+    coef, rhs, exact = budget_scale(np.array([0.1, 1.0 / 3.0]), 1.0)
+    assert not exact and (coef >= np.array([0.1, 1.0 / 3.0]) * 1.0).all()
+
+
+def test_mip_phase_proves_small_optimum():
+    rf, Xt, yt, Xv, yv = _digits_like(trees=2)
+    problem = po.compile_problem(rf, Xv[:60], yv[:60], train=(Xt, yt))
+    budget = 0.2 * problem.evaluate(problem.forest.full_split_mask()).average_cost
+    r = budget_search(problem, budget, time_limit=20)
+    assert r.status == "optimal" and r.gap <= 1e-9
+    assert "mip" in r.info or r.info["lagrangian"]["bound"] >= r.objective - 1e-12
+
+
+def test_backend_honours_lam_and_depth_cost_of_the_problem():
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + 0.3 * X[:, 2] > 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=2, max_depth=3, random_state=0).fit(X[:30], y[:30])
+    problem = po.compile_problem(rf, X[30:], y[30:], costs=[1.0, 2.5, 0.7], lam=0.05,
+                                 depth_cost=0.3)
+    vals = [problem.evaluate(m) for m in all_prunings(problem.forest)]
+    for budget in (0.0, 0.8, 1.0, 2.6):
+        pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=10)
+        opt = min(v.objective for v in vals if v.average_cost <= budget)
+        assert pf.breakdown.average_cost <= budget
+        assert pf.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
+        assert pf.solve_info["status"] == "optimal"
