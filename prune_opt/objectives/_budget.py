@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import check_nonneg_scalar
 from ._base import get_objective
+from ._moves import greedy_repair
 from ._optimize import _check_max_iter, run_starts
 from ._setup import Setup, now
 from ._state import EnsembleState
@@ -16,33 +17,52 @@ __all__ = ["fit_budget_ensemble"]
 
 # relative slack of the budget test (float round-off of the average cost)
 BUDGET_RTOL = 1e-12
+# lam grows by this factor along the continuation path; the first lam is this
+# fraction of the full forest's loss gain per unit of cost
+LAM_GROWTH = 1.6
+LAM_START = 0.1
+# over-budget end points (the cheapest) made feasible by greedy unit removal
+REPAIR_POINTS = 3
 
 
 class _Search:
-    """Lagrangian search state: every end point found, and the lam bracket."""
+    """Lagrangian search state: every end point found so far."""
 
     def __init__(self, setup, state, budget, max_iter, deadline, verbose):
         self.setup, self.state, self.budget = setup, state, budget
         self.max_iter, self.deadline, self.verbose = max_iter, deadline, verbose
         self.points = []  # (lam, run)
-        self.warm = None
 
     def fits(self, run):
         return run["breakdown"]["average_cost"] <= self.budget * (1 + BUDGET_RTOL) + 1e-300
 
-    def solve_at(self, lam, init=None):
-        """Block descent at lam from the warm start and the paper optimum; True if any fits."""
-        st = self.state.with_lam(lam)
-        starts = init if init is not None else [("warm", self.warm),
-                                                 ("paper", self.setup.paper_mask(lam))]
-        runs = run_starts(st, self.setup, starts, max_iter=self.max_iter,
-                          deadline=self.deadline, verbose=self.verbose)
+    def solve_at(self, lam, warm):
+        """Block descent at lam warm-started from ``warm``; the run."""
+        starts = [("warm", warm)]
+        runs = run_starts(self.state.with_lam(lam), self.setup, starts, unit_moves=False,
+                          max_iter=self.max_iter, deadline=self.deadline, verbose=self.verbose)
         self.points.extend((lam, r) for r in runs)
-        self.warm = runs[0]["mask"]
-        return any(self.fits(r) for r in runs)
+        return next(r for r in runs if r["start"] == "warm")
 
     def out_of_time(self):
         return self.deadline is not None and now() > self.deadline
+
+    def repair(self, n_points=REPAIR_POINTS):
+        """Make the cheapest over-budget end points fit by greedy unit removal."""
+        over = sorted((r["breakdown"]["average_cost"], i) for i, (_, r) in
+                      enumerate(self.points) if not self.fits(r))
+        distinct = {}
+        for cost, i in over:  # one point per distinct cost, cheapest first
+            if len(distinct) < n_points:
+                distinct.setdefault(round(cost, 9), i)
+        for i in distinct.values():
+            lam, run = self.points[i]
+            st = self.state.with_lam(lam)
+            st.set_mask(greedy_repair(st, run["mask"], self.budget, deadline=self.deadline))
+            b = st.breakdown()
+            self.points.append((lam, {"mask": st.mask.copy(), "trace": [b["objective"]],
+                                      "iterations": 0, "converged": False, "changes": [],
+                                      "breakdown": b, "start": "repair"}))
 
     def best(self):
         """Lowest-loss end point within the budget (ties: the cheaper one)."""
@@ -60,45 +80,56 @@ def _root_run(state):
             "converged": False, "changes": [], "breakdown": b, "start": "root"}
 
 
-def _lam_scale(search, full_run, root_run):
+def _lam_scale(full_run, root_run):
     """A first lam: loss gained by the full model per unit of its cost."""
     gain = root_run["breakdown"]["loss"] - full_run["breakdown"]["loss"]
     cost = max(full_run["breakdown"]["average_cost"], 1e-12)
     return max(gain, 1e-6) / cost
 
 
-def _bracket_and_bisect(search, lam, max_lams):
-    """Grow lam until a pruning fits, then bisect (geometric mean) the lam bracket."""
-    lo, hi, n = 0.0, None, 0
-    while hi is None and n < max_lams and not search.out_of_time():
-        if search.solve_at(lam):
+def _continuation(search, lam, mask, max_lams):
+    """Raise lam geometrically, each block descent warm-started from the previous
+    (costlier) end point, until the chain fits the budget; then bisect the last
+    lam step, again warm-starting from the costlier side.  Returns lams tried."""
+    lo, lo_mask, hi, n, stuck = 0.0, mask, None, 0, 0
+    while hi is None and n < max_lams and stuck < 2 and not search.out_of_time():
+        run = search.solve_at(lam, lo_mask)
+        n += 1
+        if search.fits(run):
             hi = lam
         else:
-            lo, lam = lam, lam * 4.0
-        n += 1
+            stuck = stuck + 1 if np.array_equal(run["mask"], lo_mask) else 0
+            lo, lo_mask, lam = lam, run["mask"], lam * LAM_GROWTH
     while hi is not None and n < max_lams and not search.out_of_time():
-        mid = math.sqrt(lo * hi) if lo > 0 else hi / 4.0
-        if hi / max(mid, 1e-300) < 1.0 + 1e-3:
+        mid = math.sqrt(lo * hi) if lo > 0 else hi / LAM_GROWTH
+        if hi / mid < 1.0 + 1e-3:
             break
-        if search.solve_at(mid):
+        run = search.solve_at(mid, lo_mask)
+        n += 1
+        if search.fits(run):
             hi = mid
         else:
-            lo = mid
-        n += 1
+            lo, lo_mask = mid, run["mask"]
     return n
 
 
 def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                         time_limit=None, depth_cost=0.0, sample_weight=None, max_iter=50,
-                        max_lams=14, solver="auto", verbose=False):
+                        max_lams=24, solver="auto", verbose=False):
     """Best-loss pruning whose average acquisition cost on X is at most ``budget``.
 
-    Searches ``lam`` (grow by 4 until a pruning fits, then bisect the bracket
-    geometrically).  At each lam, block descent runs from the previous lam's
-    pruning (warm start) and from the paper's exact optimum at that lam;
-    every end point is kept, and the one with the lowest loss (the objective
-    without the cost term) among those that fit is returned.  The all-root
-    pruning always fits, so a result always exists.
+    A continuation in ``lam``: starting from the best pruning at ``lam = 0``
+    (block descent from the paper's optimum and from the unpruned forest),
+    lam grows geometrically and block descent at each lam is warm-started
+    from the previous (costlier) end point, so the chain prunes step by step
+    instead of jumping between "everything" and "root only".  Once the chain
+    fits, the last lam step is bisected; it also stops when two lam steps
+    change nothing.  The cheapest end points over the budget are then made to
+    fit by greedy unit removal (drop, from every tree, the unit with the least
+    loss increase per cost saved until the budget holds), because no lam may
+    give a pruning near the budget.  Of every end point, the one with the
+    lowest loss (the objective without the cost term) that fits is returned;
+    the all-root pruning always fits, so a result always exists.
 
     Parameters
     ----------
@@ -118,7 +149,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     max_lams : int
         Maximum number of lam values tried after lam = 0.
     solver : str
-        Backend of the paper starts.
+        Backend of the paper start at lam = 0.
     verbose : bool
 
     Returns
@@ -152,10 +183,14 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                      None if time_limit is None else t0 + time_limit, verbose)
     root = _root_run(state)
     search.points.append((0.0, root))
+    runs = run_starts(state, setup, setup.starts("best", 0.0), max_iter=max_iter,
+                      deadline=search.deadline, verbose=verbose)
+    search.points.extend((0.0, r) for r in runs)
     n = 0
-    if not search.solve_at(0.0, init=setup.starts("best", 0.0)):
-        full = min((r for _, r in search.points[1:]), key=lambda r: r["trace"][-1])
-        n = _bracket_and_bisect(search, _lam_scale(search, full, root), max_lams)
+    if not search.fits(runs[0]):
+        n = _continuation(search, LAM_START * _lam_scale(runs[0], root), runs[0]["mask"],
+                          max_lams)
+        search.repair()
     lam, run = search.best()
     points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]

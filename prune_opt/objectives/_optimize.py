@@ -17,14 +17,14 @@ def _check_max_iter(max_iter):
     return max_iter
 
 
-def run_starts(state, setup, starts, *, max_iter, deadline, verbose):
+def run_starts(state, setup, starts, *, max_iter, deadline, verbose, unit_moves=True):
     """Block descent from every start; the runs, best (lowest objective) first."""
     runs = []
     for name, mask in starts:
         if verbose:
             print(f"[prune-opt] block descent from the {name} start (lam={state.lam:g})")
         run = block_descent(state, mask, max_iter=max_iter, deadline=deadline,
-                            verbose=verbose)
+                            unit_moves=unit_moves, verbose=verbose)
         run["start"] = name
         runs.append(run)
     return sorted(runs, key=lambda r: r["trace"][-1])

@@ -61,13 +61,20 @@ class EnsembleState:
         fu.eliminate_zeros()
         fu.sort_indices()
         self.trees = [_tree_routing(forest, X, t, fu) for t in range(forest.n_trees)]
+        internal = np.flatnonzero(~forest.is_leaf)
+        need = fu[forest.feature[internal]].tocoo()  # (internal node, unit) incidence
+        self.unit_nodes = sp.csc_matrix((np.ones(need.nnz), (internal[need.row], need.col)),
+                                        shape=(forest.n_nodes, fu.shape[1]))
+        self.unit_nodes.sort_indices()
         self.layouts = [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
         self.node_weight = np.zeros(forest.n_nodes)
         for r in self.trees:
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
                                             minlength=forest.n_nodes)
+        n_units = self.unit_costs.size
         for r in self.trees:  # c_u * w_i of each record, the natural-unit cost it pays
             r["rec_cost"] = self.unit_costs[r["rec_units"]] * self.weight[r["rec_rows"]]
+            r["rec_key"] = r["rec_rows"] * n_units + r["rec_units"]  # flat (row, unit)
         self.mask = None
 
     @property
@@ -93,10 +100,10 @@ class EnsembleState:
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
         self.mask = np.asarray(mask, dtype=bool).copy()
         self.leaf = [self.leaves_of(t, self.mask) for t in range(self.forest.n_trees)]
-        self.paid = np.zeros((self.n_rows, self.unit_costs.size), dtype=np.int32)
-        for r in self.trees:
-            own = self.mask[r["rec_nodes"]]
-            self.paid[r["rec_rows"][own], r["rec_units"][own]] += 1  # (i, u) unique per tree
+        keys = np.concatenate([r["rec_key"][self.mask[r["rec_nodes"]]] for r in self.trees])
+        shape = (self.n_rows, self.unit_costs.size)
+        self.paid = np.bincount(keys, minlength=shape[0] * shape[1]).astype(np.int32)
+        self.paid = self.paid.reshape(shape)
         self.refresh_total()
 
     def refresh_total(self):
@@ -110,11 +117,10 @@ class EnsembleState:
         """Install a new pruning of tree t (local mask) and update the sums."""
         sl = self.forest.tree_slice(t)
         r = self.trees[t]
-        old = self.mask[r["rec_nodes"]]
-        self.paid[r["rec_rows"][old], r["rec_units"][old]] -= 1
+        flat = self.paid.reshape(-1)  # a view; (row, unit) keys are unique within a tree
+        flat[r["rec_key"][self.mask[r["rec_nodes"]]]] -= 1
         self.mask[sl] = tree_mask
-        new = self.mask[r["rec_nodes"]]
-        self.paid[r["rec_rows"][new], r["rec_units"][new]] += 1
+        flat[r["rec_key"][self.mask[r["rec_nodes"]]]] += 1
         value = self.forest.value
         new_leaf = self.leaves_of(t, self.mask)
         self.total += value[new_leaf] - value[self.leaf[t]]
@@ -149,7 +155,7 @@ class EnsembleState:
         pair = self.objective.pair_loss(rest, f.value[nodes], self.y[rows], f.n_trees)
         L = np.bincount(nodes - sl.start, weights=pair * self.weight[rows], minlength=size)
         own = self.mask[r["rec_nodes"]]
-        alone = (self.paid[r["rec_rows"], r["rec_units"]] - own) == 0
+        alone = (self.paid.reshape(-1)[r["rec_key"]] - own) == 0
         k = np.bincount(r["rec_nodes"] - sl.start, weights=r["rec_cost"] * alone,
                         minlength=size)
         k = self.lam * (k + self.depth_cost * self.node_weight[sl])
