@@ -20,9 +20,7 @@ __all__ = ["unit_round", "greedy_repair"]
 
 def objective_of(state, mask):
     """True objective of ``mask`` on the state's data (the state is left unchanged)."""
-    other = copy.copy(state)
-    other.set_mask(mask)
-    return other.breakdown()["objective"]
+    return state.breakdown_if(mask)["objective"]
 
 
 def without_unit(state, u):
@@ -53,12 +51,6 @@ def unit_round(state, J, tol):
     return J, dropped
 
 
-def _breakdown_of(state, mask):
-    other = copy.copy(state)
-    other.set_mask(mask)
-    return other.breakdown()
-
-
 def greedy_repair(state, mask, budget, *, deadline=None):
     """Drop units until the average cost is at most ``budget`` (hard constraint).
 
@@ -75,7 +67,7 @@ def greedy_repair(state, mask, budget, *, deadline=None):
         best = None
         for u in np.flatnonzero((state.paid > 0).any(axis=0)):
             cand = without_unit(state, u)
-            c = _breakdown_of(state, cand)
+            c = state.breakdown_if(cand)
             saved = b["average_cost"] - c["average_cost"]
             if saved > 0:
                 ratio = (c["loss"] - b["loss"]) / saved

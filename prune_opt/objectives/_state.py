@@ -136,6 +136,29 @@ class EnsembleState:
         obj = loss + self.lam * (cost + self.depth_cost * depth)
         return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
 
+    def breakdown_if(self, new_mask):
+        """:meth:`breakdown` of ``new_mask`` without installing it; only the trees
+        whose mask differs are re-routed."""
+        f, value = self.forest, self.forest.value
+        changed = np.flatnonzero(new_mask != self.mask)
+        flat, total, leaves = self.paid.reshape(-1).copy(), self.total.copy(), list(self.leaf)
+        for t in np.unique(f.tree_of_node[changed]):
+            r = self.trees[t]
+            old, new = self.mask[r["rec_nodes"]], new_mask[r["rec_nodes"]]
+            flat[r["rec_key"][old & ~new]] -= 1
+            flat[r["rec_key"][new & ~old]] += 1
+            leaves[t] = self.leaves_of(t, new_mask)
+            total += value[leaves[t]] - value[self.leaf[t]]
+        if self.objective.separable:
+            loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight)
+        else:
+            loss = float(self.weight @ self.objective.loss(total / f.n_trees, self.y))
+        paid = flat.reshape(self.paid.shape) > 0
+        cost = float(self.weight @ (paid.astype(float) @ self.unit_costs))
+        depth = float(self.node_weight[new_mask].sum())
+        obj = loss + self.lam * (cost + self.depth_cost * depth)
+        return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
+
     # ------------------------------------------------------------ block data
     def block_terms(self, t):
         """Exact node leaf-losses ``L`` and split-costs ``k`` of tree t, others fixed.
