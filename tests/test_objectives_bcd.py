@@ -145,3 +145,38 @@ def test_optimize_ensemble_with_sample_weight_matches_duplication():
     b = optimize_ensemble(rf, X[keep], y[keep], objective="margin", lam=0.01, init="full")
     assert a.objective == pytest.approx(b.objective, rel=1e-9)
     assert np.array_equal(a.split_mask, b.split_mask)
+
+
+@given(seed=st.integers(0, 2**31 - 1), objective=st.sampled_from(OBJECTIVES))
+def test_breakdown_if_matches_installing_the_mask(seed, objective):
+    rf, X, y = tiny_forest(seed, n_trees=3, depth=3, n=40)
+    f = Forest.from_sklearn(rf)
+    rng = np.random.default_rng(seed)
+    close = po._problem.close_under_parents
+    a = close(f, rng.random(f.n_nodes) < 0.7) & ~f.is_leaf
+    b = close(f, a & (rng.random(f.n_nodes) < 0.8))
+    state = EnsembleState(f, f.check_X(X), np.searchsorted(f.classes_, y), np.ones(y.size),
+                          po.FeatureCosts([1.0, 3.0, 0.5]), get_objective(objective),
+                          lam=0.05, depth_cost=0.1)
+    state.set_mask(a)
+    guess = state.breakdown_if(b)
+    state.set_mask(b)
+    for key, value in state.breakdown().items():
+        assert guess[key] == pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+def test_unit_moves_escape_what_single_trees_cannot():
+    """Two identical stumps on one feature: at a lam where dropping the feature pays,
+    neither tree alone can save its cost, so only a unit move reaches the root."""
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.0, 0, 0], value=[[3, 2], [3, 0], [0, 2]])
+    f = Forest([stump, stump], classes=[0, 1], n_features=1)
+    X = np.array([[-1.0], [-1.0], [-1.0], [1.0], [1.0]])
+    y = np.array([0, 0, 0, 1, 1])
+    kw = dict(objective="brier", lam=5.0, costs=[1.0], init="full")
+    stuck = optimize_ensemble(f, X, y, **kw, unit_moves=False)
+    assert stuck.n_splits == 2 and stuck.solve_info["iterations"] == 1
+    assert stuck.solve_info["trees_changed"] == [0]
+    moved = optimize_ensemble(f, X, y, **kw)
+    assert moved.n_splits == 0
+    assert moved.objective < stuck.objective

@@ -32,7 +32,8 @@ def run_starts(state, setup, starts, *, max_iter, deadline, verbose, unit_moves=
 
 def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, costs=None,
                       budget=None, depth_cost=0.0, sample_weight=None, init="best",
-                      max_iter=50, solver="auto", time_limit=None, verbose=False):
+                      max_iter=50, unit_moves=True, solver="auto", time_limit=None,
+                      verbose=False):
     """Prune a forest to minimise its own loss on (X, y) plus lam times its average cost.
 
     The objective is ``mean_i loss(forest_proba(x_i), y_i) + lam * (average
@@ -66,7 +67,10 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
         Start(s): the paper's exact optimum at the same lam, the unpruned
         forest, or both ("best": the better end point is kept).
     max_iter : int
-        Maximum sweeps over the trees per start.
+        Maximum iterations (sweeps over the trees) per start.
+    unit_moves : bool, default True
+        At a fixed point of the tree blocks, try dropping each acquisition
+        unit from every tree at once (kept only if the objective drops).
     solver : str
         Backend of the paper start.
     time_limit : float, optional
@@ -118,6 +122,6 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
                           lam=lam, depth_cost=setup.depth_cost)
     deadline = None if time_limit is None else t0 + time_limit
     runs = run_starts(state, setup, setup.starts(init, lam), max_iter=max_iter,
-                      deadline=deadline, verbose=verbose)
+                      deadline=deadline, verbose=verbose, unit_moves=unit_moves)
     info = {"starts": {r["start"]: r["trace"][-1] for r in runs}, "seconds": now() - t0}
     return setup.result(runs[0], obj, lam, info)
