@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import check_nonneg_scalar
 from ._base import get_objective
+from ._budget_descent import budget_descent
 from ._moves import greedy_repair
 from ._optimize import _check_max_iter, run_starts
 from ._setup import Setup, now
@@ -23,6 +24,8 @@ LAM_GROWTH = 1.6
 LAM_START = 0.1
 # over-budget end points (the cheapest) made feasible by greedy unit removal
 REPAIR_POINTS = 3
+# feasible end points (lowest loss first) improved by budget descent
+POLISH_POINTS = 2
 
 
 class _Search:
@@ -63,6 +66,27 @@ class _Search:
             self.points.append((lam, {"mask": st.mask.copy(), "trace": [b["objective"]],
                                       "iterations": 0, "converged": False, "changes": [],
                                       "breakdown": b, "start": "repair"}))
+
+    def polish(self, n_points=POLISH_POINTS):
+        """Budget descent from the lowest-loss feasible end points (distinct losses)."""
+        ok = sorted((r["breakdown"]["loss"], i) for i, (_, r) in enumerate(self.points)
+                    if self.fits(r) and r["start"] != "root")
+        chosen = {}
+        for loss, i in ok:
+            if len(chosen) < n_points:
+                chosen.setdefault(round(loss, 12), i)
+        for i in chosen.values():
+            if self.out_of_time():
+                break
+            mask, losses = budget_descent(self.state, self.points[i][1]["mask"], self.budget,
+                                          deadline=self.deadline)
+            st = self.state.with_lam(0.0)
+            st.set_mask(mask)
+            b = st.breakdown()
+            self.points.append((0.0, {"mask": mask, "trace": [b["objective"]],
+                                      "iterations": len(losses) - 1, "converged": False,
+                                      "changes": [], "breakdown": b,
+                                      "start": "budget-descent", "losses": losses}))
 
     def best(self):
         """Lowest-loss end point within the budget (ties: the cheaper one)."""
@@ -191,6 +215,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
         n = _continuation(search, LAM_START * _lam_scale(runs[0], root), runs[0]["mask"],
                           max_lams)
         search.repair()
+    search.polish()
     lam, run = search.best()
     points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
