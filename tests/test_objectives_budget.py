@@ -91,3 +91,29 @@ def test_argument_errors_name_the_argument():
     assert optimize_ensemble(problem, X, y).solve_info["lam"] == 0.1
     with pytest.raises(TypeError, match="PrunedForest"):
         evaluate_objective(rf, X, y, objective="brier", lam=0.0)
+
+
+@given(seed=st.integers(0, 2**31 - 1), share=st.sampled_from([0.2, 0.5, 0.8]),
+       objective=st.sampled_from(["brier", "logloss", "accuracy"]))
+@settings(max_examples=6)
+def test_budget_descent_lowers_the_loss_within_budget(seed, share, objective):
+    from prune_opt.objectives import EnsembleState, get_objective
+    from prune_opt.objectives._budget_descent import budget_descent
+    from prune_opt.objectives._moves import greedy_repair
+
+    rf, X, y = data(seed=seed % 1000, n=60, trees=4, depth=4)
+    f = po.Forest.from_sklearn(rf)
+    costs = po.FeatureCosts([1.0, 2.0, 1.0, 3.0, 0.5])
+    state = EnsembleState(f, f.check_X(X), np.searchsorted(f.classes_, y), np.ones(y.size),
+                          costs, get_objective(objective), lam=0.0)
+    state.set_mask(f.full_split_mask())
+    budget = share * state.breakdown()["average_cost"]
+    start = greedy_repair(state, f.full_split_mask(), budget)
+    mask, losses = budget_descent(state, start, budget)
+    assert np.all(np.diff(losses) <= 1e-9)
+    pf = po.PrunedForest(f, mask, costs=costs)
+    assert pf.average_cost(X) <= budget * (1 + 1e-9)
+    ev = evaluate_objective(pf, X, y, objective=objective, lam=0.0)
+    assert ev["loss"] == pytest.approx(losses[-1], rel=1e-9, abs=1e-12)
+    with pytest.raises(ValueError, match="within the budget"):
+        budget_descent(state, f.full_split_mask(), budget)
