@@ -180,7 +180,10 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     -------
     PrunedForest
         ``solve_info`` adds ``budget``, ``n_lams`` and ``points`` (lam, start,
-        loss and average cost of every end point).
+        loss and average cost of every end point); ``status`` is
+        ``"within_budget"`` and ``lam``/``start`` are those of the returned point
+        (``start`` is ``"warm"``, ``"paper"``, ``"full"``, ``"repair"``,
+        ``"budget-descent"`` or ``"root"``).
 
     Examples
     --------
@@ -219,5 +222,6 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     lam, run = search.best()
     points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
-    info = {"budget": budget, "n_lams": n + 1, "points": points, "seconds": now() - t0}
+    info = {"budget": budget, "n_lams": n + 1, "points": points, "seconds": now() - t0,
+            "status": "within_budget"}
     return setup.result(run, obj, lam, info)
