@@ -96,8 +96,15 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
 
 
 def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cost=0.0,
-          time_limit=None, verbose=False, solver_options=None, sample_weight=None):
+          time_limit=None, verbose=False, solver_options=None, sample_weight=None,
+          objective="paper"):
     """Prune a fitted forest by solving the BudgetPrune program exactly.
+
+    With ``objective="paper"`` (default) the paper's program is solved
+    exactly.  Any other objective (``"brier"``, ``"logloss"``, ``"margin"``,
+    ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
+    own loss on ``(X, y)`` plus ``lam`` times the same average cost, by
+    block coordinate descent over trees (monotone, a local optimum).
 
     Parameters
     ----------
@@ -122,6 +129,8 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     solver_options : dict, optional
     sample_weight : array-like, optional
         Weights of the rows of X.
+    objective : str or Objective, default "paper"
+        What to minimise besides ``lam`` times the average cost.
 
     Returns
     -------
@@ -138,7 +147,14 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     >>> whole.n_splits == int((rf.estimators_[0].tree_.children_left >= 0).sum() +
     ...     sum((e.tree_.children_left >= 0).sum() for e in rf.estimators_[1:]))
     True
+    >>> po.prune(rf, X, y, lam=0.01, objective="brier").solve_info["objective"]
+    'brier'
     """
+    if not (isinstance(objective, str) and objective == "paper"):
+        return _prune_ensemble(forest, X, y, costs=costs, lam=lam, solver=solver, train=train,
+                               depth_cost=depth_cost, time_limit=time_limit, verbose=verbose,
+                               solver_options=solver_options, sample_weight=sample_weight,
+                               objective=objective)
     t0 = time.perf_counter()
     problem = compile_problem(forest, X, y, costs=costs, lam=lam, train=train,
                               depth_cost=depth_cost, sample_weight=sample_weight)
@@ -152,3 +168,16 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     return pruned
 
 
+
+
+def _prune_ensemble(forest, X, y, *, train, solver_options, objective, **kwargs):
+    """prune() with an ensemble objective (see :func:`prune_opt.objectives.optimize_ensemble`)."""
+    from .objectives import optimize_ensemble
+
+    if train is not None:
+        raise ValueError("train= sets the paper objective's error data; an ensemble objective "
+                         f"({objective!r}) measures the forest's loss on (X, y): drop train= "
+                         'or use objective="paper"')
+    if solver_options:
+        raise ValueError("solver_options apply to objective=\"paper\" only")
+    return optimize_ensemble(forest, X, y, objective=objective, **kwargs)

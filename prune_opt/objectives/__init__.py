@@ -1,0 +1,22 @@
+"""Ensemble-aware pruning objectives: prune for the forest's own loss.
+
+The paper's objective scores trees one by one (mean per-tree error).  The
+objectives here score the forest's averaged prediction on evaluation data
+(Brier score, log-loss, a margin hinge or the 0/1 loss of the vote) plus
+``lam`` times the same average acquisition cost, and
+:func:`optimize_ensemble` minimises them by exact block coordinate descent
+over trees (see ``docs/math/ensemble_objective.md``).
+"""
+
+from . import accuracy, brier, logloss, margin, tree_error  # noqa: F401  (registration)
+from ._base import Objective, available_objectives, get_objective, register_objective
+from ._bcd import block_descent
+from ._block import best_tree_pruning, pruning_value
+from ._budget import fit_budget_ensemble
+from ._evaluate import evaluate_objective
+from ._optimize import optimize_ensemble
+from ._state import EnsembleState
+
+__all__ = ["Objective", "available_objectives", "get_objective", "register_objective",
+           "optimize_ensemble", "fit_budget_ensemble", "evaluate_objective",
+           "best_tree_pruning", "pruning_value", "block_descent", "EnsembleState"]

@@ -1,0 +1,139 @@
+"""Objective protocol and registry of the ensemble-aware pruning objectives.
+
+An objective scores the *forest's* prediction on each evaluation example.  The
+optimiser only needs two things from it:
+
+* :meth:`Objective.loss` -- the per-example loss of forest probabilities
+  (what the user wants small), used for every from-scratch evaluation;
+* :meth:`Objective.pair_loss` -- the loss of example ``i`` when tree ``t``'s
+  pruned leaf for ``i`` is node ``h`` and the other trees are fixed, from
+  which the block optimiser sums exact node leaf-losses.
+
+A *separable* objective (the paper's per-tree error) is a sum over trees
+instead of a function of the forest's average; its total is the sum of
+``pair_loss`` over trees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Objective", "register_objective", "get_objective", "available_objectives"]
+
+_REGISTRY = {}
+
+
+class Objective:
+    """Base class of a per-example loss of the forest's class probabilities.
+
+    Subclasses set ``name`` and implement :meth:`loss`.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``objective="name"``).
+    separable : bool
+        True when the loss is a sum over trees of per-tree terms rather than a
+        function of the forest's averaged probabilities.
+    """
+
+    name = ""
+    separable = False
+
+    def loss(self, proba, y):
+        """Per-example loss.
+
+        Parameters
+        ----------
+        proba : ndarray (n, n_classes)
+            Forest class probabilities (rows sum to 1).
+        y : ndarray of int (n,)
+            Labels as class indices.
+
+        Returns
+        -------
+        ndarray (n,)
+        """
+        raise NotImplementedError
+
+    def pair_loss(self, rest, leaf_value, y, n_trees):
+        """Loss of each example when one tree's leaf gives ``leaf_value``.
+
+        Parameters
+        ----------
+        rest : ndarray (m, n_classes)
+            Sum of the other trees' leaf distributions for each example.
+        leaf_value : ndarray (m, n_classes)
+            Class distribution of the candidate leaf of the tree being optimised.
+        y : ndarray of int (m,)
+        n_trees : int
+
+        Returns
+        -------
+        ndarray (m,)
+        """
+        return self.loss((rest + leaf_value) / n_trees, y)
+
+    def total(self, leaf_values, y, weight):
+        """Weighted objective loss term of a pruning from the per-tree leaf values.
+
+        Parameters
+        ----------
+        leaf_values : list of ndarray (n, n_classes)
+            Per tree (in tree order), the distribution of the pruned leaf each
+            example reaches.
+        y : ndarray of int (n,)
+        weight : ndarray (n,)
+            Example weights summing to 1.
+        """
+        proba = np.zeros_like(leaf_values[0])
+        for v in leaf_values:  # the order and rounding of PrunedForest.predict_proba
+            proba += v
+        if len(leaf_values) > 1:
+            proba /= len(leaf_values)
+        return float(weight @ self.loss(proba, y))
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+def register_objective(cls):
+    """Class decorator: add an :class:`Objective` subclass to the registry."""
+    if not cls.name:
+        raise ValueError("an objective needs a non-empty name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available_objectives():
+    """Names accepted by ``objective=`` besides ``"paper"`` (sorted).
+
+    Examples
+    --------
+    >>> from prune_opt.objectives import available_objectives
+    >>> available_objectives()
+    ['accuracy', 'brier', 'logloss', 'margin', 'tree_error']
+    """
+    return sorted(_REGISTRY)
+
+
+def get_objective(objective):
+    """An :class:`Objective` from a registered name or an instance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt.objectives import get_objective
+    >>> get_objective("brier").loss(np.array([[0.5, 0.5]]), np.array([0]))
+    array([0.5])
+    """
+    if isinstance(objective, Objective):
+        return objective
+    if isinstance(objective, str) and objective in _REGISTRY:
+        return _REGISTRY[objective]()
+    if objective == "paper":
+        raise ValueError('objective="paper" is solved exactly by prune_opt.prune (min-cut), '
+                         'not by the ensemble optimiser; use "tree_error" for the paper\'s '
+                         'objective under block coordinate descent')
+    raise ValueError(f"unknown objective {objective!r}; choose one of "
+                     f"{available_objectives()} or pass an Objective instance")

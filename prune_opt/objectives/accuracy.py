@@ -1,0 +1,34 @@
+"""0/1 loss of the forest's vote."""
+
+from __future__ import annotations
+
+from ._base import Objective, register_objective
+from .margin import vote_margin
+
+__all__ = ["ZeroOne"]
+
+# a vote counts as right only when the true class leads by more than this, so that
+# rounding differences between summation orders cannot flip a tie
+TIE_TOL = 1e-9
+
+
+@register_objective
+class ZeroOne(Objective):
+    """0/1 loss of the vote: 1 unless the true class has the strictly largest probability.
+
+    Exact ties (within 1e-9) count as errors, so the loss never depends on
+    the order in which tree probabilities are summed.  ``1 - loss`` is the
+    forest's accuracy except at exact ties, where ``predict`` picks the first
+    tied class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ZeroOne().loss(np.array([[0.7, 0.3], [0.5, 0.5]]), np.array([0, 0]))
+    array([0., 1.])
+    """
+
+    name = "accuracy"
+
+    def loss(self, proba, y):
+        return (vote_margin(proba, y) <= TIE_TOL).astype(float)

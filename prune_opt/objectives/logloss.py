@@ -1,0 +1,43 @@
+"""Log-loss of the forest's probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Objective, register_objective
+
+__all__ = ["LogLoss"]
+
+
+@register_objective
+class LogLoss(Objective):
+    """Negative log-likelihood ``-log(max(p_y, eps))``.
+
+    Forest probabilities are often exactly 0 (pure leaves), so the probability
+    of the true class is floored at ``eps``; one confident mistake then costs
+    ``-log(eps)`` (9.2 with the default), not infinity.
+
+    Parameters
+    ----------
+    eps : float, default 1e-4
+        Floor of the true class's probability, in (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> LogLoss().loss(np.array([[0.5, 0.5]]), np.array([1])).round(4)
+    array([0.6931])
+    """
+
+    name = "logloss"
+
+    def __init__(self, eps=1e-4):
+        if not 0.0 < float(eps) < 1.0:
+            raise ValueError(f"eps must lie in (0, 1), got {eps!r}")
+        self.eps = float(eps)
+
+    def loss(self, proba, y):
+        return -np.log(np.maximum(proba[np.arange(y.size), y], self.eps))
+
+    def __repr__(self):
+        return f"LogLoss(eps={self.eps:g})"
