@@ -164,3 +164,21 @@ def test_errors_are_clear():
         fit_budget(None, None, None, budget=1.0, problem=deep)
     with pytest.raises(TypeError, match="PruningProblem"):
         solve_budget_mip("not a problem", 1.0)
+
+
+def test_fit_budget_with_an_ensemble_objective_meets_the_budget():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X[::2], y[::2])
+    costs = [1.0, 1.0, 5.0, 5.0]
+    full = po.acquisition_cost(rf, X[1::2], costs).mean()
+    pruned = po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=0.4 * full,
+                           objective="brier", time_limit=20)
+    assert pruned.average_cost(X[1::2]) <= 0.4 * full + 1e-9
+    assert pruned.n_splits > 0  # a useful pruning, not the constant predictor
+    with pytest.raises(ValueError, match="objective"):
+        po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=1.0, objective="nope")
+    with pytest.raises(ValueError, match="train="):
+        po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=1.0, objective="brier",
+                      train=(X[::2], y[::2]))

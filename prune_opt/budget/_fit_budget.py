@@ -11,6 +11,7 @@ import numpy as np
 from .._compile import compile_problem
 from .._pruned import PrunedForest
 from .._validation import check_nonneg_scalar
+from ..objectives import fit_budget_ensemble, get_objective
 from ._curve import LagrangianHull
 
 __all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES", "DEFAULT_TIME_LIMIT"]
@@ -55,7 +56,8 @@ def _lagrangian(hull, budget, verbose):
 
 def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", tol=1e-9,
                exact_budget=False, verbose=False, time_limit=DEFAULT_TIME_LIMIT, problem=None,
-               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, method="search"):
+               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, method="search",
+               objective="paper"):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
     ``method="search"`` (default) solves ``min error term  s.t.  average cost <=
@@ -102,6 +104,15 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     solver_options : dict, optional
         Backend options (``mip``, ``mip_workers`` for the search).
     method : {"search", "hull"}
+    objective : str, default "paper"
+        ``"paper"`` minimises BudgetPrune's error term (mean per-tree error) as
+        above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
+        ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
+        own loss on ``(X, y)`` under the budget with
+        :func:`prune_opt.objectives.fit_budget_ensemble` (block coordinate
+        descent over trees; a heuristic without a certified gap, see
+        ``docs/math/ensemble_objective.md``); ``train``, ``method``, ``solver``
+        options and ``problem`` do not apply to it.
 
     Returns
     -------
@@ -128,6 +139,10 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     """
     budget = check_nonneg_scalar(budget, "budget")
     time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    if objective != "paper":
+        return _fit_budget_ensemble(forest, X, y, costs=costs, budget=budget, train=train,
+                                    problem=problem, objective=objective,
+                                    time_limit=time_limit, verbose=verbose)
     if method not in ("search", "hull"):
         raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
     if exact_budget:
@@ -315,3 +330,14 @@ def _mip_point_cbc(p, time_limit, verbose):
     x = p.lp_point(pf.split_mask)
     bound = pf.solve_info.get("bound", math.nan)
     return x, pf.solve_info["status"], bound, "cbc-ip"
+
+
+def _fit_budget_ensemble(forest, X, y, *, costs, budget, train, problem, objective,
+                         time_limit, verbose):
+    """``fit_budget`` with an ensemble objective (the forest's own loss on X, y)."""
+    if train is not None or problem is not None:
+        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y); "
+                         "train= and problem= apply to objective='paper' only")
+    get_objective(objective)  # a clear error listing the objectives for a wrong name
+    return fit_budget_ensemble(forest, X, y, objective=objective, budget=budget, costs=costs,
+                               time_limit=time_limit, verbose=verbose)

@@ -10,8 +10,8 @@ from .._validation import check_nonneg_scalar
 from ._base import get_objective
 from ._budget_descent import budget_descent
 from ._moves import greedy_repair
-from ._optimize import _check_max_iter, run_starts
 from ._setup import Setup, now
+from ._starts import _check_max_iter, run_starts
 from ._state import EnsembleState
 
 __all__ = ["fit_budget_ensemble"]

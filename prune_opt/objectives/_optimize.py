@@ -4,30 +4,12 @@ from __future__ import annotations
 
 from .._validation import check_nonneg_scalar
 from ._base import get_objective
-from ._bcd import block_descent
+from ._budget import fit_budget_ensemble
 from ._setup import Setup, now
+from ._starts import _check_max_iter, run_starts
 from ._state import EnsembleState
 
 __all__ = ["optimize_ensemble"]
-
-
-def _check_max_iter(max_iter):
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    return max_iter
-
-
-def run_starts(state, setup, starts, *, max_iter, deadline, verbose, unit_moves=True):
-    """Block descent from every start; the runs, best (lowest objective) first."""
-    runs = []
-    for name, mask in starts:
-        if verbose:
-            print(f"[prune-opt] block descent from the {name} start (lam={state.lam:g})")
-        run = block_descent(state, mask, max_iter=max_iter, deadline=deadline,
-                            unit_moves=unit_moves, verbose=verbose)
-        run["start"] = name
-        runs.append(run)
-    return sorted(runs, key=lambda r: r["trace"][-1])
 
 
 def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, costs=None,
@@ -100,8 +82,6 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     if budget is not None:
         if lam is not None:
             raise ValueError("pass either lam or budget, not both")
-        from ._budget import fit_budget_ensemble
-
         return fit_budget_ensemble(problem_or_forest, X, y, objective=objective, budget=budget,
                                    costs=costs, depth_cost=depth_cost,
                                    sample_weight=sample_weight, max_iter=max_iter,

@@ -57,7 +57,7 @@ class Setup:
 
     def paper_mask(self, lam):
         """Split mask of the paper objective's exact optimum at ``lam``."""
-        from .._prune import solve
+        from .._solve import solve
 
         return solve(self.paper_problem().with_lam(lam), solver=self.solver).split_mask
 
