@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from ._costs import as_feature_costs
 from ._forest import as_forest
 from ._frames import records_frame
+from ._lazy import LazyPredictor
 from ._persistence import read_pruned, save_pruned
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
@@ -114,12 +115,24 @@ class PrunedForest:
         return leaves, ind, split
 
     # ------------------------------------------------------------ prediction
-    def predict_proba(self, X):
+    def predict_proba(self, X, *, acquire=None):
         """Average of the trees' (pruned) leaf class distributions.
 
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_examples, n_features)
+            With ``acquire``, NaN marks a feature not acquired yet (a
+            DataFrame may omit columns).
+        acquire : callable ``acquire(rows, unit)``, optional
+            Fetch features on demand instead of reading them from ``X``: see
+            :class:`prune_opt.LazyPredictor`, whose ``predict_proba(X).proba``
+            this returns (use the predictor itself for the cost paid).
         """
+        if acquire is not None:
+            return LazyPredictor(self, acquire).predict_proba(X).proba
         Xc = self.forest.check_X(X)
         f = self.forest
         proba = np.zeros((Xc.shape[0], f.n_classes))
@@ -130,9 +143,19 @@ class PrunedForest:
             proba /= f.n_trees
         return proba
 
-    def predict(self, X):
-        """Class with the highest averaged probability."""
-        return self.forest.classes_.take(np.argmax(self.predict_proba(X), axis=1), axis=0)
+    def predict(self, X, *, acquire=None):
+        """Class with the highest averaged probability (``acquire``: see
+        :meth:`predict_proba`)."""
+        proba = self.predict_proba(X, acquire=acquire)
+        return self.forest.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+    def next_units(self, X):
+        """Dry run of lazy prediction: the units each example must acquire next.
+
+        ``X`` holds NaN for features not known yet; see
+        :meth:`prune_opt.LazyPredictor.next_units`.  Nothing is fetched.
+        """
+        return LazyPredictor(self, _never_called).next_units(X)
 
     def score(self, X, y):
         """Accuracy on (X, y)."""
@@ -308,3 +331,7 @@ def load(path):
     True
     """
     return PrunedForest(**read_pruned(path))
+
+
+def _never_called(rows, unit):  # pragma: no cover - a dry run fetches nothing
+    raise RuntimeError("next_units is a dry run and never acquires anything")

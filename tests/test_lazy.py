@@ -152,3 +152,17 @@ def test_bad_callbacks_are_named():
         po.LazyPredictor(pruned, lambda r, u: None).predict_proba(np.full(X.shape, np.nan))
     with pytest.raises(ValueError, match="shape"):
         po.LazyPredictor(pruned, lambda r, u: X[r, 0]).predict_proba(np.full((4, 3), np.nan))
+
+
+def test_pruned_forest_methods_delegate_to_the_lazy_predictor():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] + X[:, 2] > 0).astype(int)
+    pruned = po.prune(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0)
+                      .fit(X, y), X, y, costs=[1, 2, 3], lam=0.0)
+    src = CountingSource(X)
+    nothing = np.full(X.shape, np.nan)
+    np.testing.assert_array_equal(pruned.predict(nothing, acquire=src), pruned.predict(X))
+    assert max(src.fetches.values()) == 1
+    assert pruned.next_units(nothing) == po.LazyPredictor(pruned, src).next_units(nothing)
+    assert pruned.next_units(X) == [[] for _ in range(50)]
