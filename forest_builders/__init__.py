@@ -13,12 +13,15 @@ Every grower is a scikit-learn classifier with ``to_forest()``, so
 - :class:`CEGBClassifier` - LightGBM's cost-efficient gradient boosting (Peter et al.,
   NIPS 2017) with FeatureCosts penalties (optional extra ``lightgbm``);
   :func:`forest_from_lightgbm` imports a LightGBM random forest into the Forest IR.
+- :class:`LazyCostRandomForestClassifier` - random forest grown tree by tree with
+  CEGB's lazy per-example feature penalty carried across trees.
 """
 
 from .act import ACTClassifier, ACTForestClassifier
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
+from .lazy_cost_rf import LazyCostRandomForestClassifier
 from .lightgbm_import import (
     forest_from_lightgbm,
     lightgbm_acquisition_cost,
@@ -32,6 +35,7 @@ __all__ = [
     "BudgetRandomForestClassifier",
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",
+    "LazyCostRandomForestClassifier",
     "forest_from_lightgbm",
     "lightgbm_acquisition_cost",
     "lightgbm_feature_usage",
