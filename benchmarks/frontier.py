@@ -63,7 +63,8 @@ QUICK_DATASETS = ("pima", "heart", "breast_cancer")
 BUDGETS = (0.10, 0.25, 0.50)
 # (tradeoff, max_features, stop_on_penalty): always-split models whose penalty only steers
 # the features, and CEGB-rule models whose unprofitable nodes become leaves
-LAZY_GRID = ((0.3, "sqrt", False), (1.0, 0.3, False), (0.1, 0.5, True), (0.3, 0.5, True))
+LAZY_GRID = ((0.3, "sqrt", False), (1.0, 0.3, False), (0.03, 0.5, True), (0.1, 0.5, True),
+             (0.3, 0.5, True))
 CEGB_TRADEOFFS = (0.0,) + tuple(float(v) for v in np.logspace(-4, 3, 8))
 FEWER_TREES = (1, 2, 3, 4, 6, 8, 12, 16, 20, 25, 30, 35, 40)
 CEGB_ROUNDS = (50, 200)
