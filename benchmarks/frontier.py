@@ -457,6 +457,7 @@ def plot(results, path, budgets):
         for f in budgets:
             ax.axvline(f * r["unpruned"]["val_cost"], color="0.8", lw=0.8)
         ax.set_xscale("symlog", linthresh=max(1e-3, 0.05 * r["unpruned"]["val_cost"]))
+        ax.set_xlim(left=0)
         ax.set_title(f"{name} (seed {r['seed']})")
         ax.set_xlabel("average test cost")
         ax.set_ylabel("test accuracy")
@@ -491,6 +492,9 @@ def parse(argv):
     ap.add_argument("--no-cegb", action="store_true")
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_DATASETS}, one seed, smaller grids")
+    ap.add_argument("--merge", default=None, metavar="A.json,B.json",
+                    help="print the report of earlier --json runs (e.g. datasets run in "
+                         "parallel processes) instead of running")
     ap.add_argument("--json", default=None, metavar="OUT")
     ap.add_argument("--plot", default=None, metavar="OUT.png")
     args = ap.parse_args(argv)
@@ -519,8 +523,28 @@ def parse(argv):
     return args
 
 
+def merged_results(paths):
+    """Results of earlier ``--json`` runs, budgets and all, in one list."""
+    results, budgets = [], None
+    for p in paths.split(","):
+        spec = json.loads(Path(p.strip()).read_text())
+        results += spec["results"]
+        b = tuple(spec["args"]["budgets"])
+        if budgets not in (None, b):
+            raise SystemExit(f"--merge: {p} used budgets {b}, the others {budgets}")
+        budgets = b
+    return results, budgets
+
+
 def main(argv=None):
     args = parse(argv)
+    if args.merge:
+        results, args.budgets = merged_results(args.merge)
+        k, n = print_report(results, summarise(results, args.budgets), args.budgets)
+        if args.plot:
+            plot(results, args.plot, args.budgets)
+        print(f"cells within 0.5 point of CEGB: {k}/{n}")
+        return 0
     if not args.no_cegb and importlib.util.find_spec("lightgbm") is None:
         print("lightgbm is not installed: CEGB skipped (pip install prune-opt[lightgbm])",
               file=sys.stderr)
