@@ -379,7 +379,8 @@ def summarise(results, budgets):
     """Per dataset: mean test accuracy over seeds of every method at every budget."""
     table = {}
     for r in results:
-        d = table.setdefault(r["dataset"], {"seeds": 0, "methods": {}, "best": {}, "best_of": {}})
+        d = table.setdefault(r["dataset"], {"seeds": 0, "methods": {}, "best": {}, "best_of": {},
+                                            "cegb_none": {}})
         d["seeds"] += 1
         for cell in r["cells"]:
             f = cell["frac"]
@@ -387,6 +388,8 @@ def summarise(results, budgets):
                 d["methods"].setdefault(m, {}).setdefault(f, []).append(c["test_acc"])
             d["best"].setdefault(f, []).append(cell["chosen"][cell["best_method"]]["test_acc"])
             d["best_of"].setdefault(f, []).append(cell["best_method"])
+            cegb = cell["chosen"].get("cegb", {})
+            d["cegb_none"][f] = d["cegb_none"].get(f, 0) + int(bool(cegb.get("fallback")))
     for d in table.values():
         for m in d["methods"].values():
             for f in list(m):
@@ -417,7 +420,7 @@ def print_report(results, table, budgets):
         print()
     k = n = 0
     print(f"{'dataset':<14} {'budget':>7} {'best pipeline':>13} {'CEGB':>7} {'diff':>7}  "
-          "chosen methods (per seed)")
+          "chosen methods (per seed); * CEGB had no model within the budget in k seeds")
     for name, d in table.items():
         if "cegb" not in d["methods"]:
             continue
@@ -426,7 +429,8 @@ def print_report(results, table, budgets):
             n += 1
             k += best >= cegb - 0.005
             print(f"{name:<14} {format(100 * f, 'g') + '%':>7} {best:>13.3f} {cegb:>7.3f} "
-                  f"{best - cegb:>+7.3f}  {', '.join(d['best_of'][f])}")
+                  f"{best - cegb:>+7.3f}  {', '.join(d['best_of'][f])}"
+                  + (f"  *{d['cegb_none'][f]}" if d["cegb_none"].get(f) else ""))
     return k, n
 
 
