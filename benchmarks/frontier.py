@@ -292,26 +292,47 @@ def score_family(prunings, ctx, evals):
     return out
 
 
-def cegb_points(ctx, seed, args):
-    """LightGBM CEGB over the tradeoff grid and both round counts."""
+def cegb_fit(ctx, seed, rounds, tradeoff):
+    """One LightGBM CEGB model, scored like every project model."""
     import lightgbm as lgb
 
     from forest_builders.lightgbm_import import lightgbm_acquisition_cost
 
     penalty = [float(c) for c in ctx.costs.feature_cost()]
+    m = lgb.LGBMClassifier(n_estimators=rounds, cegb_tradeoff=tradeoff,
+                           cegb_penalty_feature_lazy=penalty, random_state=seed, n_jobs=1,
+                           verbose=-1)
+    _quiet(m.fit, ctx.X_tr, ctx.y_tr)
+    return {"rounds": rounds, "tradeoff": tradeoff,
+            "val_acc": float(np.mean(m.predict(ctx.X_v) == ctx.y_v)),
+            "test_acc": float(np.mean(m.predict(ctx.X_te) == ctx.y_te)),
+            "val_cost": float(lightgbm_acquisition_cost(m, ctx.X_v, ctx.costs).mean()),
+            "test_cost": float(lightgbm_acquisition_cost(m, ctx.X_te, ctx.costs).mean())}
+
+
+def cegb_points(ctx, seed, args):
+    """LightGBM CEGB over the tradeoff grid and both round counts.
+
+    The cost falls in cliffs as the tradeoff grows, so after the log grid every
+    budget with no model in ``(budget / 2, budget]`` gets ``args.cegb_refine``
+    geometric bisection steps between the neighbouring grid tradeoffs whose
+    costs straddle it.
+    """
     pts = []
     for rounds in args.cegb_rounds:
-        for tr in args.cegb_tradeoffs:
-            m = lgb.LGBMClassifier(n_estimators=rounds, cegb_tradeoff=tr,
-                                   cegb_penalty_feature_lazy=penalty, random_state=seed,
-                                   n_jobs=1, verbose=-1)
-            _quiet(m.fit, ctx.X_tr, ctx.y_tr)
-            pts.append({
-                "rounds": rounds, "tradeoff": tr,
-                "val_acc": float(np.mean(m.predict(ctx.X_v) == ctx.y_v)),
-                "test_acc": float(np.mean(m.predict(ctx.X_te) == ctx.y_te)),
-                "val_cost": float(lightgbm_acquisition_cost(m, ctx.X_v, ctx.costs).mean()),
-                "test_cost": float(lightgbm_acquisition_cost(m, ctx.X_te, ctx.costs).mean())})
+        own = [cegb_fit(ctx, seed, rounds, t) for t in args.cegb_tradeoffs]
+        for b in ctx.budgets:
+            for _ in range(args.cegb_refine):
+                if any(b / 2 < p["val_cost"] <= b for p in own):
+                    break
+                above = [p["tradeoff"] for p in own if p["val_cost"] > b]
+                below = [p["tradeoff"] for p in own if p["val_cost"] <= b / 2]
+                if not above or not below or max(above) >= min(below):
+                    break
+                lo, hi = max(above), min(below)
+                t = float(np.sqrt(lo * hi)) if lo > 0 else hi / 100.0
+                own.append(cegb_fit(ctx, seed, rounds, t))
+        pts += own
     return pts
 
 
@@ -336,7 +357,7 @@ def run_seed(name, X, y, costs, seed, args):
     rf.fit(X_tr, y_tr)
     base_val = float(po.acquisition_cost(rf, X_v, costs).mean())
     ctx = Context(data, costs, [f * base_val for f in args.budgets])
-    fams, secs = project_families(rf, ctx, seed, args, base_val)
+    fams, secs = ({}, {}) if args.only_cegb else project_families(rf, ctx, seed, args, base_val)
     evals = {}
     points = {}
     for m, fam in list(fams.items()):
@@ -360,7 +381,8 @@ def run_seed(name, X, y, costs, seed, args):
     for frac, b in zip(args.budgets, ctx.budgets):
         chosen = {m: pick(pts, b, fallback) for m, pts in points.items()}
         project = [m for m in points if m != "cegb"]
-        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]))
+        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]),
+                   default=None)
         cells.append({"frac": frac, "budget": b, "best_method": best,
                       "chosen": {m: {k: c[k] for k in ("val_acc", "test_acc", "val_cost",
                                                        "test_cost")} | {
@@ -386,8 +408,10 @@ def summarise(results, budgets):
             f = cell["frac"]
             for m, c in cell["chosen"].items():
                 d["methods"].setdefault(m, {}).setdefault(f, []).append(c["test_acc"])
-            d["best"].setdefault(f, []).append(cell["chosen"][cell["best_method"]]["test_acc"])
-            d["best_of"].setdefault(f, []).append(cell["best_method"])
+            if cell["best_method"] is not None:  # None in an --only-cegb run
+                d["best"].setdefault(f, []).append(
+                    cell["chosen"][cell["best_method"]]["test_acc"])
+                d["best_of"].setdefault(f, []).append(cell["best_method"])
             cegb = cell["chosen"].get("cegb", {})
             d["cegb_none"][f] = d["cegb_none"].get(f, 0) + int(bool(cegb.get("fallback")))
     for d in table.values():
@@ -410,8 +434,9 @@ def print_report(results, table, budgets):
                 continue
             vals = " ".join(f"{accs[f]:>7.3f}" for f in budgets)
             print(f"{name:<14} {m:<22} {vals}   {secs[m]:.1f}")
-        vals = " ".join(f"{d['best'][f]:>7.3f}" for f in budgets)
-        print(f"{name:<14} {'BEST PIPELINE':<22} {vals}")
+        if d["best"]:
+            vals = " ".join(f"{d['best'][f]:>7.3f}" for f in budgets)
+            print(f"{name:<14} {'BEST PIPELINE':<22} {vals}")
         if "cegb" in d["methods"]:
             vals = " ".join(f"{d['methods']['cegb'][f]:>7.3f}" for f in budgets)
             print(f"{name:<14} {'LightGBM CEGB':<22} {vals}   {secs['cegb']:.1f}")
@@ -422,7 +447,7 @@ def print_report(results, table, budgets):
     print(f"{'dataset':<14} {'budget':>7} {'best pipeline':>13} {'CEGB':>7} {'diff':>7}  "
           "chosen methods (per seed); * CEGB had no model within the budget in k seeds")
     for name, d in table.items():
-        if "cegb" not in d["methods"]:
+        if "cegb" not in d["methods"] or not d["best"]:
             continue
         for f in budgets:
             best, cegb = d["best"][f], d["methods"]["cegb"][f]
@@ -493,6 +518,10 @@ def parse(argv):
                     help="hull refinement, as a share of the unpruned cost")
     ap.add_argument("--no-refit", dest="refit", action="store_false")
     ap.add_argument("--no-cegb", action="store_true")
+    ap.add_argument("--only-cegb", action="store_true",
+                    help="run CEGB only; --merge puts its points into a full run's results")
+    ap.add_argument("--cegb-refine", type=int, default=4,
+                    help="bisection steps of the CEGB tradeoff per budget the grid misses")
     ap.add_argument("--quick", action="store_true",
                     help=f"{QUICK_DATASETS}, one seed, smaller grids")
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
@@ -534,16 +563,35 @@ def write_json(args, results):
         json.dump({"args": keep, "results": results}, fh, default=str)
 
 
+def _replace_cegb(full, cegb_only):
+    """Put the CEGB points of an ``--only-cegb`` run into a full run's result."""
+    full["points"]["cegb"] = cegb_only["points"]["cegb"]
+    for cell in full["cells"]:
+        old = cell["chosen"].get("cegb", {})
+        none = dict(old) if old.get("fallback") else {"val_acc": -1.0, "val_cost": 0.0}
+        new = pick(full["points"]["cegb"], cell["budget"], none)
+        cell["chosen"]["cegb"] = {k: new[k] for k in ("val_acc", "test_acc", "val_cost",
+                                                      "test_cost")} | {
+            "fallback": bool(new.get("fallback"))}
+
+
 def merged_results(paths):
-    """Results of earlier ``--json`` runs, budgets and all, in one list."""
-    results, budgets = [], None
+    """Results of earlier ``--json`` runs in one list (``--only-cegb`` runs merged in)."""
+    results, budgets, cegb_only = [], None, []
     for p in paths.split(","):
         spec = json.loads(Path(p.strip()).read_text())
-        results += spec["results"]
+        if spec["args"].get("only_cegb"):
+            cegb_only += spec["results"]
+        else:
+            results += spec["results"]
         b = tuple(spec["args"]["budgets"])
         if budgets not in (None, b):
             raise SystemExit(f"--merge: {p} used budgets {b}, the others {budgets}")
         budgets = b
+    index = {(r["dataset"], r["seed"]): r for r in results}
+    for r in cegb_only:
+        if (r["dataset"], r["seed"]) in index:
+            _replace_cegb(index[(r["dataset"], r["seed"])], r)
     return results, budgets
 
 
