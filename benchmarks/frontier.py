@@ -180,6 +180,19 @@ def lazy_models(ctx, seed, n_trees, grid):
             for t, mf, stop in grid]
 
 
+def has_brier_objective():
+    """True when ``prune_opt.objectives`` exists and ``po.prune`` takes ``objective=``."""
+    import inspect
+
+    import prune_opt as po
+
+    try:
+        found = importlib.util.find_spec("prune_opt.objectives") is not None
+    except ImportError:
+        return False
+    return found and "objective" in inspect.signature(po.prune).parameters
+
+
 def brier_family(rf, ctx, lams):
     import prune_opt as po
 
@@ -221,7 +234,7 @@ def project_families(rf, ctx, seed, args, base_val):
         fams["lazy+hull"] += fam
         fams["lazy+fit_budget"] += timed("lazy+fit_budget",
                                          lambda m=m, prob=prob: fit_budget_family(m, prob, ctx))
-    if importlib.util.find_spec("prune_opt.objectives") is not None:
+    if has_brier_objective():
         lams = sorted({float(p.lam) for p in hull if p.lam} or {1e-3})
         lams = lams[:: max(1, len(lams) // 8)]
         fams["brier"] = timed("brier", lambda: brier_family(rf, ctx, lams))
