@@ -89,6 +89,7 @@ OPTIONAL_MODULES = (
     "forest_builders.act",
     "forest_builders.cegb",
     "forest_builders.lightgbm_import",
+    "forest_builders.lazy_cost_rf",
 )
 
 

@@ -14,6 +14,8 @@ Every grower is a scikit-learn classifier with ``to_forest()``, so
   NIPS 2017) with FeatureCosts penalties (optional extra ``lightgbm``);
   :func:`forest_from_lightgbm` imports a LightGBM random forest into the Forest IR;
   :func:`cegb_curve` traces its accuracy-cost curve beside prune-opt's.
+- :class:`LazyCostRandomForestClassifier` - random forest grown tree by tree with
+  CEGB's lazy per-example feature penalty carried across trees.
 
 This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
 imports it.
@@ -23,6 +25,7 @@ from .act import ACTClassifier, ACTForestClassifier
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
+from .lazy_cost_rf import LazyCostRandomForestClassifier
 from .lightgbm_import import (
     forest_from_lightgbm,
     lightgbm_acquisition_cost,
@@ -36,6 +39,7 @@ __all__ = [
     "BudgetRandomForestClassifier",
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",
+    "LazyCostRandomForestClassifier",
     "cegb_curve",
     "forest_from_lightgbm",
     "lightgbm_acquisition_cost",

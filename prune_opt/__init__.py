@@ -11,6 +11,7 @@ from ._lazy import LazyPrediction, LazyPredictor
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
 from ._pruned import PrunedForest, acquisition_cost, load
+from ._refit import refit_leaves
 from .budget import fit_budget, tradeoff_curve
 from .checks import is_totally_unimodular, vertex_integrality
 from .solvers import SolverError, available_solvers, list_solvers
@@ -36,6 +37,7 @@ __all__ = [
     "list_solvers",
     "load",
     "prune",
+    "refit_leaves",
     "solve",
     "tradeoff_curve",
     "vertex_integrality",
