@@ -115,10 +115,11 @@ def split(X, y, max_rows, seed):
 class Context:
     """Everything one (dataset, seed) run shares: splits, costs, budgets."""
 
-    def __init__(self, data, costs, budgets):
+    def __init__(self, data, costs, budgets, time_limit=10.0):
         self.X_tr, self.y_tr, self.X_v, self.y_v, self.X_te, self.y_te = data
         self.costs = costs
         self.budgets = budgets
+        self.time_limit = time_limit  # seconds per fit_budget call
 
 
 def _quiet(fn, *a, **kw):
@@ -145,7 +146,8 @@ def fit_budget_family(model, problem, ctx):
     out = []
     for b in ctx.budgets:
         try:
-            pf = _quiet(po.fit_budget, None, None, None, budget=b, problem=problem)
+            pf = _quiet(po.fit_budget, None, None, None, budget=b, problem=problem,
+                        time_limit=ctx.time_limit)
         except TypeError:  # a fit_budget without ``problem=``
             pf = _quiet(po.fit_budget, model, ctx.X_v, ctx.y_v, costs=ctx.costs, budget=b,
                         train=(ctx.X_tr, ctx.y_tr))
@@ -197,7 +199,21 @@ def brier_family(rf, ctx, lams):
     import prune_opt as po
 
     return [_quiet(po.prune, rf, ctx.X_v, ctx.y_v, costs=ctx.costs, lam=lam,
-                   objective="brier", train=(ctx.X_tr, ctx.y_tr)) for lam in lams]
+                   objective="brier") for lam in lams]
+
+
+def brier_budget_family(rf, ctx):
+    """``fit_budget(..., objective="brier")`` at every budget (the forest's own loss)."""
+    import prune_opt as po
+
+    out = []
+    for b in ctx.budgets:
+        try:
+            out.append(_quiet(po.fit_budget, rf, ctx.X_v, ctx.y_v, costs=ctx.costs, budget=b,
+                              objective="brier", time_limit=ctx.time_limit))
+        except ValueError:
+            continue
+    return out
 
 
 def project_families(rf, ctx, seed, args, base_val):
@@ -238,6 +254,7 @@ def project_families(rf, ctx, seed, args, base_val):
         lams = sorted({float(p.lam) for p in hull if p.lam} or {1e-3})
         lams = lams[:: max(1, len(lams) // 8)]
         fams["brier"] = timed("brier", lambda: brier_family(rf, ctx, lams))
+        fams["brier+fit_budget"] = timed("brier+fit_budget", lambda: brier_budget_family(rf, ctx))
     return fams, secs
 
 
@@ -369,7 +386,7 @@ def run_seed(name, X, y, costs, seed, args):
     rf = RandomForestClassifier(n_estimators=args.trees, random_state=seed, n_jobs=1)
     rf.fit(X_tr, y_tr)
     base_val = float(po.acquisition_cost(rf, X_v, costs).mean())
-    ctx = Context(data, costs, [f * base_val for f in args.budgets])
+    ctx = Context(data, costs, [f * base_val for f in args.budgets], args.time_limit)
     fams, secs = ({}, {}) if args.only_cegb else project_families(rf, ctx, seed, args, base_val)
     evals = {}
     points = {}
@@ -526,6 +543,8 @@ def parse(argv):
     ap.add_argument("--target", default=None, help="label column of --csv")
     ap.add_argument("--costs", default=None, help="JSON {feature name: cost} for --csv")
     ap.add_argument("--trees", type=int, default=40)
+    ap.add_argument("--time-limit", type=float, default=10.0,
+                    help="seconds per fit_budget call (default 10)")
     ap.add_argument("--max-rows", type=int, default=4000)
     ap.add_argument("--cost-resolution", type=float, default=0.01,
                     help="hull refinement, as a share of the unpruned cost")
