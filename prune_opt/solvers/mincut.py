@@ -118,11 +118,12 @@ def _sorted_records(use_node, use_pair, n_pairs):
     return use_node, use_pair, starts
 
 
-def _group_identical_sets(use_node, starts, live, rng_seed=0):
+def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
     """Representative of each live pair among live pairs with identical node sets.
 
-    ``use_node`` must be sorted by pair, then node, with ``starts`` the record
-    offsets of each pair.  Sets are hashed with two random 64-bit keys per
+    ``use_node`` must be sorted by pair (``owner``, kept for the signature;
+    ownership is read off ``starts``), then node, with ``starts`` the record
+    offsets of each pair; ``live`` (default all) marks the pairs to group.  Sets are hashed with two random 64-bit keys per
     node plus their sizes, then verified element by element block by block;
     an unverified pair stays alone.  Dead pairs are their own representative.
     """
@@ -137,7 +138,7 @@ def _group_identical_sets(use_node, starts, live, rng_seed=0):
         table[p0:p1, 0] = np.add.reduceat(keys[0][nodes], local)
         table[p0:p1, 1] = np.add.reduceat(keys[1][nodes], local)
     table[:, 2] = np.diff(starts)
-    lid = np.flatnonzero(live)
+    lid = np.arange(n_pairs) if live is None else np.flatnonzero(live)
     _, first, inverse = np.unique(table[lid], axis=0, return_index=True, return_inverse=True)
     del table
     rep = np.arange(n_pairs)
@@ -167,7 +168,7 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
         stats["n_pairs_folded"] = int(sp_.size)
     live = ~dead
     if merge_pairs and live.any():
-        rep = _group_identical_sets(use_node, starts, live)
+        rep = _group_identical_sets(None, use_node, starts, live=live)
     else:
         rep = np.arange(pair_w.size)
     is_rep = live & (rep == np.arange(pair_w.size))
