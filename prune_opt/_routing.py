@@ -192,7 +192,62 @@ def paid_feature_units(costs):
     return fu
 
 
-def chunk_records(forest, Xc, wc, feature_units):
+def new_units_table(forest, feature_units):
+    """Per tree, the paid units each node uses *first* on any path through it.
+
+    A unit is first used at node h iff h's split feature needs it and no
+    ancestor's does; this depends on the tree only, so the records of a row
+    are just the new units of the nodes on its path.  Computed with one
+    bitmask per node (64 units per word), level by level.
+
+    Returns
+    -------
+    list of (indptr, units) per tree: CSR over the tree's local node ids.
+    """
+    n_units = feature_units.shape[1]
+    words = max(1, -(-n_units // 64))
+    fbits = np.zeros((feature_units.shape[0] + 1, words), dtype=np.uint64)  # last row: leaf
+    f_of = np.repeat(np.arange(feature_units.shape[0]), np.diff(feature_units.indptr))
+    u = feature_units.indices.astype(np.int64)
+    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
+        np.uint64)))
+    out = []
+    for t in range(forest.n_trees):
+        sl = forest.tree_slice(t)
+        feat = forest.feature[sl]
+        own = fbits[np.where(feat >= 0, feat, -1)]
+        seen = own.copy()  # units used on the path down to (and at) each node
+        par = forest.parent[sl] - sl.start
+        depth = forest.depth[sl]
+        for d in range(1, int(depth.max()) + 1):  # one pass per level
+            at = np.flatnonzero(depth == d)
+            seen[at] |= seen[par[at]]
+        new = own.copy()
+        has_par = par >= 0
+        new[has_par] &= ~seen[par[has_par]]
+        bits = np.unpackbits(new.view(np.uint8), axis=1, bitorder="little")[:, :n_units]
+        r, c = np.nonzero(bits)
+        out.append((np.concatenate([[0], np.cumsum(np.bincount(r, minlength=bits.shape[0]))]),
+                    c.astype(np.int64)))
+    return out
+
+
+def tree_records(ind, table, offset):
+    """First-use records (row, global node, unit) of one tree from its paths."""
+    indptr, units = table
+    rows = np.repeat(np.arange(ind.shape[0], dtype=np.int64), np.diff(ind.indptr))
+    nodes = ind.indices.astype(np.int64)
+    cnt = np.diff(indptr)[nodes]
+    if cnt.max(initial=0) <= 1:  # the usual case: one unit per feature
+        sel = cnt == 1
+        nodes = nodes[sel]
+        return rows[sel], nodes + offset, units[indptr[nodes]]
+    rows, nodes = np.repeat(rows, cnt), np.repeat(nodes, cnt)
+    within = np.arange(rows.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return rows, nodes + offset, units[indptr[nodes] + within]
+
+
+def chunk_records(forest, Xc, wc, feature_units, tables=None):
     """Records of one block of cost rows, in every tree (the unit of parallel work).
 
     Returns ``(node, pair, pair_row, pair_unit, node_weight)`` with rows and
@@ -200,12 +255,13 @@ def chunk_records(forest, Xc, wc, feature_units):
     sort of a single int64 key per record of this block only.
     """
     n_units, n_nodes = feature_units.shape[1], forest.n_nodes
+    tables = new_units_table(forest, feature_units) if tables is None else tables
     node_weight = np.zeros(n_nodes)
     keys = []
     for t in range(forest.n_trees):
         ind = forest.decision_paths(Xc, t)
         node_weight[forest.tree_slice(t)] += ind.T.astype(float) @ wc
-        r, h, u = first_use_records(forest, ind, t, feature_units)
+        r, h, u = tree_records(ind, tables[t], forest.node_offset[t])
         keys.append((r * n_units + u) * n_nodes + h)  # < rows * units * nodes < 2**63
         del ind, r, h, u
     key = np.concatenate(keys) if keys else np.empty(0, np.int64)
@@ -288,8 +344,9 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
     """
     weight, inverse, Xr = merge_cost_rows(forest, X, sample_weight, merge, chunk_size)
     fu = paid_feature_units(costs)
+    tables = new_units_table(forest, fu)
     step = record_chunk_rows(forest, costs, chunk_size)
-    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu))
+    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables))
               for s in range(0, Xr.shape[0], step))
     node, pair, prow, punit, node_weight = assemble_records(
         blocks, Xr.shape[0], costs.n_units, forest.n_nodes)
@@ -334,17 +391,27 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         tree_weight[t] = wt.sum()
         sl = forest.tree_slice(t)
         sel = np.flatnonzero(wt > 0)
-        for start in range(0, sel.size, chunk_size):
+        size = sl.stop - sl.start
+        for start in range(0, sel.size, chunk_size):  # class weights at the leaves ...
             idx = sel[start:start + chunk_size]
-            ind = forest.decision_paths(X[idx], t)
-            onehot = sp.csr_matrix((wt[idx], (np.arange(idx.size), y_index[idx])),
-                                   shape=(idx.size, C))
-            class_weight[sl] += (ind.T.astype(float) @ onehot).toarray()
+            leaf = tree_leaves(forest, X[idx], t).astype(np.int64)
+            class_weight[sl] += np.bincount(leaf * C + y_index[idx], weights=wt[idx],
+                                            minlength=size * C).reshape(size, C)
+        _sum_up_tree(forest, class_weight, sl)  # ... then summed up to every ancestor
     node_weight = class_weight.sum(axis=1)
     majority = np.argmax(forest.value, axis=1)
     node_error = node_weight - class_weight[np.arange(forest.n_nodes), majority]
     node_error = np.maximum(node_error, 0.0)
     return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
+
+
+def _sum_up_tree(forest, values, sl):
+    """Add every node's row of ``values`` into its parent's, deepest level first."""
+    depth = forest.depth[sl]
+    par = forest.parent[sl]
+    for d in range(int(depth.max()), 0, -1):  # one pass per level
+        at = np.flatnonzero(depth == d) + sl.start
+        np.add.at(values, par[at - sl.start], values[at])
 
 
 def in_bag_weights(forest, n_train):
