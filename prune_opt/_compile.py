@@ -6,15 +6,26 @@ import numpy as np
 
 from ._costs import as_feature_costs
 from ._forest import as_forest
+from ._memory import check_fits, estimate_compile_memory, estimate_solve_sizes, format_bytes
 from ._problem import PruningProblem
-from ._routing import DEFAULT_CHUNK, in_bag_weights, route_costs, route_errors
+from ._routing import (
+    DEFAULT_CHUNK,
+    chunk_records,
+    in_bag_weights,
+    new_units_table,
+    paid_feature_units,
+    route_costs,
+    route_errors,
+)
+from ._sampling import draw_cost_sample, resolve_cost_sample
 from ._validation import check_features, check_labels, check_nonneg_scalar, check_weights
 
 __all__ = ["compile_problem"]
 
 
 def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost=0.0,
-                    sample_weight=None, budget=None, merge=True, chunk_size=DEFAULT_CHUNK):
+                    sample_weight=None, budget=None, merge=True, chunk_size=DEFAULT_CHUNK,
+                    cost_sample=None, random_state=0, client=None, verbose=False):
     """Compile the BudgetPrune program of a fitted forest.
 
     Parameters
@@ -45,6 +56,21 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         Merge cost rows that reach the same leaf in every tree.
     chunk_size : int
         Rows routed at a time.
+    cost_sample : int, "auto" or None
+        Estimate the cost term on this many cost rows drawn uniformly without
+        replacement (``"auto"``: 250,000 when there are more); the error term
+        still uses every row.  ``problem.cost_sample`` then records the
+        sample, and :func:`prune_opt._sampling.cost_sample_report` gives the
+        sampled cost's confidence interval and the true cost on all rows
+        (``prune`` puts both in ``solve_info``).  See ``docs/math/sampling.md``.
+    random_state : int
+        Seed of the cost sample.
+    client : dask.distributed.Client, optional
+        Route on a Dask cluster: one task per block of rows; ``X`` and ``y``
+        may then be dask arrays or dataframes.  The problem is identical to
+        the single-process one.
+    verbose : bool
+        Print the memory estimate (compile and exact solve) before routing.
 
     Returns
     -------
@@ -65,24 +91,83 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     budget = check_nonneg_scalar(budget, "budget", allow_none=True)
-    if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or \
+            chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
+    if client is not None:
+        from ._distributed import compile_on_cluster
+
+        return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,
+                                  budget=budget, merge=merge, chunk_size=chunk_size,
+                                  sample_weight=sample_weight, train=train,
+                                  cost_sample=cost_sample, random_state=random_state,
+                                  verbose=verbose)
     Xc = check_features(forest, X, name="X")
     yc = check_labels(forest, y, Xc.shape[0], name="y")
-    fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     w = check_weights(sample_weight, Xc.shape[0])
-    cost_routing = route_costs(forest, Xc, fc, sample_weight=w, merge=merge,
+    m = resolve_cost_sample(cost_sample, Xc.shape[0])
+    idx = None if m is None else draw_cost_sample(Xc.shape[0], m, random_state)
+    Xs = Xc if idx is None else Xc[idx]
+    ws = w if idx is None or w is None else w[idx]
+    plan_memory(forest, Xs, fc, merge=merge, verbose=verbose)
+    cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
                                chunk_size=chunk_size)
+    err = error_routing(forest, Xc, yc, w, train, chunk_size)
+    problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
+                             node_error=err.node_error, tree_error_weight=err.tree_weight,
+                             cost_routing=cost_routing, budget=budget)
+    if idx is not None:
+        problem.cost_sample = sample_info(cost_routing, idx, ws, Xc.shape[0], w)
+    return problem
+
+
+def error_routing(forest, Xc, yc, w, train, chunk_size):
+    """Node errors on the cost data (default) or on the in-bag training samples."""
     if train is None:
-        err = route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
-                           chunk_size=chunk_size)
-    else:
-        if not isinstance(train, (tuple, list)) or len(train) != 2:
-            raise TypeError("train must be a pair (X_train, y_train)")
-        Xt = check_features(forest, train[0], name="train[0] (X_train)")
-        yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
-        bags = in_bag_weights(forest, Xt.shape[0])
-        err = route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
-    return PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
-                          node_error=err.node_error, tree_error_weight=err.tree_weight,
-                          cost_routing=cost_routing, budget=budget)
+        return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
+                            chunk_size=chunk_size)
+    if not isinstance(train, (tuple, list)) or len(train) != 2:
+        raise TypeError("train must be a pair (X_train, y_train)")
+    Xt = check_features(forest, train[0], name="train[0] (X_train)")
+    yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
+    bags = in_bag_weights(forest, Xt.shape[0])
+    return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
+
+
+def sample_info(cost_routing, idx, ws, n_population, w):
+    """What a sampled problem records about its sample (for the interval)."""
+    wsq = np.ones(idx.size) if ws is None else np.asarray(ws, dtype=float) ** 2
+    return {"n_sample": int(idx.size), "n_population": int(n_population), "rows": idx,
+            "population_weight": float(n_population if w is None else np.sum(w)),
+            "row_weight_sq": np.bincount(cost_routing.row_of_example, weights=wsq,
+                                         minlength=cost_routing.example_weight.size)}
+
+
+# below this many (row x tree) visits a compile is small: no probe, no estimate
+PROBE_THRESHOLD = 2_000_000
+PROBE_ROWS = 2048
+
+
+def plan_memory(forest, Xs, fc, *, merge, verbose, available=None):
+    """Estimate compile and exact-solve memory from a probe of the rows; print it
+    with ``verbose`` and refuse (MemoryError) a compile that cannot fit."""
+    n = Xs.shape[0]
+    if n * forest.n_trees < PROBE_THRESHOLD and not verbose:
+        return None
+    probe = Xs[:: max(1, n // PROBE_ROWS)][:PROBE_ROWS]
+    fu = paid_feature_units(fc)
+    node, _, prow, _, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
+                                        new_units_table(forest, fu))
+    upr, ppr = node.size / probe.shape[0], prow.size / probe.shape[0]
+    est = estimate_compile_memory(forest, n, fc, uses_per_row=upr, pairs_per_row=ppr,
+                                  n_features=Xs.shape[1], merge=merge)
+    solve = estimate_solve_sizes(int(upr * n), int(ppr * n), forest.n_nodes)
+    if verbose:
+        print(f"[prune-opt] memory estimate: compile {format_bytes(est['bytes'])} "
+              f"(~{upr:.0f} first-use records per row), exact solve (mincut) "
+              f"{format_bytes(solve['bytes'])}")
+    check_fits(est, f"compiling {n:,} cost rows x {forest.n_trees} trees", available=available,
+               options="pass cost_sample= (e.g. 'auto') to estimate the cost term on a "
+                       "sample, use fewer rows, or grow shallower trees (max_depth)")
+    return est

@@ -26,6 +26,7 @@ import resource
 import numpy as np
 
 __all__ = ["available_memory", "estimate_compile_memory", "estimate_solve_memory",
+           "estimate_solve_sizes",
            "check_fits", "format_bytes"]
 
 # bytes OR-Tools' SimpleMaxFlow holds per arc once solved (arc arrays, reverse arcs,
@@ -195,16 +196,34 @@ def estimate_solve_memory(problem, solver="mincut"):
     True
     """
     held = problem_bytes(problem)
-    arcs = problem.n_uses + problem.n_nodes + problem.n_pairs
     if solver in ("mincut", "auto", "primal-dual"):
-        parts = {"problem": held, "graph": arcs * 8, "max_flow": arcs * BYTES_PER_FLOW_ARC,
-                 "block": BLOCK_BYTES}
+        est = estimate_solve_sizes(problem.n_uses, problem.n_pairs, problem.n_nodes)
+        est["bytes"] += held - est.pop("problem")
+        return {**est, "problem": held}
     else:
         from .solvers._base import Solver
 
         size = problem.size()
         parts = {"problem": held, "matrix": size["nnz"] * Solver.BYTES_PER_NNZ
                  + size["n_variables"] * Solver.BYTES_PER_VARIABLE}
+    return {"bytes": BASE_BYTES + sum(parts.values()), **parts}
+
+
+def estimate_solve_sizes(n_uses, n_pairs, n_nodes):
+    """Peak bytes of an exact (mincut) solve from the problem sizes alone.
+
+    The problem (8 bytes per record, 8 per pair, ~64 per node), the graph's
+    int32 arcs (at most one per record plus one per node) and OR-Tools'
+    max-flow (``BYTES_PER_FLOW_ARC`` per arc, terminal arcs included).
+
+    Examples
+    --------
+    >>> estimate_solve_sizes(10**6, 10**4, 10**3)["max_flow"] == 64 * (10**6 + 2 * 10**3 + 10**4)
+    True
+    """
+    arcs = n_uses + 2 * n_nodes + n_pairs
+    parts = {"problem": 8 * n_uses + 8 * n_pairs + 64 * n_nodes, "graph": 8 * arcs,
+             "max_flow": BYTES_PER_FLOW_ARC * arcs, "block": BLOCK_BYTES}
     return {"bytes": BASE_BYTES + sum(parts.values()), **parts}
 
 

@@ -90,6 +90,8 @@ class PruningProblem:
         self.scale = float(T * self.tree_error_weight.mean())
         self._ancestors = None
         self._uses_per_node = None
+        # set by compile_problem(cost_sample=...): the sample the cost term is estimated on
+        self.cost_sample = None
 
     # ------------------------------------------------------------ variants
     def _replace(self, **fields):

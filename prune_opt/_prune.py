@@ -6,6 +6,7 @@ import time
 
 from ._compile import compile_problem
 from ._pruned import PrunedForest
+from ._sampling import cost_sample_report
 from ._validation import check_nonneg_scalar
 from .solvers import SolverError, get_solver
 
@@ -87,7 +88,8 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
 
 
 def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cost=0.0,
-          time_limit=None, verbose=False, solver_options=None, sample_weight=None):
+          time_limit=None, verbose=False, solver_options=None, sample_weight=None,
+          cost_sample=None, client=None):
     """Prune a fitted forest by solving the BudgetPrune program exactly.
 
     Parameters
@@ -113,6 +115,12 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     solver_options : dict, optional
     sample_weight : array-like, optional
         Weights of the rows of X.
+    cost_sample : int or "auto", optional
+        Estimate the cost term on a uniform sample of the rows of X (see
+        :func:`compile_problem`); ``solve_info`` then holds the sampled cost's
+        confidence interval and the pruning's true cost on all rows.
+    client : dask.distributed.Client, optional
+        Compile on a Dask cluster (see :func:`compile_problem`).
 
     Returns
     -------
@@ -132,13 +140,17 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     """
     t0 = time.perf_counter()
     problem = compile_problem(forest, X, y, costs=costs, lam=lam, train=train,
-                              depth_cost=depth_cost, sample_weight=sample_weight)
+                              depth_cost=depth_cost, sample_weight=sample_weight,
+                              cost_sample=cost_sample, client=client, verbose=verbose)
     compile_seconds = time.perf_counter() - t0
     if verbose:
         print(f"[prune-opt] compiled {problem!r} in {compile_seconds:.2f}s")
     pruned = solve(problem, solver=solver, time_limit=time_limit, verbose=verbose,
                    solver_options=solver_options)
     pruned.solve_info["compile_seconds"] = compile_seconds
+    if problem.cost_sample is not None:  # sampled cost term: interval and true cost
+        pruned.solve_info.update(cost_sample_report(problem, pruned.split_mask,
+                                                    None if client else X, sample_weight))
     pruned.problem = problem
     return pruned
 

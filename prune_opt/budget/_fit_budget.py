@@ -53,7 +53,8 @@ def _lagrangian(hull, budget, verbose):
 
 def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", tol=1e-9,
                exact_budget=False, verbose=False, time_limit=None, problem=None,
-               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None):
+               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, cost_sample=None,
+               client=None):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
     The Lagrangian path (default) searches ``lam`` exactly: the optimal cost is
@@ -90,6 +91,9 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     max_mip_variables : int
         Refuse ``exact_budget`` above this many program variables.
     solver_options : dict, optional
+    cost_sample, client : optional
+        Passed to :func:`prune_opt.compile_problem` (the budget is then met by
+        the sampled average cost).
 
     Returns
     -------
@@ -113,7 +117,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     """
     budget = check_nonneg_scalar(budget, "budget")
     if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+                                  cost_sample=cost_sample, client=client)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")

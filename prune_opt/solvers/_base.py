@@ -148,15 +148,10 @@ class Solver:
 
 
 def available_memory():
-    """Bytes of memory available to this process (Linux /proc/meminfo), or None."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    """Bytes this process can still allocate (RAM, cgroup and rlimits), or None."""
+    from .._memory import available_memory as _available
+
+    return _available()
 
 
 _REGISTRY: dict[str, type[Solver]] = {}

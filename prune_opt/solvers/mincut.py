@@ -348,6 +348,13 @@ class MinCutSolver(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.graph.python import max_flow
 
+        from .._memory import check_fits, estimate_solve_memory
+
+        est = estimate_solve_memory(problem, "mincut")
+        est["bytes"] -= est["problem"]  # already allocated: available memory excludes it
+        check_fits(est, f"solver='mincut' ({problem.n_uses:,} first-use records)",
+                   options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
+                           "shallower trees (max_depth)")
         t0 = time.perf_counter()
         g = build_closure_graph(problem, fold_single=bool(self.params["fold_single"]),
                                 merge_pairs=bool(self.params["merge_pairs"]))
