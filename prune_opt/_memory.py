@@ -171,9 +171,9 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
         "records": int(n_rows * uses_per_row * 8),
         "pairs": int(n_rows * pairs_per_row * 8),
         "nodes": int(forest.n_nodes * (forest.n_classes + 4) * 8),
-        "block": BLOCK_BYTES,
+        "block": int(min(BLOCK_BYTES, n_rows * uses_per_row * 48)),
     }
-    return {"bytes": BASE_BYTES + sum(parts.values()), **parts}
+    return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
 
 
 def estimate_solve_memory(problem, solver="mincut"):
@@ -206,7 +206,7 @@ def estimate_solve_memory(problem, solver="mincut"):
         size = problem.size()
         parts = {"problem": held, "matrix": size["nnz"] * Solver.BYTES_PER_NNZ
                  + size["n_variables"] * Solver.BYTES_PER_VARIABLE}
-    return {"bytes": BASE_BYTES + sum(parts.values()), **parts}
+    return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
 
 
 def estimate_solve_sizes(n_uses, n_pairs, n_nodes):
@@ -223,8 +223,8 @@ def estimate_solve_sizes(n_uses, n_pairs, n_nodes):
     """
     arcs = n_uses + 2 * n_nodes + n_pairs
     parts = {"problem": 8 * n_uses + 8 * n_pairs + 64 * n_nodes, "graph": 8 * arcs,
-             "max_flow": BYTES_PER_FLOW_ARC * arcs, "block": BLOCK_BYTES}
-    return {"bytes": BASE_BYTES + sum(parts.values()), **parts}
+             "max_flow": BYTES_PER_FLOW_ARC * arcs, "block": int(min(BLOCK_BYTES, 48 * n_uses))}
+    return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
 
 
 def problem_bytes(problem):
@@ -238,9 +238,11 @@ def check_fits(estimate, what, *, available=None, options=""):
     """Raise MemoryError, with the figures and the ways out, when ``estimate``
     (a dict from the estimators above) exceeds the available memory."""
     avail = available_memory() if available is None else available
-    if avail is None or estimate["bytes"] <= avail:
+    # the interpreter and libraries ("base") are already resident: not counted again
+    if avail is None or estimate["bytes"] - estimate.get("base", 0) <= avail:
         return
-    big = sorted(((v, k) for k, v in estimate.items() if k != "bytes"), reverse=True)[:3]
+    big = sorted(((v, k) for k, v in estimate.items() if k not in ("bytes", "base")),
+                 reverse=True)[:3]
     detail = ", ".join(f"{k} {format_bytes(v)}" for v, k in big)
     raise MemoryError(
         f"{what} needs about {format_bytes(estimate['bytes'])} ({detail}) but only "
