@@ -92,3 +92,17 @@ def test_problem_arrays_are_compact(forest_data):
     assert p.pair_row.dtype == np.int32 and p.pair_unit.dtype == np.int32
     # use_row / use_unit are derived, not stored
     assert "use_row" not in vars(p) and "use_unit" not in vars(p)
+
+
+@pytest.mark.parametrize("block", [997, 4096])
+def test_graph_build_in_small_record_blocks_is_identical(forest_data, monkeypatch, block):
+    from prune_opt.solvers import mincut
+
+    rf, X, y = forest_data
+    p = po.compile_problem(rf, X, y, lam=0.01)
+    ref = mincut.build_closure_graph(p)
+    monkeypatch.setattr(mincut, "BLOCK_RECORDS", block)
+    g = mincut.build_closure_graph(p)
+    assert g.stats == ref.stats
+    assert np.array_equal(g.weight, ref.weight)
+    assert np.array_equal(g.inf_tail, ref.inf_tail) and np.array_equal(g.inf_head, ref.inf_head)
