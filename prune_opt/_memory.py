@@ -11,7 +11,7 @@ The estimates are documented functions of the problem sizes (bytes):
   ``n_uses * 8`` for the records (int32 node and pair), ``n_pairs * 8`` for
   the pairs, ``n_nodes * (C + 4) * 8`` for node tables, plus one routing block;
 * mincut solve: the loaded problem plus ``n_uses * 8`` (graph arcs) plus
-  ``n_arcs * BYTES_PER_FLOW_ARC`` (48) inside OR-Tools' max-flow.
+  ``n_arcs * BYTES_PER_FLOW_ARC`` (36) inside OR-Tools' max-flow.
 
 ``n_uses`` is measured by routing a small probe of the rows (``uses per
 row``); the constants were calibrated on the ``benchmarks/solvers.py``
@@ -30,8 +30,10 @@ __all__ = ["available_memory", "estimate_compile_memory", "estimate_solve_memory
            "check_fits", "format_bytes"]
 
 # bytes OR-Tools' SimpleMaxFlow holds per arc once solved (arc arrays, reverse arcs,
-# residual capacities, the static graph it builds): measured ~42 on 100 x 50k elec
-BYTES_PER_FLOW_ARC = 48
+# residual capacities, the static graph it builds), counted per *record* since the arcs
+# are bounded by the records: measured 32 per record (42 per arc after merging) on
+# 100 x 50k elec, and 100 x 500k peaked at 10.1 GB for 254.6M records; 36 with margin
+BYTES_PER_FLOW_ARC = 36
 # resident bytes of one routing block's temporaries (2**22 records, int64 keys and
 # the decision-path matrices of one tree), measured and rounded up
 BLOCK_BYTES = 600 * 2**20
@@ -218,7 +220,7 @@ def estimate_solve_sizes(n_uses, n_pairs, n_nodes):
 
     Examples
     --------
-    >>> estimate_solve_sizes(10**6, 10**4, 10**3)["max_flow"] == 48 * (10**6 + 2 * 10**3 + 10**4)
+    >>> estimate_solve_sizes(10**6, 10**4, 10**3)["max_flow"] == 36 * (10**6 + 2 * 10**3 + 10**4)
     True
     """
     arcs = n_uses + 2 * n_nodes + n_pairs
