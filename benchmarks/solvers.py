@@ -20,10 +20,19 @@ LP backends are skipped, with the reason printed, when the LP's estimated
 memory exceeds what is available or a backend's size limit; every solve is
 also killed after ``--timeout`` seconds.
 
+A size may carry a suffix: ``100x5M@250k`` compiles with ``cost_sample=250000``
+(the cost term on a uniform sample; the solve row then also reports the
+pruning's true objective on all rows, and its gap to an exact row of the same
+size when one ran), and ``100x1M:dask`` compiles on a Dask ``LocalCluster``
+(``--dask-workers`` processes, one thread each), reporting the peak RSS of
+the driver and of every worker.
+
 Usage::
 
     python benchmarks/solvers.py --quick
     python benchmarks/solvers.py --sizes 10x2k,10x20k,40x20k,100x100k --json out.json
+    python benchmarks/solvers.py --solvers mincut --sizes 100x500k,100x1M,100x1M@250k
+    python benchmarks/solvers.py --solvers mincut --sizes 100x5M@250k,100x1M:dask
 """
 
 from __future__ import annotations
@@ -50,14 +59,25 @@ BYTES_PER_NNZ = {"highs": 400, "glop": 450, "pdlp": 350, "cbc": 600, "cbc-ip": 6
 MAX_NNZ = {"cbc": 2_000_000, "cbc-ip": 300_000, "mincut-networkx": 400_000}
 
 
-def parse_size(text):
-    """'40x20k' -> (40, 20000)."""
-    t, _, n = text.lower().partition("x")
+def _count(n):
     mult = {"k": 1_000, "m": 1_000_000}
     n = n.strip()
     if n and n[-1] in mult:
-        return int(t), int(float(n[:-1]) * mult[n[-1]])
-    return int(t), int(n)
+        return int(float(n[:-1]) * mult[n[-1]])
+    return int(n)
+
+
+def parse_size(text):
+    """'40x20k' -> (40, 20000); '100x5M@250k' -> (100, 5000000, 250000, False);
+    '100x1M:dask' -> (100, 1000000, None, True)."""
+    text = text.lower().strip()
+    dask = text.endswith(":dask")
+    text = text.removesuffix(":dask")
+    text, _, sample = text.partition("@")
+    t, _, n = text.partition("x")
+    if not sample and not dask:
+        return int(t), _count(n)
+    return int(t), _count(n), (_count(sample) if sample else None), dask
 
 
 def _rss_kb(key):
@@ -68,7 +88,12 @@ def _rss_kb(key):
 
 # ----------------------------------------------------------------- child jobs
 
-def make_problem(dataset, trees, n_val, lam, train_rows, seed, max_depth, path):
+def _worker_peak_mb():
+    return _rss_kb("VmHWM") / 1024
+
+
+def make_problem(dataset, trees, n_val, lam, train_rows, seed, max_depth, path,
+                 cost_sample=None, dask_workers=0):
     """Grow the forest, build the validation rows, compile, pickle to ``path``."""
     from sklearn.ensemble import RandomForestClassifier
 
@@ -92,14 +117,31 @@ def make_problem(dataset, trees, n_val, lam, train_rows, seed, max_depth, path):
         X_val, y_val = X[rest[:n_val]], y[rest[:n_val]]
     rf = RandomForestClassifier(n_estimators=trees, max_depth=max_depth, random_state=seed,
                                 n_jobs=1).fit(X[tr], y[tr])
-    t0 = time.perf_counter()
+    client = cluster = None
+    if dask_workers:
+        from dask.distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    setup_mb = _rss_kb("VmRSS") / 1024
+    t0, c0 = time.perf_counter(), time.process_time()
     # errors are counted on the validation rows too (compile_problem's default): with
     # in-bag errors fully grown trees have none, and the optimum is trivially "keep all"
-    problem = po.compile_problem(rf, X_val, y_val, costs=ds.costs_or_uniform(), lam=lam)
-    seconds = time.perf_counter() - t0
+    problem = po.compile_problem(rf, X_val, y_val, costs=ds.costs_or_uniform(), lam=lam,
+                                 cost_sample=cost_sample, client=client)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    workers_mb = None
+    if client is not None:
+        workers_mb = sorted(client.run(_worker_peak_mb).values())
+        client.close()
+        cluster.close()
     with open(path, "wb") as fh:
         pickle.dump(problem, fh, protocol=5)
-    return {"compile_seconds": seconds, "compile_peak_mb": _rss_kb("VmHWM") / 1024,
+    if cost_sample is not None:  # the solver process measures the true cost on all rows
+        np.save(path + ".X.npy", X_val)
+    return {"compile_seconds": seconds, "compile_cpu_seconds": cpu,
+            "compile_peak_mb": _rss_kb("VmHWM") / 1024, "setup_mb": setup_mb, "workers_peak_mb": workers_mb,
             "resampled": bool(resampled), "n_train": int(n_train), **problem.size()}
 
 
@@ -113,10 +155,20 @@ def solve_problem(path, solver, time_limit):
     from prune_opt.cli._memory import reset_peak_rss
 
     reset = reset_peak_rss()
+    c0 = time.process_time()
     pruned = po.solve(problem, solver=solver, time_limit=time_limit)
+    cpu = time.process_time() - c0
     info = pruned.solve_info
     hwm = _rss_kb("VmHWM")
-    return {"objective": float(pruned.objective), "bound": float(info["bound"]),
+    sampled = {}
+    if problem.cost_sample is not None:
+        from prune_opt._sampling import cost_sample_report
+
+        rep = cost_sample_report(problem, pruned.split_mask, np.load(path + ".X.npy"))
+        sampled = {"true_objective": rep["true_objective"], "true_in_ci": rep["true_in_ci"],
+                   "cost_ci": list(rep["cost_ci"]), "true_cost": rep["true_average_cost"]}
+    return {**sampled, "cpu_seconds": cpu, "objective": float(pruned.objective),
+            "bound": float(info["bound"]),
             "seconds": float(info["seconds"]), "status": info["status"],
             "max_frac": float(info["max_fractionality"]), "n_splits": int(pruned.n_splits),
             "peak_rss_mb": hwm / 1024, "solve_mb": (hwm - rss0) / 1024 if reset else None,
@@ -192,6 +244,8 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=1800.0,
                    help="seconds after which a solve is killed (default 1800)")
     p.add_argument("--quick", action="store_true", help=f"only {QUICK_SIZES}")
+    p.add_argument("--dask-workers", type=int, default=2,
+                   help="workers of the LocalCluster for ':dask' sizes (default 2)")
     p.add_argument("--json", default=None, metavar="OUT")
     args = p.parse_args(argv)
 
@@ -208,12 +262,16 @@ def main(argv=None):
     rows, summaries = [], []
     tmp = Path(tempfile.mkdtemp(prefix="prune-opt-bench-"))
     try:
-        for trees, n_val in sizes:
-            label = f"{trees}x{n_val:,}"
+        for spec in sizes:
+            trees, n_val, sample, dask = (*spec, None, False)[:4]
+            label = (f"{trees}x{n_val:,}" + (f"@{sample:,}" if sample else "")
+                     + (":dask" if dask else ""))
             path = str(tmp / f"problem_{trees}_{n_val}.pkl")
             ok, size = run_isolated(make_problem, (args.dataset, trees, n_val, args.lam,
                                                    args.train_rows, args.seed,
-                                                   args.max_depth, path), args.timeout)
+                                                   args.max_depth, path, sample,
+                                                   args.dask_workers if dask else 0),
+                                    args.timeout)
             if not ok:
                 print(f"{label}: compile failed: {size}", flush=True)
                 rows.append({"size": label, "solver": "(compile)", "status": size})
@@ -221,10 +279,16 @@ def main(argv=None):
             print(f"{label}{' (resampled)' if size['resampled'] else ''}: compiled in "
                   f"{size['compile_seconds']:.1f}s (peak {size['compile_peak_mb']:.0f} MB): "
                   f"{size['n_uses']:,} uses, {size['n_pairs']:,} pairs, "
-                  f"{size['nnz']:,} LP nnz", flush=True)
+                  f"{size['nnz']:,} LP nnz"
+                  + (f"; workers' peak {size['workers_peak_mb']} MB"
+                     if size["workers_peak_mb"] else ""), flush=True)
             size_rows = []
             for s in solvers:
                 base = {"size": label, "trees": trees, "examples": n_val,
+                        "cost_sample": sample, "dask": dask,
+                        "compile_peak_mb": size["compile_peak_mb"],
+                        "compile_cpu_seconds": size.get("compile_cpu_seconds"),
+                        "workers_peak_mb": size["workers_peak_mb"],
                         "resampled": size["resampled"], "solver": s,
                         "n_uses": size["n_uses"], "n_pairs": size["n_pairs"],
                         "nnz": size["nnz"], "compile_seconds": size["compile_seconds"]}
@@ -252,12 +316,19 @@ def main(argv=None):
                                   "max_gap": max(r["gap_to_best"] for r in by.values())})
             rows.extend(size_rows)
             os.unlink(path)
+            if os.path.exists(path + ".X.npy"):
+                os.unlink(path + ".X.npy")
     finally:
         for f in tmp.glob("*"):
             f.unlink()
         tmp.rmdir()
+    _sampled_gaps(rows, summaries)
     _print_table(rows)
     for s in summaries:
+        if "gap_sampled_vs_exact" in s:
+            print(f"{s['size']}: sampled objective (true cost) vs exact: "
+                  f"{s['gap_sampled_vs_exact']:+.2e}")
+            continue
         sp = ", ".join(f"{k} {v:.0f}x" for k, v in s["speedup_of_mincut"].items())
         print(f"{s['size']}: largest gap to best {s['max_gap']:.1e}; mincut faster than: "
               f"{sp or '-'}")
@@ -271,9 +342,22 @@ def main(argv=None):
     return 0
 
 
+def _sampled_gaps(rows, summaries):
+    """Gap of each sampled row's true objective to the exact row of the same size."""
+    exact = {(r["trees"], r["examples"], r["solver"]): r["objective"] for r in rows
+             if "objective" in r and not r.get("cost_sample")}
+    for r in rows:
+        key = (r.get("trees"), r.get("examples"), r.get("solver"))
+        if r.get("cost_sample") and "true_objective" in r and key in exact:
+            r["gap_sampled_vs_exact"] = (r["true_objective"] - exact[key]) / exact[key]
+            summaries.append({"size": r["size"], "gap_sampled_vs_exact":
+                              r["gap_sampled_vs_exact"]})
+
+
 def _print_table(rows):
-    cols = ["size", "resampled", "solver", "seconds", "peak_rss_mb", "solve_mb", "objective",
-            "gap_to_best", "n_splits", "n_uses", "n_pairs", "status"]
+    cols = ["size", "resampled", "solver", "compile_seconds", "compile_cpu_seconds",
+            "compile_peak_mb", "seconds", "cpu_seconds", "peak_rss_mb", "solve_mb", "objective", "true_objective", "gap_to_best",
+            "gap_sampled_vs_exact", "n_splits", "n_uses", "n_pairs", "status"]
 
     def fmt(v):
         if isinstance(v, float):

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._compile_steps import error_routing, plan_memory, sample_info
 from ._costs import as_feature_costs
 from ._forest import as_forest
 from ._problem import PruningProblem
-from ._routing import DEFAULT_CHUNK, in_bag_weights, route_costs, route_errors
+from ._routing import (
+    DEFAULT_CHUNK,
+    route_costs,
+)
+from ._sampling import draw_cost_sample, resolve_cost_sample
 from ._validation import check_features, check_labels, check_nonneg_scalar, check_weights
 
 __all__ = ["compile_problem"]
 
 
 def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost=0.0,
-                    sample_weight=None, budget=None, merge=True, chunk_size=DEFAULT_CHUNK):
+                    sample_weight=None, budget=None, merge=True, chunk_size=DEFAULT_CHUNK,
+                    cost_sample=None, random_state=0, client=None, verbose=False):
     """Compile the BudgetPrune program of a fitted forest.
 
     Parameters
@@ -45,6 +51,21 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         Merge cost rows that reach the same leaf in every tree.
     chunk_size : int
         Rows routed at a time.
+    cost_sample : int, "auto" or None
+        Estimate the cost term on this many cost rows drawn uniformly without
+        replacement (``"auto"``: 250,000 when there are more); the error term
+        still uses every row.  ``problem.cost_sample`` then records the
+        sample, and :func:`prune_opt._sampling.cost_sample_report` gives the
+        sampled cost's confidence interval and the true cost on all rows
+        (``prune`` puts both in ``solve_info``).  See ``docs/math/sampling.md``.
+    random_state : int
+        Seed of the cost sample.
+    client : dask.distributed.Client, optional
+        Route on a Dask cluster: one task per block of rows; ``X`` and ``y``
+        may then be dask arrays or dataframes.  The problem is identical to
+        the single-process one.
+    verbose : bool
+        Print the memory estimate (compile and exact solve) before routing.
 
     Returns
     -------
@@ -65,24 +86,32 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     budget = check_nonneg_scalar(budget, "budget", allow_none=True)
-    if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or \
+            chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
+    if client is not None:
+        from ._distributed import compile_on_cluster
+
+        return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,
+                                  budget=budget, merge=merge, chunk_size=chunk_size,
+                                  sample_weight=sample_weight, train=train,
+                                  cost_sample=cost_sample, random_state=random_state,
+                                  verbose=verbose)
     Xc = check_features(forest, X, name="X")
     yc = check_labels(forest, y, Xc.shape[0], name="y")
-    fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     w = check_weights(sample_weight, Xc.shape[0])
-    cost_routing = route_costs(forest, Xc, fc, sample_weight=w, merge=merge,
+    m = resolve_cost_sample(cost_sample, Xc.shape[0])
+    idx = None if m is None else draw_cost_sample(Xc.shape[0], m, random_state)
+    Xs = Xc if idx is None else Xc[idx]
+    ws = w if idx is None or w is None else w[idx]
+    plan_memory(forest, Xs, fc, merge=merge, verbose=verbose)
+    cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
                                chunk_size=chunk_size)
-    if train is None:
-        err = route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
-                           chunk_size=chunk_size)
-    else:
-        if not isinstance(train, (tuple, list)) or len(train) != 2:
-            raise TypeError("train must be a pair (X_train, y_train)")
-        Xt = check_features(forest, train[0], name="train[0] (X_train)")
-        yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
-        bags = in_bag_weights(forest, Xt.shape[0])
-        err = route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
-    return PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
-                          node_error=err.node_error, tree_error_weight=err.tree_weight,
-                          cost_routing=cost_routing, budget=budget)
+    err = error_routing(forest, Xc, yc, w, train, chunk_size)
+    problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
+                             node_error=err.node_error, tree_error_weight=err.tree_weight,
+                             cost_routing=cost_routing, budget=budget)
+    if idx is not None:
+        problem.cost_sample = sample_info(cost_routing, idx, ws, Xc.shape[0], w)
+    return problem

@@ -79,18 +79,19 @@ class PruningProblem:
         self.total_weight = float(cr.total_weight)
         if self.total_weight <= 0:
             raise ValueError("cost data has zero total weight; pass at least one example")
+        # records and pairs come sorted and numbered from the routing (built block by
+        # block of rows, never by a global sort); use_row / use_unit are derived on demand
         self.use_node = cr.use_node
-        self.use_row = cr.use_row
-        self.use_unit = cr.use_unit
-        key = self.use_row.astype(np.int64) * max(costs.n_units, 1) + self.use_unit
-        uniq, self.use_pair = np.unique(key, return_inverse=True)
-        self.use_pair = self.use_pair.ravel()
-        self.pair_row = uniq // max(costs.n_units, 1)
-        self.pair_unit = uniq % max(costs.n_units, 1)
+        self.use_pair = cr.use_pair
+        self.pair_row = cr.pair_row
+        self.pair_unit = cr.pair_unit
         self.budget = None if budget is None else float(budget)
         T = forest.n_trees
         self.scale = float(T * self.tree_error_weight.mean())
         self._ancestors = None
+        self._uses_per_node = None
+        # set by compile_problem(cost_sample=...): the sample the cost term is estimated on
+        self.cost_sample = None
 
     # ------------------------------------------------------------ variants
     def _replace(self, **fields):
@@ -128,6 +129,22 @@ class PruningProblem:
 
     # ------------------------------------------------------------ sizes
     @property
+    def use_row(self):
+        """Merged cost row of each first-use record (derived, not stored)."""
+        return self.pair_row[self.use_pair]
+
+    @property
+    def use_unit(self):
+        """Acquisition unit of each first-use record (derived, not stored)."""
+        return self.pair_unit[self.use_pair]
+
+    def uses_per_node(self):
+        """Number of first-use records at each node (n_nodes,), cached."""
+        if getattr(self, "_uses_per_node", None) is None:
+            self._uses_per_node = np.bincount(self.use_node, minlength=self.n_nodes)
+        return self._uses_per_node
+
+    @property
     def n_trees(self):
         return self.forest.n_trees
 
@@ -152,7 +169,7 @@ class PruningProblem:
         f = self.forest
         leaves = f.is_leaf
         nnz_path = int((f.depth[leaves] + 1).sum())
-        nnz_use = int((f.depth[self.use_node] + 2).sum())
+        nnz_use = int(self.uses_per_node() @ (f.depth + 2))
         n_vars = self.n_nodes + self.n_uses + self.n_pairs
         n_eq = int(leaves.sum()) + self.n_uses
         n_ub = self.n_uses + (self.budget is not None)

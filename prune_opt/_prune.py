@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ._compile import compile_problem
+from ._sampling import cost_sample_report
 from ._solve import OBJECTIVE_RTOL, solve
 
 __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
@@ -13,7 +14,7 @@ __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
 
 def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cost=0.0,
           time_limit=None, verbose=False, solver_options=None, sample_weight=None,
-          objective="paper"):
+          objective="paper", cost_sample=None, client=None):
     """Prune a fitted forest by solving the BudgetPrune program exactly.
 
     With ``objective="paper"`` (default) the paper's program is solved
@@ -47,6 +48,12 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
         Weights of the rows of X.
     objective : str or Objective, default "paper"
         What to minimise besides ``lam`` times the average cost.
+    cost_sample : int or "auto", optional
+        Estimate the cost term on a uniform sample of the rows of X (see
+        :func:`compile_problem`); ``solve_info`` then holds the sampled cost's
+        confidence interval and the pruning's true cost on all rows.
+    client : dask.distributed.Client, optional
+        Compile on a Dask cluster (see :func:`compile_problem`).
 
     Returns
     -------
@@ -67,23 +74,28 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     'brier'
     """
     if not (isinstance(objective, str) and objective == "paper"):
+        if cost_sample is not None or client is not None:
+            raise ValueError(f"cost_sample= and client= apply to objective='paper'; "
+                             f"objective={objective!r} routes X in process")
         return _prune_ensemble(forest, X, y, costs=costs, lam=lam, solver=solver, train=train,
                                depth_cost=depth_cost, time_limit=time_limit, verbose=verbose,
                                solver_options=solver_options, sample_weight=sample_weight,
                                objective=objective)
     t0 = time.perf_counter()
     problem = compile_problem(forest, X, y, costs=costs, lam=lam, train=train,
-                              depth_cost=depth_cost, sample_weight=sample_weight)
+                              depth_cost=depth_cost, sample_weight=sample_weight,
+                              cost_sample=cost_sample, client=client, verbose=verbose)
     compile_seconds = time.perf_counter() - t0
     if verbose:
         print(f"[prune-opt] compiled {problem!r} in {compile_seconds:.2f}s")
     pruned = solve(problem, solver=solver, time_limit=time_limit, verbose=verbose,
                    solver_options=solver_options)
     pruned.solve_info["compile_seconds"] = compile_seconds
+    if problem.cost_sample is not None:  # sampled cost term: interval and true cost
+        pruned.solve_info.update(cost_sample_report(problem, pruned.split_mask,
+                                                    None if client else X, sample_weight))
     pruned.problem = problem
     return pruned
-
-
 
 
 def _prune_ensemble(forest, X, y, *, train, solver_options, objective, **kwargs):

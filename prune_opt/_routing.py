@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["CostRouting", "ErrorRouting", "route_costs", "route_errors", "first_use_records"]
+__all__ = ["CostRouting", "ErrorRouting", "route_costs", "route_errors", "first_use_records",
+           "chunk_records", "merge_identical_rows"]
 
 DEFAULT_CHUNK = 65536
 
@@ -34,8 +35,11 @@ class CostRouting:
         Merged row of each original example.
     node_weight : ndarray (n_nodes,)
         Weighted number of cost examples reaching each node.
-    use_node, use_row, use_unit : ndarray (n_uses,)
-        First-use records (global node id, merged row, unit).
+    use_node, use_pair : ndarray of int32 (n_uses,)
+        First-use records: global node id and the (row, unit) pair it pays,
+        sorted by pair, then node.
+    pair_row, pair_unit : ndarray of int32 (n_pairs,)
+        Distinct (merged row, unit) pairs, sorted by row, then unit.
     total_weight : float
         N, the (weighted) number of cost examples.
     """
@@ -44,9 +48,18 @@ class CostRouting:
     row_of_example: np.ndarray
     node_weight: np.ndarray
     use_node: np.ndarray
-    use_row: np.ndarray
-    use_unit: np.ndarray
+    use_pair: np.ndarray
+    pair_row: np.ndarray
+    pair_unit: np.ndarray
     total_weight: float
+
+    @property
+    def use_row(self):
+        return self.pair_row[self.use_pair]
+
+    @property
+    def use_unit(self):
+        return self.pair_unit[self.use_pair]
 
 
 @dataclass
@@ -58,13 +71,72 @@ class ErrorRouting:
     tree_weight: np.ndarray
 
 
-def _leaf_signatures(forest, X, chunk_size):
-    leaves = np.empty((X.shape[0], forest.n_trees), dtype=np.int32)
+def tree_leaves(forest, X, t):
+    """Local leaf id reached in tree ``t`` by every row of (checked) ``X``.
+
+    scikit-learn trees answer through their own ``apply`` (no path matrix);
+    other forests through :meth:`Forest.apply_tree`.
+    """
+    from sklearn.tree import BaseDecisionTree
+
+    est = forest.estimator
+    tree = None if est is None else (est.estimators_[t] if hasattr(est, "estimators_") else est)
+    if isinstance(tree, BaseDecisionTree):
+        return tree.apply(X)
+    return forest.apply_tree(X, t)
+
+
+def leaf_matrix(forest, X, chunk_size=DEFAULT_CHUNK):
+    """(n, T) leaf ids in the smallest unsigned dtype that holds them."""
+    sizes = np.diff(forest.node_offset)
+    dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
+    leaves = np.empty((X.shape[0], forest.n_trees), dtype=dtype)
     for start in range(0, X.shape[0], chunk_size):
         stop = min(start + chunk_size, X.shape[0])
         for t in range(forest.n_trees):
-            leaves[start:stop, t] = forest.apply_tree(X[start:stop], t)
+            leaves[start:stop, t] = tree_leaves(forest, X[start:stop], t)
     return leaves
+
+
+def merge_identical_rows(leaves, chunk_size=DEFAULT_CHUNK, seed=0):
+    """Group rows with identical leaf signatures, groups in first-appearance order.
+
+    A random 64-bit key per (tree, leaf) is summed along each row (wrapping),
+    rows are grouped by that hash, and every row is then compared with its
+    group's first row; rows that differ (a hash collision) are regrouped
+    exactly among themselves.  No sort of the (n, T) matrix is ever made.
+
+    Returns
+    -------
+    group : ndarray of int64 (n,)
+        Group of each row, numbered by first appearance.
+    first : ndarray of int64 (n_groups,)
+        First row of each group (increasing).
+    """
+    n, T = leaves.shape
+    rng = np.random.default_rng(seed)
+    h = np.zeros(n, dtype=np.uint64)
+    for t in range(T):
+        col = leaves[:, t]
+        keys = rng.integers(0, np.iinfo(np.uint64).max, size=int(col.max()) + 1,
+                            dtype=np.uint64, endpoint=True)
+        h += keys[col]  # wraps modulo 2**64
+    _, first, group = np.unique(h, return_index=True, return_inverse=True)
+    group = group.ravel().astype(np.int64)
+    del h
+    bad = np.zeros(n, dtype=bool)
+    for start in range(0, n, chunk_size):
+        sl = slice(start, min(start + chunk_size, n))
+        bad[sl] = (leaves[sl] != leaves[first[group[sl]]]).any(axis=1)
+    if bad.any():  # hash collision: regroup the offending rows exactly
+        idx = np.flatnonzero(bad)
+        _, sub = np.unique(leaves[idx], axis=0, return_inverse=True)
+        group[idx] = first.size + sub.ravel()
+    _, first = np.unique(group, return_index=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[group], first[order]
 
 
 def first_use_records(forest, ind, t, feature_units, unit_mask=None):
@@ -112,8 +184,148 @@ def first_use_records(forest, ind, t, feature_units, unit_mask=None):
     return rows[first], nodes_rep[first], units[first]
 
 
+def paid_feature_units(costs):
+    """Feature x unit incidence restricted to units that cost something (sorted CSR)."""
+    fu = sp.csr_matrix(costs.feature_units.multiply((costs.unit_costs > 0)[None, :]).astype(bool))
+    fu.eliminate_zeros()
+    fu.sort_indices()
+    return fu
+
+
+def new_units_table(forest, feature_units):
+    """Per tree, the paid units each node uses *first* on any path through it.
+
+    A unit is first used at node h iff h's split feature needs it and no
+    ancestor's does; this depends on the tree only, so the records of a row
+    are just the new units of the nodes on its path.  Computed with one
+    bitmask per node (64 units per word), level by level.
+
+    Returns
+    -------
+    list of (indptr, units) per tree: CSR over the tree's local node ids.
+    """
+    n_units = feature_units.shape[1]
+    words = max(1, -(-n_units // 64))
+    fbits = np.zeros((feature_units.shape[0] + 1, words), dtype=np.uint64)  # last row: leaf
+    f_of = np.repeat(np.arange(feature_units.shape[0]), np.diff(feature_units.indptr))
+    u = feature_units.indices.astype(np.int64)
+    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
+        np.uint64)))
+    out = []
+    for t in range(forest.n_trees):
+        sl = forest.tree_slice(t)
+        feat = forest.feature[sl]
+        own = fbits[np.where(feat >= 0, feat, -1)]
+        seen = own.copy()  # units used on the path down to (and at) each node
+        par = forest.parent[sl] - sl.start
+        depth = forest.depth[sl]
+        for d in range(1, int(depth.max()) + 1):  # one pass per level
+            at = np.flatnonzero(depth == d)
+            seen[at] |= seen[par[at]]
+        new = own.copy()
+        has_par = par >= 0
+        new[has_par] &= ~seen[par[has_par]]
+        bits = np.unpackbits(new.view(np.uint8), axis=1, bitorder="little")[:, :n_units]
+        r, c = np.nonzero(bits)
+        out.append((np.concatenate([[0], np.cumsum(np.bincount(r, minlength=bits.shape[0]))]),
+                    c.astype(np.int64)))
+    return out
+
+
+def tree_records(ind, table, offset):
+    """First-use records (row, global node, unit) of one tree from its paths."""
+    indptr, units = table
+    rows = np.repeat(np.arange(ind.shape[0], dtype=np.int64), np.diff(ind.indptr))
+    nodes = ind.indices.astype(np.int64)
+    cnt = np.diff(indptr)[nodes]
+    if cnt.max(initial=0) <= 1:  # the usual case: one unit per feature
+        sel = cnt == 1
+        nodes = nodes[sel]
+        return rows[sel], nodes + offset, units[indptr[nodes]]
+    rows, nodes = np.repeat(rows, cnt), np.repeat(nodes, cnt)
+    within = np.arange(rows.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return rows, nodes + offset, units[indptr[nodes] + within]
+
+
+def chunk_records(forest, Xc, wc, feature_units, tables=None):
+    """Records of one block of cost rows, in every tree (the unit of parallel work).
+
+    Returns ``(node, pair, pair_row, pair_unit, node_weight)`` with rows and
+    pairs numbered locally from 0: records sorted by (row, unit, node), one
+    sort of a single int64 key per record of this block only.
+    """
+    n_units, n_nodes = feature_units.shape[1], forest.n_nodes
+    tables = new_units_table(forest, feature_units) if tables is None else tables
+    node_weight = np.zeros(n_nodes)
+    keys = []
+    for t in range(forest.n_trees):
+        ind = forest.decision_paths(Xc, t)
+        node_weight[forest.tree_slice(t)] += ind.T.astype(float) @ wc
+        r, h, u = tree_records(ind, tables[t], forest.node_offset[t])
+        keys.append((r * n_units + u) * n_nodes + h)  # < rows * units * nodes < 2**63
+        del ind, r, h, u
+    key = np.concatenate(keys) if keys else np.empty(0, np.int64)
+    del keys
+    key.sort()
+    node = (key % n_nodes).astype(np.int32)
+    key //= n_nodes  # (row, unit) of each record
+    new = np.empty(key.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    pair = (np.cumsum(new) - 1).astype(np.int32)
+    pk = key[new]
+    del key, new
+    return (node, pair, (pk // n_units).astype(np.int32), (pk % n_units).astype(np.int32),
+            node_weight)
+
+
+class _Grow:
+    """An append-only int array grown in place (realloc: no second copy for large blocks)."""
+
+    def __init__(self, dtype):
+        self.a = np.empty(1 << 16, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values):
+        need = self.n + values.size
+        if need > self.a.size:
+            self.a.resize(max(need, int(self.a.size * 1.5)), refcheck=False)
+        self.a[self.n:need] = values
+        self.n = need
+
+    def array(self):
+        self.a.resize(self.n, refcheck=False)
+        return self.a
+
+
+def record_chunk_rows(forest, costs, chunk_size):
+    """Rows per record block: bounded so that one block holds O(2**22) records
+    and its int64 sort key cannot overflow."""
+    n_units = max(costs.n_units, 1)
+    cap = (2**62) // (n_units * max(forest.n_nodes, 1) + 1)
+    return int(max(1, min(chunk_size, max(256, 2**22 // max(forest.n_trees, 1)), cap)))
+
+
+def assemble_records(blocks, n_rows, n_units, n_nodes):
+    """Concatenate per-block records (in row order) into global arrays.
+
+    ``blocks`` yields ``(row_start, chunk_records(...) output)``.
+    """
+    pair_dtype = np.int32 if n_rows * max(n_units, 1) < 2**31 else np.int64
+    use_node, use_pair = _Grow(np.int32), _Grow(pair_dtype)
+    pair_row, pair_unit = _Grow(np.int32), _Grow(np.int32)
+    node_weight = np.zeros(n_nodes)
+    for start, (node, pair, prow, punit, nw) in blocks:
+        use_node.extend(node)
+        use_pair.extend(pair.astype(pair_dtype) + pair_row.n)
+        pair_row.extend(prow + start)
+        pair_unit.extend(punit)
+        node_weight += nw
+    return use_node.array(), use_pair.array(), pair_row.array(), pair_unit.array(), node_weight
+
+
 def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK):
-    """Route cost data once: node weights and first-use records.
+    """Route cost data once: node weights and first-use records, in bounded memory.
 
     Parameters
     ----------
@@ -130,52 +342,28 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
     -------
     CostRouting
     """
+    weight, inverse, Xr = merge_cost_rows(forest, X, sample_weight, merge, chunk_size)
+    fu = paid_feature_units(costs)
+    tables = new_units_table(forest, fu)
+    step = record_chunk_rows(forest, costs, chunk_size)
+    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables))
+              for s in range(0, Xr.shape[0], step))
+    node, pair, prow, punit, node_weight = assemble_records(
+        blocks, Xr.shape[0], costs.n_units, forest.n_nodes)
+    return CostRouting(example_weight=weight, row_of_example=inverse, node_weight=node_weight,
+                       use_node=node, use_pair=pair, pair_row=prow, pair_unit=punit,
+                       total_weight=float(weight.sum()))
+
+
+def merge_cost_rows(forest, X, sample_weight, merge, chunk_size):
+    """Merged row weights, each example's merged row, and the merged rows of X."""
     n = X.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if merge and n > 1:
-        leaves = _leaf_signatures(forest, X, chunk_size)
-        _, rep, inverse = np.unique(leaves, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
-        del leaves
-        order = np.argsort(rep, kind="stable")  # keep rows in first-appearance order
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        rep = rep[order]
-        inverse = rank[inverse]
-        weight = np.bincount(inverse, weights=w, minlength=rep.size)
-        Xr = X[rep]
-    else:
-        inverse = np.arange(n)
-        weight = w.copy()
-        Xr = X
-    # only units that cost something create records
-    feature_units = sp.csr_matrix(costs.feature_units.multiply(
-        (costs.unit_costs > 0)[None, :]).astype(bool))
-    feature_units.eliminate_zeros()
-    feature_units.sort_indices()
-    node_weight = np.zeros(forest.n_nodes)
-    recs = ([], [], [])
-    for start in range(0, Xr.shape[0], chunk_size):
-        stop = min(start + chunk_size, Xr.shape[0])
-        wc = weight[start:stop]
-        for t in range(forest.n_trees):
-            ind = forest.decision_paths(Xr[start:stop], t)
-            sl = forest.tree_slice(t)
-            node_weight[sl] += ind.T.astype(float) @ wc
-            r, h, u = first_use_records(forest, ind, t, feature_units)
-            # int32 halves the memory of the records (ids stay far below 2**31)
-            recs[0].append((r + start).astype(np.int32))
-            recs[1].append(h.astype(np.int32))
-            recs[2].append(u.astype(np.int32))
-    use_row, use_node, use_unit = (np.concatenate(a) if a else np.empty(0, np.int32)
-                                   for a in recs)
-    del recs
-    order = np.lexsort((use_node, use_unit, use_row))
-    use_row, use_node, use_unit = use_row[order], use_node[order], use_unit[order]
-    del order
-    return CostRouting(example_weight=weight, row_of_example=inverse, node_weight=node_weight,
-                       use_node=use_node.astype(np.int64), use_row=use_row,
-                       use_unit=use_unit, total_weight=float(weight.sum()))
+    if not merge or n <= 1:
+        return w.copy(), np.arange(n), X
+    group, first = merge_identical_rows(leaf_matrix(forest, X, chunk_size), chunk_size)
+    weight = np.bincount(group, weights=w, minlength=first.size)
+    return weight, group, X[first]
 
 
 def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK):
@@ -203,17 +391,27 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         tree_weight[t] = wt.sum()
         sl = forest.tree_slice(t)
         sel = np.flatnonzero(wt > 0)
-        for start in range(0, sel.size, chunk_size):
+        size = sl.stop - sl.start
+        for start in range(0, sel.size, chunk_size):  # class weights at the leaves ...
             idx = sel[start:start + chunk_size]
-            ind = forest.decision_paths(X[idx], t)
-            onehot = sp.csr_matrix((wt[idx], (np.arange(idx.size), y_index[idx])),
-                                   shape=(idx.size, C))
-            class_weight[sl] += (ind.T.astype(float) @ onehot).toarray()
+            leaf = tree_leaves(forest, X[idx], t).astype(np.int64)
+            class_weight[sl] += np.bincount(leaf * C + y_index[idx], weights=wt[idx],
+                                            minlength=size * C).reshape(size, C)
+        _sum_up_tree(forest, class_weight, sl)  # ... then summed up to every ancestor
     node_weight = class_weight.sum(axis=1)
     majority = np.argmax(forest.value, axis=1)
     node_error = node_weight - class_weight[np.arange(forest.n_nodes), majority]
     node_error = np.maximum(node_error, 0.0)
     return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
+
+
+def _sum_up_tree(forest, values, sl):
+    """Add every node's row of ``values`` into its parent's, deepest level first."""
+    depth = forest.depth[sl]
+    par = forest.parent[sl]
+    for d in range(int(depth.max()), 0, -1):  # one pass per level
+        at = np.flatnonzero(depth == d) + sl.start
+        np.add.at(values, par[at - sl.start], values[at])
 
 
 def in_bag_weights(forest, n_train):

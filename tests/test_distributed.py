@@ -57,3 +57,80 @@ def test_dask_backend_with_networkx_subproblem(problem, client):
         remote = po.solve(problem, solver="primal-dual", solver_options={**opts, "n_jobs": 2})
     assert np.array_equal(serial.split_mask, remote.split_mask)
     assert np.array_equal(serial.solve_info["duals"], remote.solve_info["duals"])
+
+
+# ------------------------------------------------- compile_problem(..., client=...)
+
+ATTRS = ("use_node", "use_pair", "pair_row", "pair_unit", "row_weight", "row_of_example",
+         "node_error", "node_cost_weight", "tree_error_weight")
+
+
+@pytest.fixture(scope="module")
+def process_client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def forest_data():
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=6, random_state=2).fit(X[:700],
+                                                                                 y[:700])
+    return rf, X[700:], y[700:]
+
+
+def assert_same_problem(a, b):
+    for name in ATTRS:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+@pytest.mark.slow
+def test_cluster_compile_of_partitions_equals_single_process(process_client, forest_data):
+    da = pytest.importorskip("dask.array")
+    rf, X, y = forest_data
+    serial = po.compile_problem(rf, X, y, lam=0.02, chunk_size=300)
+    Xd, yd = da.from_array(X, chunks=(300, 16)), da.from_array(y, chunks=300)
+    with distributed.get_task_stream(process_client) as stream:
+        remote = po.compile_problem(rf, Xd, yd, lam=0.02, chunk_size=300,
+                                    client=process_client)
+    assert_same_problem(serial, remote)
+    # the work was shared: the per-block routing tasks ran on both workers
+    workers = {t["worker"] for t in stream.data
+               if str(t["key"]).lstrip("('").startswith(("_leaf_block", "_class_block"))}
+    assert len(workers) == 2
+    a, b = po.solve(serial, solver="mincut"), po.solve(remote, solver="mincut")
+    assert np.array_equal(a.split_mask, b.split_mask) and a.objective == b.objective
+
+
+@pytest.mark.slow
+def test_cluster_compile_of_scattered_numpy_with_cost_sample(process_client, forest_data):
+    rf, X, y = forest_data
+    serial = po.compile_problem(rf, X, y, lam=0.02, chunk_size=256, cost_sample=500,
+                                random_state=3)
+    scattered = po.compile_problem(rf, X, y, lam=0.02, chunk_size=256, cost_sample=500,
+                                   random_state=3, client=process_client)
+    assert_same_problem(serial, scattered)
+    assert np.array_equal(serial.cost_sample["rows"], scattered.cost_sample["rows"])
+    pruned = po.prune(rf, X, y, lam=0.02, solver="mincut", client=process_client)
+    assert pruned.objective == po.prune(rf, X, y, lam=0.02, solver="mincut").objective
+
+
+@pytest.mark.slow
+def test_cluster_compile_of_dataframe_partitions(process_client, forest_data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rf, X, y = forest_data
+    Xf = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    yf = dd.from_pandas(pd.Series(y), npartitions=3)
+    framed = po.compile_problem(rf, Xf, yf, lam=0.02, client=process_client)
+    assert_same_problem(po.compile_problem(rf, X, y, lam=0.02), framed)
+
+
+def test_cluster_input_errors_name_the_argument(process_client, forest_data):
+    rf, X, y = forest_data
+    with pytest.raises(ValueError, match="y"):
+        po.compile_problem(rf, X, y[:-1], lam=0.02, client=process_client)

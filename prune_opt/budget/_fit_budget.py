@@ -57,7 +57,7 @@ def _lagrangian(hull, budget, verbose):
 def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", tol=1e-9,
                exact_budget=False, verbose=False, time_limit=DEFAULT_TIME_LIMIT, problem=None,
                max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, method="search",
-               objective="paper"):
+               objective="paper", cost_sample=None, client=None):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
     ``method="search"`` (default) solves ``min error term  s.t.  average cost <=
@@ -113,6 +113,9 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         descent over trees; a heuristic without a certified gap, see
         ``docs/math/ensemble_objective.md``); ``train``, ``method``, ``solver``
         options and ``problem`` do not apply to it.
+    cost_sample, client : optional
+        Passed to :func:`prune_opt.compile_problem` (the budget is then met by
+        the sampled average cost).
 
     Returns
     -------
@@ -140,6 +143,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     budget = check_nonneg_scalar(budget, "budget")
     time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
     if objective != "paper":
+        if cost_sample is not None or client is not None:
+            raise ValueError("cost_sample= and client= apply to objective='paper'")
         return _fit_budget_ensemble(forest, X, y, costs=costs, budget=budget, train=train,
                                     problem=problem, objective=objective,
                                     time_limit=time_limit, verbose=verbose)
@@ -155,7 +160,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
                       "closure binary program of the budget search has no size cap",
                       FutureWarning, stacklevel=2)
     if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+                                  cost_sample=cost_sample, client=client)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")

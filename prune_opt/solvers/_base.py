@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _memory
+
 __all__ = ["Solver", "SolveResult", "SolverError", "STATUSES", "STOPPED", "ERROR_STATUSES",
            "FLAGS", "NO_LIMIT_ABOVE", "normalize_time_limit", "available_memory"]
 
@@ -214,8 +216,8 @@ class Solver:
 
     # bytes per LP nonzero / variable a matrix-based backend needs (CSR copies, solver
     # internals): HiGHS peaked at about 2.4 GB for 4.6M nonzeros (benchmarks/solvers.py)
-    BYTES_PER_NNZ = 520
-    BYTES_PER_VARIABLE = 200
+    BYTES_PER_NNZ = _memory.LP_BYTES_PER_NNZ
+    BYTES_PER_VARIABLE = _memory.LP_BYTES_PER_VARIABLE
 
     def check_size(self, problem):
         if self.kind not in ("lp", "ip"):
@@ -294,12 +296,6 @@ class Solver:
 
 
 def available_memory():
-    """Bytes of memory available to this process (Linux /proc/meminfo), or None."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    """Bytes this process can still allocate (RAM, cgroup and rlimits), or None
+    (see :func:`prune_opt._memory.available_memory`)."""
+    return _memory.available_memory()

@@ -87,35 +87,105 @@ class ClosureGraph:
         return mask
 
 
-def _group_identical_sets(owner, member, starts, rng_seed=0):
-    """Group owners (pairs) whose member sets (use nodes) are identical.
+# records handled at a time by the graph build: bounds its temporaries to ~100 MB
+BLOCK_RECORDS = 1 << 22
 
-    ``owner`` must be sorted, ``member`` sorted within each owner, every owner
-    non-empty, and ``starts`` (n_owner + 1) the offsets of each owner's run.
-    Returns ``rep`` (n_owner,): the representative owner of each owner's
-    group.  Hash-grouped, then verified exactly; unverified owners stay alone.
+
+def _pair_blocks(starts, block=BLOCK_RECORDS):
+    """Split pairs into runs ``(p0, p1)`` holding about ``block`` records each."""
+    n_pairs = starts.size - 1
+    cuts = np.searchsorted(starts, np.arange(0, int(starts[-1]), block), side="right") - 1
+    cuts = np.unique(np.concatenate([cuts[cuts > 0], [0, n_pairs]]))
+    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+
+
+def _sorted_records(use_node, use_pair, n_pairs):
+    """Records sorted by (pair, node) and the record offsets of each pair.
+
+    The routing emits them sorted already; this is checked block by block and
+    only an unsorted input (hand-built problems) is sorted here.
     """
-    n_owner = starts.size - 1
+    ordered = True
+    for a in range(0, use_pair.size - 1, BLOCK_RECORDS):
+        b = min(a + BLOCK_RECORDS + 1, use_pair.size)
+        dp, dn = np.diff(use_pair[a:b]), np.diff(use_node[a:b])
+        if (dp < 0).any() or ((dp == 0) & (dn <= 0)).any():
+            ordered = False
+            break
+    if not ordered:
+        order = np.lexsort((use_node, use_pair))
+        use_node, use_pair = use_node[order], use_pair[order]
+    starts = np.searchsorted(use_pair, np.arange(n_pairs + 1))
+    return use_node, use_pair, starts
+
+
+def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
+    """Representative of each live pair among live pairs with identical node sets.
+
+    ``use_node`` must be sorted by pair (``owner``, kept for the signature;
+    ownership is read off ``starts``), then node, with ``starts`` the record
+    offsets of each pair; ``live`` (default all) marks the pairs to group.  Sets are hashed with two random 64-bit keys per
+    node plus their sizes, then verified element by element block by block;
+    an unverified pair stays alone.  Dead pairs are their own representative.
+    """
+    n_pairs = starts.size - 1
     rng = np.random.default_rng(rng_seed)
-    n_member = int(member.max()) + 1
-    keys = rng.integers(1, 2**63 - 1, size=(2, n_member), dtype=np.uint64)
-    table = np.empty((n_owner, 3), dtype=np.uint64)
-    table[:, 0] = np.add.reduceat(keys[0][member], starts[:-1])
-    table[:, 1] = np.add.reduceat(keys[1][member], starts[:-1])
+    keys = rng.integers(1, 2**63 - 1, size=(2, int(use_node.max()) + 1), dtype=np.uint64)
+    blocks = _pair_blocks(starts)
+    table = np.empty((n_pairs, 3), dtype=np.uint64)
+    for p0, p1 in blocks:
+        nodes = use_node[starts[p0]:starts[p1]]
+        local = starts[p0:p1] - starts[p0]
+        table[p0:p1, 0] = np.add.reduceat(keys[0][nodes], local)
+        table[p0:p1, 1] = np.add.reduceat(keys[1][nodes], local)
     table[:, 2] = np.diff(starts)
-    _, first, inverse = np.unique(table, axis=0, return_index=True, return_inverse=True)
-    rep = first[inverse.ravel()]
-    # verify: the k-th member of each owner equals the k-th member of its representative
-    pos = np.arange(owner.size) - starts[owner]
-    same = member == member[starts[rep[owner]] + pos]
-    bad = np.zeros(n_owner, dtype=bool)
-    bad[owner[~same]] = True
+    lid = np.arange(n_pairs) if live is None else np.flatnonzero(live)
+    _, first, inverse = np.unique(table[lid], axis=0, return_index=True, return_inverse=True)
+    del table
+    rep = np.arange(n_pairs)
+    rep[lid] = lid[first[inverse.ravel()]]
+    bad = np.zeros(n_pairs, dtype=bool)
+    for p0, p1 in blocks:
+        a, b = int(starts[p0]), int(starts[p1])
+        owner = np.repeat(np.arange(p0, p1), np.diff(starts[p0:p1 + 1]))
+        other = starts[rep[owner]] + (np.arange(a, b) - starts[owner])
+        bad[owner[use_node[a:b] != use_node[other]]] = True
     rep[bad] = np.flatnonzero(bad)
     return rep
 
 
+def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pairs, stats):
+    """Fold single-record pairs into nodes (in place on ``node_w``), drop dead
+    pairs and merge identical ones.  Returns (group of each pair or -1, group weights)."""
+    n_records = np.diff(starts)
+    dead = pair_w <= 0
+    stats["n_pairs_folded"] = 0
+    if fold_single:
+        single = (n_records == 1) & ~dead
+        sp_ = np.flatnonzero(single)
+        node_w += np.bincount(vid[use_node[starts[sp_]]], weights=pair_w[sp_],
+                              minlength=node_w.size)
+        dead |= single
+        stats["n_pairs_folded"] = int(sp_.size)
+    live = ~dead
+    if merge_pairs and live.any():
+        rep = _group_identical_sets(None, use_node, starts, live=live)
+    else:
+        rep = np.arange(pair_w.size)
+    is_rep = live & (rep == np.arange(pair_w.size))
+    stats["n_pairs_merged"] = int(np.count_nonzero(live) - np.count_nonzero(is_rep))
+    group = np.cumsum(is_rep) - 1
+    group = np.where(live, group[rep], -1)
+    pw = np.bincount(group[live], weights=pair_w[live], minlength=int(is_rep.sum()))
+    return np.where(is_rep, group, -1), pw
+
+
 def build_closure_graph(problem, *, fold_single=True, merge_pairs=True):
     """Reduced maximum-weight-closure graph of a :class:`PruningProblem`.
+
+    Works through the first-use records in blocks of pairs, so its
+    temporaries stay bounded whatever the number of records; only the kept
+    arcs (int32 tail and head) are allocated in full.
 
     Parameters
     ----------
@@ -147,67 +217,48 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True):
     vid = np.full(f.n_nodes, -1, dtype=np.int32)
     vid[internal] = np.arange(n_int, dtype=np.int32)
     node_w = cd["split_weight"][internal].astype(float)
-
     pair_w = np.asarray(cd["pair_weight"], dtype=float)
-    use_node = np.asarray(cd["use_node"])
-    use_pair = np.asarray(cd["use_pair"])
-    n_pairs = pair_w.size
-    stats = {"n_internal": int(n_int), "n_pairs": int(n_pairs), "n_uses": int(use_node.size)}
-    rec_node = vid[use_node]
-    if rec_node.size and rec_node.min() < 0:
+    use_node, _, starts = _sorted_records(np.asarray(cd["use_node"]),
+                                          np.asarray(cd["use_pair"]), pair_w.size)
+    stats = {"n_internal": int(n_int), "n_pairs": int(pair_w.size),
+             "n_uses": int(use_node.size)}
+    if any((vid[use_node[a:a + BLOCK_RECORDS]] < 0).any()
+           for a in range(0, use_node.size, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
-    rec_pair = use_pair.astype(np.int32) if n_pairs < 2**31 else use_pair
-    # records of zero-weight pairs constrain nothing
-    n_records = np.bincount(rec_pair, minlength=n_pairs)
-    dead = pair_w <= 0
-    if fold_single:
-        single = n_records == 1
-        sel = single[rec_pair]
-        node_w += np.bincount(rec_node[sel], weights=pair_w[rec_pair[sel]], minlength=n_int)
-        dead |= single
-        stats["n_pairs_folded"] = int(np.count_nonzero(single & (pair_w > 0)))
-    else:
-        stats["n_pairs_folded"] = 0
-    if dead.any():
-        keep = ~dead[rec_pair]
-        rec_node, rec_pair = rec_node[keep], rec_pair[keep]
-    # compact the remaining pairs (order preserving)
-    live = ~dead
-    new_id = (np.cumsum(live) - 1).astype(rec_pair.dtype)
-    pw = pair_w[live]
-    rec_pair = new_id[rec_pair]
-    # the routing emits records sorted by (row, unit, node): sorted by pair, then node
-    if rec_pair.size > 1:
-        d_pair = np.diff(rec_pair)
-        if (d_pair < 0).any() or ((d_pair == 0) & (np.diff(rec_node) <= 0)).any():
-            order = np.lexsort((rec_node, rec_pair))
-            rec_node, rec_pair = rec_node[order], rec_pair[order]
-        del d_pair
-    if merge_pairs and pw.size:
-        starts = np.concatenate([[0], np.cumsum(n_records[live])])
-        rep = _group_identical_sets(rec_pair, rec_node, starts)
-        is_rep = rep == np.arange(pw.size)
-        group = (np.cumsum(is_rep) - 1)[rep]
-        stats["n_pairs_merged"] = int(pw.size - np.count_nonzero(is_rep))
-        pw = np.bincount(group, weights=pw, minlength=int(is_rep.sum()))
-        sel = is_rep[rec_pair]
-        rec_node = rec_node[sel]
-        rec_pair = group[rec_pair[sel]].astype(rec_node.dtype)
-    else:
-        stats["n_pairs_merged"] = 0
-    n_pv = pw.size
-    # infinite arcs: child -> parent among internal nodes, node -> pair
+    group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
+                              merge_pairs, stats)
+    tail, head = _node_pair_arcs(use_node, starts, group, vid, n_int)
     par = f.parent[internal]
     has_par = par >= 0
     child_tail = (np.flatnonzero(has_par) + 2).astype(np.int32)
     child_head = (vid[par[has_par]] + 2).astype(np.int32)
-    inf_tail = np.concatenate([child_tail, (rec_node + 2).astype(np.int32)])
-    inf_head = np.concatenate([child_head, (rec_pair + (2 + n_int)).astype(np.int32)])
-    weight = np.concatenate([node_w, pw])
-    stats.update(n_pair_vertices=int(n_pv), n_node_pair_arcs=int(rec_node.size),
+    inf_tail = np.concatenate([child_tail, tail])
+    del tail
+    inf_head = np.concatenate([child_head, head])
+    del head
+    stats.update(n_pair_vertices=int(pw.size), n_node_pair_arcs=int(inf_tail.size
+                                                                     - child_tail.size),
                  n_infinite_arcs=int(inf_tail.size))
-    return ClosureGraph(2 + n_int + n_pv, internal, weight, inf_tail, inf_head,
-                        float(cd["constant"]), stats)
+    return ClosureGraph(2 + n_int + pw.size, internal, np.concatenate([node_w, pw]), inf_tail,
+                        inf_head, float(cd["constant"]), stats)
+
+
+def _node_pair_arcs(use_node, starts, group, vid, n_int):
+    """Infinite arcs node -> pair vertex for the records of kept pairs, in record order."""
+    n_records = np.diff(starts)
+    n_arcs = int(n_records[group >= 0].sum())
+    tail = np.empty(n_arcs, dtype=np.int32)
+    head = np.empty(n_arcs, dtype=np.int32)
+    k = 0
+    for p0, p1 in _pair_blocks(starts):
+        a, b = int(starts[p0]), int(starts[p1])
+        g = np.repeat(group[p0:p1], n_records[p0:p1])
+        keep = g >= 0
+        m = int(np.count_nonzero(keep))
+        tail[k:k + m] = vid[use_node[a:b][keep]] + 2
+        head[k:k + m] = g[keep] + (2 + n_int)
+        k += m
+    return tail, head
 
 
 def integer_capacities(weight):
@@ -237,6 +288,22 @@ def integer_capacities(weight):
     W = np.rint(scaled)
     slack = float(np.abs(scaled - W).sum() / K)
     return W.astype(np.int64), K, slack
+
+
+def _flow_network(flow, g, W):
+    """Add the arcs of ``g`` (integer weights ``W``) to an OR-Tools max-flow,
+    terminal arcs first, then the infinite arcs block by block (no full copy)."""
+    v = np.arange(2, g.n_vertices, dtype=np.int32)
+    neg, pos = W < 0, W > 0
+    tails = np.concatenate([np.full(int(neg.sum()), SOURCE, np.int32), v[pos]])
+    heads = np.concatenate([v[neg], np.full(int(pos.sum()), SINK, np.int32)])
+    if tails.size:
+        flow.add_arcs_with_capacity(tails, heads, np.concatenate([-W[neg], W[pos]]))
+    for a in range(0, g.inf_tail.size, BLOCK_RECORDS):
+        b = min(a + BLOCK_RECORDS, g.inf_tail.size)
+        flow.add_arcs_with_capacity(g.inf_tail[a:b], g.inf_head[a:b],
+                                    np.full(b - a, INFINITE, dtype=np.int64))
+    return flow
 
 
 @register_solver
@@ -289,6 +356,13 @@ class MinCutSolver(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.graph.python import max_flow
 
+        from .._memory import check_fits, estimate_solve_memory
+
+        est = estimate_solve_memory(problem, "mincut")
+        est["bytes"] -= est["problem"]  # already allocated: available memory excludes it
+        check_fits(est, f"solver='mincut' ({problem.n_uses:,} first-use records)",
+                   options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
+                           "shallower trees (max_depth)")
         t0 = time.perf_counter()
         g = build_closure_graph(problem, fold_single=bool(self.params["fold_single"]),
                                 merge_pairs=bool(self.params["merge_pairs"]))
@@ -302,16 +376,8 @@ class MinCutSolver(Solver):
                     f"~{estimate:.1f}s; raise time_limit or drop it"
                 )
         W, K, slack = integer_capacities(g.weight)
-        v = np.arange(2, g.n_vertices, dtype=np.int32)
-        neg, pos = W < 0, W > 0
-        tails = np.concatenate([np.full(int(neg.sum()), SOURCE, np.int32), v[pos], g.inf_tail])
-        heads = np.concatenate([v[neg], np.full(int(pos.sum()), SINK, np.int32), g.inf_head])
-        caps = np.concatenate([-W[neg], W[pos],
-                               np.full(g.inf_tail.size, INFINITE, dtype=np.int64)])
-        flow = max_flow.SimpleMaxFlow()
-        if tails.size:
-            flow.add_arcs_with_capacity(tails, heads, caps)
-        del tails, heads, caps
+        neg = W < 0
+        flow = _flow_network(max_flow.SimpleMaxFlow(), g, W)
         t1 = time.perf_counter()
         status = flow.solve(SOURCE, SINK) if g.n_vertices > 2 else flow.OPTIMAL
         flow_seconds = time.perf_counter() - t1
