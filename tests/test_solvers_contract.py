@@ -106,12 +106,7 @@ def iris_problem():
 def test_time_limit_returns_a_valid_pruning(name, limit, iris_problem):
     installed(name)
     t0 = time.perf_counter()
-    try:
-        res = get_solver(name).solve(iris_problem, time_limit=limit)
-    except ValueError as exc:
-        # a backend that cannot be interrupted may refuse a limit it cannot meet, up front
-        assert "time_limit" in str(exc) and time.perf_counter() - t0 < 5
-        return
+    res = get_solver(name).solve(iris_problem, time_limit=limit)  # never refused
     assert time.perf_counter() - t0 < 5
     assert res.status in STATUSES
     iris_problem.forest.check_split_mask(res.split_mask)
