@@ -21,6 +21,11 @@ def test_demo_small(tmp_path, capsys):
         objs = [r["objective"] for r in rows if r["lam"] == lam]
         assert abs(objs[0] - objs[1]) <= 1e-9 * max(abs(objs[0]), 1e-12)
     assert (tmp_path / "accuracy_cost.png").stat().st_size > 1000
+    # accuracy at a budget: every share with both objectives, each within its budget
+    assert "accuracy at a budget" in out
+    budgets = doc["budgets"]
+    assert {(r["budget_share"], r["objective"]) for r in budgets} == {
+        (s, o) for s in (0.1, 0.25, 0.5) for o in ("paper", "brier")}
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -28,6 +33,7 @@ def test_demo_small(tmp_path, capsys):
     (["demo", "--trees", "0"], "--trees must be at least 1"),
     (["demo", "--solvers", "nope", "--trees", "1"], "installed solvers"),
     (["demo", "--train-frac", "1.5"], "--train-frac"),
+    (["demo", "--budgets", "0.1,2"], "--budgets"),
 ])
 def test_user_errors_exit_2_with_one_line(argv, match, capsys, tmp_path):
     code = main(argv + ["--out", str(tmp_path)])

@@ -133,3 +133,28 @@ def test_export_lp_is_read_and_solved_by_cbc(tmp_path):
 def test_export_format_from_suffix_errors(tmp_path, capsys):
     assert main(["export", *DATA, "--lam", "0.01", "--out", str(tmp_path / "x.txt")]) == 2
     assert "format" in capsys.readouterr().err
+
+
+def test_prune_with_an_ensemble_objective(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    code = main(["prune", "--dataset", "heart", "--trees", "4", "--max-depth", "4",
+                 "--budget", "30", "--objective", "brier", "--time-limit", "10",
+                 "--out", str(out)])
+    assert code == 0 and out.exists()
+    text = capsys.readouterr().out
+    cost = float(next(ln for ln in text.splitlines() if "validation_cost" in ln).split(":")[1])
+    assert cost <= 30 + 1e-9
+    assert main(["prune", "--dataset", "heart", "--trees", "2", "--lam", "0.01",
+                 "--objective", "nope", "--out", str(out)]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_curve_with_an_ensemble_objective(tmp_path, capsys):
+    csv_path = tmp_path / "c.csv"
+    assert main(["curve", "--dataset", "heart", "--trees", "3", "--max-depth", "3",
+                 "--methods", "budgetprune", "--objective", "brier", "--no-progress",
+                 "--csv", str(csv_path)]) == 0
+    rows = list(csv.DictReader(csv_path.open()))
+    assert {r["method"] for r in rows} == {"budgetprune", "brier"}
+    assert main(["curve", "--dataset", "heart", "--trees", "2", "--methods", "greedy",
+                 "--objective", "brier"]) == 2

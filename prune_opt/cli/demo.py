@@ -25,6 +25,10 @@ from .compare import parse_solvers
 
 DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
+DEFAULT_BUDGETS = (0.1, 0.25, 0.5)
+BUDGET_OBJECTIVES = ("paper", "brier")
+BUDGET_COLUMNS = ["budget_share", "budget", "objective", "test_accuracy", "test_cost",
+                  "status", "gap", "seconds"]
 TABLE_COLUMNS = ["lam", "solver", "objective", "seconds", "test_accuracy", "average_cost",
                  "splits"]
 
@@ -44,6 +48,12 @@ def add_parser(sub):
     p.add_argument("--lp-lams", default=",".join(str(x) for x in DEFAULT_LP_LAMS),
                    help="lambdas at which the matrix-based LP backends run (default "
                         "0.005; 'all' = every lambda of the grid)")
+    p.add_argument("--budgets", default=",".join(str(x) for x in DEFAULT_BUDGETS),
+                   help="budgets as shares of the unpruned forest's validation cost, each "
+                        "solved by fit_budget with the paper and the Brier objective "
+                        "(default 0.1,0.25,0.5; 'none' skips them)")
+    p.add_argument("--budget-time-limit", type=float, default=5.0,
+                   help="seconds per fit_budget call (default 5)")
     add_output_argument(p, "--out", kind="dir", default="demo-output",
                         help="output folder (default demo-output)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -52,6 +62,7 @@ def add_parser(sub):
 
 def run(args):
     lams, lp_lams = _parse_grids(args)
+    shares = _parse_budgets(args.budgets)
     solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
     exp = setup_experiment(args)
     unpruned = _unpruned_figures(args, exp)
@@ -59,8 +70,51 @@ def run(args):
     print(format_table(rows, TABLE_COLUMNS))
     for line in _agreement_lines(rows):
         print(line)
-    _write_outputs(Path(args.out), exp, args.trees, unpruned, rows)
+    budget_rows = _budget_table(exp, shares, args.budget_time_limit)
+    if budget_rows:
+        print("\naccuracy at a budget (fit_budget; budget = share of the unpruned forest's "
+              "validation cost; CEGB side by side: benchmarks/frontier.py)")
+        print(format_table(budget_rows, BUDGET_COLUMNS))
+    _write_outputs(Path(args.out), exp, args.trees, unpruned, rows, budget_rows)
     return 0
+
+
+def _parse_budgets(text):
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        shares = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ValueError(f"--budgets must be comma-separated shares like 0.1,0.25, got "
+                         f"{text!r}") from None
+    if any(not (0 < s <= 1) for s in shares):
+        raise ValueError(f"--budgets shares must lie in (0, 1], got {text!r}")
+    return shares
+
+
+def _budget_table(exp, shares, time_limit):
+    """fit_budget at each budget share, with the paper and the Brier objective."""
+    import warnings
+
+    from .. import acquisition_cost
+    from ..budget import fit_budget
+
+    rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
+    full = float(acquisition_cost(rf, Xv, costs).mean())
+    rows = []
+    for share, objective in ((s, o) for s in shares for o in BUDGET_OBJECTIVES):
+        train = (exp["X_train"], exp["y_train"]) if objective == "paper" else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pf = fit_budget(rf, Xv, yv, costs=costs, budget=share * full, train=train,
+                            objective=objective, time_limit=time_limit)
+        info = pf.solve_info
+        rows.append({"budget_share": share, "budget": share * full, "objective": objective,
+                     "test_accuracy": pf.score(exp["X_test"], exp["y_test"]),
+                     "test_cost": pf.average_cost(exp["X_test"]),
+                     "status": info.get("status"), "gap": info.get("gap"),
+                     "seconds": info.get("seconds")})
+    return rows
 
 
 def _parse_lams(text, flag):
@@ -153,10 +207,11 @@ def _agreement_lines(rows):
     return lines
 
 
-def _write_outputs(out, exp, trees, unpruned, rows):
+def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=()):
     out.mkdir(exist_ok=True)  # its parent was checked before the work started
     write_json(out / "demo.json", {"dataset": exp["dataset"].name, "trees": trees,
-                                   "unpruned": unpruned, "rows": rows})
+                                   "unpruned": unpruned, "rows": rows,
+                                   "budgets": list(budget_rows)})
     with naming_errors(out / "accuracy_cost.png"):
         _plot(rows, unpruned["test_accuracy"], unpruned["average_cost"],
               out / "accuracy_cost.png", exp["dataset"].name)

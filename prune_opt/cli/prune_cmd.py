@@ -30,6 +30,11 @@ def add_parser(sub):
     p.add_argument("--solver", default="auto",
                    help="backend (default auto; with --budget: the hard-budget search, or "
                         "another backend for the Lagrangian hull vertex, see --budget-method)")
+    p.add_argument("--objective", default="paper",
+                   help="what to minimise besides lam x cost: 'paper' (mean per-tree error, "
+                        "exact) or an ensemble objective of prune_opt.objectives ('brier', "
+                        "'logloss', 'margin', 'accuracy': the forest's own loss on the "
+                        "validation split, block coordinate descent)")
     p.add_argument("--budget-method", choices=("search", "hull"), default="search",
                    help="with --budget: 'search' (default) solves the hard budget with a "
                         "certified gap; 'hull' returns the Lagrangian hull vertex below it")
@@ -87,10 +92,28 @@ def _prune(args, exp):
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     train = (exp["X_train"], exp["y_train"])
+    if args.objective != "paper":
+        return _prune_ensemble_objective(args, rf, Xv, yv, costs)
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                      time_limit=args.time_limit)
     return _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train)
+
+
+def _prune_ensemble_objective(args, rf, Xv, yv, costs):
+    """``--objective`` other than paper: the forest's own loss on the validation split."""
+    from .. import prune
+    from ..budget import fit_budget
+    from ..objectives import get_objective
+
+    get_objective(args.objective)  # unknown name: an error listing the objectives
+    if args.lam is not None:
+        return prune(rf, Xv, yv, costs=costs, lam=args.lam, objective=args.objective,
+                     time_limit=args.time_limit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, objective=args.objective,
+                          time_limit=30.0 if args.time_limit is None else args.time_limit)
 
 
 def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
