@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _memory
+from .._validation import check_params
 
 __all__ = ["Solver", "SolveResult", "SolverError", "STATUSES", "STOPPED", "ERROR_STATUSES",
            "FLAGS", "NO_LIMIT_ABOVE", "normalize_time_limit", "available_memory"]
@@ -188,7 +189,14 @@ class Solver:
     def is_installed(cls):
         return cls.install_status()[0]
 
+    #: optional ``{option: constraints}`` checked by :func:`prune_opt._validation.check_params`
+    #: (the declarative validation every public function uses); options without an
+    #: entry are only checked for their name
+    OPTION_CONSTRAINTS: dict = {}
+
     def __init__(self, **options):
+        checkable = {k: v for k, v in options.items() if k in self.OPTION_CONSTRAINTS}
+        check_params(checkable, self.OPTION_CONSTRAINTS, name="solver_options")
         unknown = sorted(set(options) - set(self.options))
         if unknown:
             import difflib

@@ -20,8 +20,17 @@ context runs them on a Dask cluster.  See ``docs/math/primal_dual.md``.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
+from .._validation import (
+    FINITE_NONNEG,
+    FINITE_POSITIVE,
+    NONNEG_INT,
+    POSITIVE_INT,
+    StrOptions,
+)
 from ._base import Solver, SolverError, SolveResult
 from ._dual_ascent import OPTIMAL_GAP, STEP_RULES, DualAscent, relative_gap
 from ._registry import register_solver
@@ -258,32 +267,25 @@ class PrimalDualSolver(Solver):
                "polish": 10, "seed": 0, "history": True, "deflection": True,
                "patience": 20}
 
+    OPTION_CONSTRAINTS = {
+        "step": [StrOptions(set(STEP_RULES))],
+        "subproblem": [StrOptions(set(SUBPROBLEMS))],
+        "init": [StrOptions(set(INIT_RULES))],
+        "step_size": [FINITE_POSITIVE],
+        "max_iter": [POSITIVE_INT],
+        "polish": [NONNEG_INT],
+        "gap_tol": [FINITE_NONNEG],
+        "n_jobs": [Integral],
+        "patience": [POSITIVE_INT],
+    }
+
     def _check_options(self):
+        """Cross-option rules the declarative constraints cannot say."""
         p = self.params
-        if p["step"] not in STEP_RULES:
-            raise ValueError(f"solver_options['step'] must be one of {tuple(STEP_RULES)}, "
-                             f"got {p['step']!r}")
-        if p["subproblem"] not in SUBPROBLEMS:
-            raise ValueError(f"solver_options['subproblem'] must be one of "
-                             f"{sorted(SUBPROBLEMS)}, got {p['subproblem']!r}")
-        if p["init"] not in INIT_RULES:
-            raise ValueError(f"solver_options['init'] must be one of {INIT_RULES}, "
-                             f"got {p['init']!r}")
-        size = float(p["step_size"])
-        if not np.isfinite(size) or size <= 0 or (p["step"] == "polyak" and size > 2):
-            raise ValueError("solver_options['step_size'] must be positive (and <= 2 for "
-                             f"the Polyak rule), got {p['step_size']!r}")
-        for key in ("max_iter",):
-            if not isinstance(p[key], (int, np.integer)) or p[key] < 1:
-                raise ValueError(f"solver_options[{key!r}] must be a positive integer, "
-                                 f"got {p[key]!r}")
-        if not isinstance(p["polish"], (int, np.integer)) or p["polish"] < 0:
-            raise ValueError(f"solver_options['polish'] must be a non-negative integer, "
-                             f"got {p['polish']!r}")
-        gap_tol = float(p["gap_tol"])
-        if not np.isfinite(gap_tol) or gap_tol < 0:
-            raise ValueError(f"solver_options['gap_tol'] must be >= 0, got {p['gap_tol']!r}")
-        if not isinstance(p["n_jobs"], (int, np.integer)) or p["n_jobs"] == 0:
+        if p["step"] == "polyak" and float(p["step_size"]) > 2:
+            raise ValueError("solver_options['step_size'] must be <= 2 for the Polyak rule, "
+                             f"got {p['step_size']!r}")
+        if p["n_jobs"] == 0:
             raise ValueError("solver_options['n_jobs'] must be a non-zero integer (joblib "
                              f"convention, -1 = all workers), got {p['n_jobs']!r}")
         if p["subproblem"] == "networkx":
