@@ -22,10 +22,12 @@ over-penalises using several members; the reported acquisition cost is exact.
 
 from __future__ import annotations
 
-import numbers
+from collections.abc import Mapping
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -118,22 +120,25 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         self.lgbm_params = lgbm_params
 
     # ---------------------------------------------------------------- fitting
+    _parameter_constraints: dict = {
+        "costs": [None, "array-like", Mapping, FeatureCosts],
+        "cegb_tradeoff": [Interval(Real, 0, np.inf, closed="left")],
+        "cegb_penalty_split": [Interval(Real, 0, np.inf, closed="left")],
+        "penalty": [StrOptions(set(PENALTIES))],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "lgbm_params": [dict, None],
+    }
+
     def _check_params(self):
-        for name in ("cegb_tradeoff", "cegb_penalty_split"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) \
-                    or v < 0:
-                raise ValueError(f"{name} must be a finite non-negative number, got {v!r}")
-        if self.penalty not in PENALTIES:
-            raise ValueError(f"penalty must be one of {PENALTIES}, got {self.penalty!r}")
-        if self.lgbm_params is not None and not isinstance(self.lgbm_params, dict):
-            raise TypeError("lgbm_params must be a dict of lightgbm.LGBMClassifier arguments")
+        """The rule the declarative constraints cannot say (checked after them)."""
         clash = {"cegb_tradeoff", "cegb_penalty_feature_lazy", "cegb_penalty_feature_coupled",
                  "cegb_penalty_split"} & set(self.lgbm_params or {})
         if clash:
             raise ValueError(f"lgbm_params must not set {sorted(clash)}; use costs, penalty, "
                              "cegb_tradeoff and cegb_penalty_split")
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit LightGBM with CEGB penalties derived from ``costs``.
 
