@@ -182,3 +182,22 @@ def test_fit_budget_with_an_ensemble_objective_meets_the_budget():
     with pytest.raises(ValueError, match="train="):
         po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=1.0, objective="brier",
                       train=(X[::2], y[::2]))
+
+
+def test_ensemble_budget_is_never_worse_than_the_paper_search_in_its_own_loss():
+    from sklearn.datasets import load_digits
+
+    from prune_opt.objectives import evaluate_objective
+
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:600], y[:600])
+    Xv, yv = X[600:900], y[600:900]
+    budget = 0.25 * po.acquisition_cost(rf, Xv).mean()
+    ens = po.fit_budget(rf, Xv, yv, budget=budget, objective="brier", time_limit=1.5)
+    info = ens.solve_info
+    loss = evaluate_objective(ens, Xv, yv, objective="brier", lam=0.0)["loss"]
+    # the returned pruning is the better of the two candidates, in the chosen loss
+    assert loss == pytest.approx(info["ensemble_loss"], rel=1e-12)
+    assert info["ensemble_loss"] == min(info["candidates_loss"].values())
+    assert ens.average_cost(Xv) <= budget + 1e-9
+    assert ens.n_splits > 0

@@ -225,3 +225,16 @@ def test_backend_honours_lam_and_depth_cost_of_the_problem():
         assert pf.breakdown.average_cost <= budget
         assert pf.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
         assert pf.solve_info["status"] == "optimal"
+
+
+def test_budget_backend_without_a_budget_row_is_the_plain_exact_solve():
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0).fit(X[:600], y[:600])
+    problem = po.compile_problem(rf, X[600:900], y[600:900], lam=0.01)
+    a = po.solve(problem, solver="budget", time_limit=5)  # a budget of inf once crashed here
+    b = po.solve(problem, solver="mincut")
+    assert a.objective == pytest.approx(b.objective, rel=1e-12)
+    assert a.solve_info["status"] == "optimal"

@@ -12,10 +12,9 @@ this module only adapts it to the solver interface.
 
 from __future__ import annotations
 
-import math
-
 from ..solvers._base import Solver, SolveResult
 from ..solvers._registry import register_solver
+from ..solvers.mincut import MinCutSolver
 from ._budget_search import budget_search
 
 __all__ = ["BudgetSearchSolver"]
@@ -67,9 +66,12 @@ class BudgetSearchSolver(Solver):
         workers = self.params["mip_workers"]
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"solver_options: mip_workers must be an int >= 1, got {workers!r}")
-        # without a budget row the program is the plain one: the first min-cut solves it
-        budget = math.inf if problem.budget is None else problem.budget
-        r = budget_search(problem, budget, time_limit=time_limit,
+        if problem.budget is None:
+            # without a budget row the program is the plain one: one exact min-cut
+            result = MinCutSolver().solve(problem, time_limit=time_limit, verbose=verbose)
+            result.info["note"] = "no budget row: solved as the plain program by mincut"
+            return result
+        r = budget_search(problem, problem.budget, time_limit=time_limit,
                           mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose)
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)

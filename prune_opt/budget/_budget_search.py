@@ -240,6 +240,10 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
     >>> r.status, bool(r.average_cost <= 3.0), bool(r.bound <= r.objective)
     ('optimal', True, True)
     """
+    if not (isinstance(budget, (int, float, np.floating, np.integer))
+            and math.isfinite(budget) and budget >= 0):
+        raise ValueError(f"budget must be a finite number >= 0, got {budget!r}; without a "
+                         "budget solve the plain program (solver='mincut')")
     t_start = time.perf_counter()
     deadline = math.inf if time_limit is None else t_start + float(time_limit)
     timer, inc = _Timer(), _Incumbent(problem, budget)
