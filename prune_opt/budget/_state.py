@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..solvers._tree_dp import TreeLayout, best_tree_pruning
+
 __all__ = ["PruningState"]
 
 
@@ -48,7 +50,7 @@ class PruningState:
         self.rec_start = np.searchsorted(tree_of_use[order], np.arange(f.n_trees + 1))
         self.leaf_error = p.leaf_error_coef()
         self.split_local = p.lam * p.depth_cost * p.node_cost_weight / p.total_weight
-        self.levels = [_tree_levels(f, t) for t in range(f.n_trees)]
+        self.layouts = [TreeLayout(f, range(t, t + 1)) for t in range(f.n_trees)]
         self.set_mask(mask)
 
     def set_mask(self, mask):
@@ -105,41 +107,11 @@ class PruningState:
         subtree beats it as a leaf strictly (ties prune).  Returns
         ``(tree_mask, local_value, cost_added)``.
         """
-        f = self.problem.forest
-        sl = f.tree_slice(t)
-        off = sl.start
-        leaf = self.leaf_error[sl]
-        best = leaf.copy()
-        split_val = self.split_local[sl] + price * node_cost
-        keep = np.zeros(sl.stop - off, dtype=bool)
-        left, right = f.left[sl] - off, f.right[sl] - off
-        for ids in self.levels[t]:  # deepest level first
-            below = split_val[ids] + best[left[ids]] + best[right[ids]]
-            keep[ids] = below < leaf[ids] - 1e-15
-            best[ids] = np.where(keep[ids], below, leaf[ids])
-        keep = _close_tree(f, sl, keep)
+        sl = self.problem.forest.tree_slice(t)
+        _, keep = best_tree_pruning(self.layouts[t], self.leaf_error[sl],
+                                    self.split_local[sl] + price * node_cost)
         return keep, self.local_value(t, _embed(self.mask, sl, keep)), float(
             node_cost[keep].sum())
-
-
-def _tree_levels(forest, t):
-    """Local ids of tree t's internal nodes grouped by depth, deepest first."""
-    sl = forest.tree_slice(t)
-    internal = np.flatnonzero(~forest.is_leaf[sl])
-    d = forest.depth[sl][internal]
-    return [internal[d == k] for k in range(int(d.max()), -1, -1)] if internal.size else []
-
-
-def _close_tree(forest, sl, keep):
-    """Keep only splits whose ancestors all split (parents precede children)."""
-    par = forest.parent[sl]
-    has = np.flatnonzero(par >= 0)
-    depth = forest.depth[sl]
-    out = keep.copy()
-    for d in range(1, int(depth.max()) + 1 if depth.size else 1):
-        at = has[depth[has] == d]
-        out[at] &= out[par[at] - sl.start]
-    return out
 
 
 def _embed(mask, sl, tree_mask):
