@@ -1,17 +1,13 @@
 """The command registry and the size of the CLI's functions."""
 
-import ast
-import io
 import pkgutil
-import tokenize
 from pathlib import Path
 
 import pytest
+from test_structure import long_functions
 
 import prune_opt.cli as cli
 from prune_opt.cli import COMMANDS, build_parser, command_module
-
-MAX_CODE_LINES = 60
 
 
 def test_every_command_module_is_registered():
@@ -40,41 +36,5 @@ def test_a_module_without_run_is_refused(monkeypatch):
         command_module("nope")
 
 
-def code_lines(source, func):
-    """Lines of ``func`` holding code (not blank, comment or docstring)."""
-    body = func.body
-    doc = None
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        doc = range(body[0].lineno, body[0].end_lineno + 1)
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-            tokenize.DEDENT, tokenize.ENDMARKER}
-    lines = set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type in skip:
-            continue
-        for ln in range(tok.start[0], tok.end[0] + 1):
-            if func.lineno <= ln <= func.end_lineno and (doc is None or ln not in doc):
-                lines.add(ln)
-    return len(lines)
-
-
-def long_functions(package_dir):
-    out = []
-    for path in sorted(Path(package_dir).glob("*.py")):
-        source = path.read_text()
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                n = code_lines(source, node)
-                if n > MAX_CODE_LINES:
-                    out.append(f"{path.name}:{node.lineno} {node.name} ({n} code lines)")
-    return out
-
-
-def test_code_line_counter_counts_code_only():
-    src = 'def f():\n    """doc\n    more"""\n    # comment\n\n    x = (1,\n         2)\n'
-    assert code_lines(src, ast.parse(src).body[0]) == 3
-
-
 def test_no_cli_function_over_60_code_lines():
-    assert long_functions(Path(cli.__file__).parent) == []
+    assert long_functions(Path(cli.__file__).parent) == []  # the counter: test_structure.py
