@@ -124,6 +124,7 @@ class LazyPredictor:
             costs, f.n_features, f.feature_names)
         self._units = _describe_units(self.costs)
         self._order = _fetch_order(self.costs)
+        self._feature_units = self.costs.feature_units.tocsr()  # once, not per level
 
     # ------------------------------------------------------------ public
     def predict_proba(self, X):
@@ -179,7 +180,7 @@ class LazyPredictor:
         """Distinct (example, unit) pairs still unpaid for the blocked splits."""
         need = ~state.known[rows, feats]
         rows, feats = rows[need], feats[need]
-        fu = self.costs.feature_units.tocsr()
+        fu = self._feature_units
         counts = np.diff(fu.indptr)[feats]
         rows = np.repeat(rows, counts)
         starts = np.repeat(fu.indptr[feats], counts)
