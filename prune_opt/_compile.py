@@ -91,6 +91,10 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     if client is not None:
+        if forest.task == "regression":
+            raise ValueError("client=: compiling on a Dask cluster supports classification "
+                             "forests only; compile a regression forest in process (drop "
+                             "client=, or pass cost_sample= for large data)")
         from ._distributed import compile_on_cluster
 
         return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,
@@ -111,7 +115,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     err = error_routing(forest, Xc, yc, w, train, chunk_size)
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=err.node_error, tree_error_weight=err.tree_weight,
-                             cost_routing=cost_routing, budget=budget)
+                             cost_routing=cost_routing, budget=budget,
+                             error_scale=err.error_scale)
     if idx is not None:
         problem.cost_sample = sample_info(cost_routing, idx, ws, Xc.shape[0], w)
     return problem

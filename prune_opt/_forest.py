@@ -17,26 +17,32 @@ __all__ = ["Forest", "as_forest", "detached_estimator", "SUPPORTED_ESTIMATORS"]
 
 SUPPORTED_ESTIMATORS = (
     "sklearn.ensemble.RandomForestClassifier, sklearn.ensemble.ExtraTreesClassifier, "
-    "sklearn.tree.DecisionTreeClassifier, sklearn.tree.ExtraTreeClassifier, "
+    "sklearn.tree.DecisionTreeClassifier, sklearn.tree.ExtraTreeClassifier, their "
+    "single-output regressor counterparts (RandomForestRegressor, ExtraTreesRegressor, "
+    "DecisionTreeRegressor, ExtraTreeRegressor), "
     "a prune_opt.Forest, or any object with a to_forest() method "
     "(the forest_builders estimators)"
 )
+#: what a forest predicts: class distributions, or one real value per node
+TASKS = ("classification", "regression")
 
 
 class Forest:
-    """Flat, solver-neutral description of a fitted classification forest.
+    """Flat, solver-neutral description of a fitted classification or regression forest.
 
     Parameters
     ----------
     trees : list of dict
         One dict per tree with arrays ``left``, ``right`` (child ids, -1 for
         leaves), ``feature`` (-1 for leaves), ``threshold`` (go left when
-        ``x[feature] <= threshold``), ``value`` (n_nodes, n_classes) class
-        distribution of each node (rows are normalised if they are counts),
-        and optionally
+        ``x[feature] <= threshold``), ``value`` and optionally
         ``missing_go_to_left`` (NaN routing).  Ids must satisfy parent < child.
-    classes : array-like
-        Class labels, in the column order of ``value``.
+        ``value`` is (n_nodes, n_classes), the class distribution of each
+        node (rows are normalised if they are counts), for classification;
+        (n_nodes, 1) or (n_nodes,), the mean target of each node's training
+        examples, for regression.
+    classes : array-like or None
+        Class labels, in the column order of ``value``; None for regression.
     n_features : int
     feature_names : sequence of str, optional
     estimator : fitted sklearn estimator, optional
@@ -45,6 +51,17 @@ class Forest:
     in_bag : list of ndarray, optional
         Per tree, the multiplicity of each training example in its bootstrap
         sample (used as error data when ``train=`` is given to :func:`prune`).
+    task : {"classification", "regression"}, optional
+        Default: regression when ``classes`` is None, classification otherwise.
+
+    Attributes
+    ----------
+    task : str
+    classes_ : ndarray or None
+        None for regression.
+    n_classes : int or None
+        None for regression (no class columns); use :attr:`value_width` for
+        the number of columns of ``value``.
 
     Examples
     --------
@@ -56,14 +73,21 @@ class Forest:
     >>> f.apply(np.array([[0.2], [0.9]]))
     array([[1],
            [2]])
+    >>> leafy = dict(stump, value=[[1.5], [0.5], [2.5]])
+    >>> Forest([leafy], classes=None, n_features=1).predict(np.array([[0.2], [0.9]]))
+    array([0.5, 2.5])
     """
 
     def __init__(self, trees, classes, n_features, *, feature_names=None, estimator=None,
-                 in_bag=None):
+                 in_bag=None, task=None):
         if len(trees) == 0:
             raise ValueError("a forest needs at least one tree")
-        self.classes_ = np.asarray(classes)
-        self.n_classes = int(self.classes_.size)
+        self.task = _check_task(task, classes)
+        if self.task == "regression":
+            self.classes_, self.n_classes = None, None
+        else:
+            self.classes_ = np.asarray(classes)
+            self.n_classes = int(self.classes_.size)
         self.n_features = int(n_features)
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.estimator = estimator
@@ -104,8 +128,16 @@ class Forest:
                     else np.asarray(m, dtype=np.uint8))
 
     def _check_value(self, value, n, t):
-        """Node class distributions: finite, non-negative, rows normalised."""
+        """Node class distributions (finite, non-negative, rows normalised), or
+        node means (finite, one column) for regression."""
         value = np.asarray(value, dtype=float).reshape(n, -1)
+        if self.task == "regression":
+            if value.shape[1] != 1:
+                raise ValueError(f"tree {t}: a regression forest needs one value per node "
+                                 f"(the node mean), got {value.shape[1]} columns")
+            if not np.isfinite(value).all():
+                raise ValueError(f"tree {t}: node values must be finite")
+            return value
         if value.shape[1] != self.n_classes:
             raise ValueError(f"tree {t}: value has {value.shape[1]} class columns, forest has "
                              f"{self.n_classes} classes")
@@ -149,43 +181,20 @@ class Forest:
     # ----------------------------------------------------------- constructors
     @classmethod
     def from_sklearn(cls, estimator):
-        """Build from a fitted sklearn forest or tree classifier."""
-        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-        from sklearn.exceptions import NotFittedError
-        from sklearn.tree import BaseDecisionTree, DecisionTreeClassifier
-        from sklearn.utils.validation import check_is_fitted
+        """Build from a fitted sklearn forest or tree, classifier or single-output regressor.
 
-        if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
-            try:
-                check_is_fitted(estimator)
-            except NotFittedError as exc:
-                raise NotFittedError(
-                    f"forest: this {type(estimator).__name__} is not fitted yet; call "
-                    "fit(X, y) before pruning it"
-                ) from exc
-            trees = list(estimator.estimators_)
-        elif isinstance(estimator, DecisionTreeClassifier):
-            try:
-                check_is_fitted(estimator)
-            except NotFittedError as exc:
-                raise NotFittedError(
-                    f"forest: this {type(estimator).__name__} is not fitted yet; call "
-                    "fit(X, y) before pruning it"
-                ) from exc
-            trees = [estimator]
-        elif isinstance(estimator, BaseDecisionTree):
-            raise TypeError(
-                f"forest: {type(estimator).__name__} is a regressor; prune-opt prunes "
-                f"classifiers. Supported: {SUPPORTED_ESTIMATORS}"
-            )
-        else:
-            raise TypeError(
-                f"forest: unsupported estimator {type(estimator).__name__}; supported: "
-                f"{SUPPORTED_ESTIMATORS}"
-            )
-        if getattr(estimator, "n_outputs_", 1) != 1:
-            raise ValueError("forest: multi-output classifiers are not supported; fit one "
-                             "classifier per output")
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from prune_opt import Forest
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> rf = RandomForestRegressor(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+        >>> f = Forest.from_sklearn(rf)
+        >>> f.task, f.classes_, f.value.shape[1]
+        ('regression', None, 1)
+        """
+        trees, task = _sklearn_trees(estimator)
         arrays = []
         for tree in trees:
             tr = tree.tree_
@@ -195,11 +204,13 @@ class Forest:
                                threshold=tr.threshold, value=tr.value[:, 0, :],
                                missing_go_to_left=m))
         names = getattr(estimator, "feature_names_in_", None)
-        return cls(arrays, classes=estimator.classes_, n_features=estimator.n_features_in_,
-                   feature_names=names, estimator=detached_estimator(estimator))
+        classes = estimator.classes_ if task == "classification" else None
+        return cls(arrays, classes=classes, n_features=estimator.n_features_in_,
+                   feature_names=names, estimator=detached_estimator(estimator), task=task)
 
     @classmethod
-    def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None):
+    def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None,
+                    task=None):
         """Build from per-tree arrays in any node order (renumbered to preorder).
 
         ``trees`` is a list of dicts as in :class:`Forest`; children may have
@@ -224,7 +235,7 @@ class Forest:
         """
         out = [_renumber_preorder(tree, t) for t, tree in enumerate(trees)]
         return cls(out, classes=classes, n_features=n_features, feature_names=feature_names,
-                   in_bag=in_bag)
+                   in_bag=in_bag, task=task)
 
     # ------------------------------------------------------------- structure
     @property
@@ -308,23 +319,44 @@ class Forest:
         X = self.check_X(X)
         return np.column_stack([self.apply_tree(X, t) for t in range(self.n_trees)])
 
-    def predict_proba(self, X):
-        """Average of the trees' leaf class distributions (unpruned forest).
+    @property
+    def value_width(self):
+        """Columns of ``value``: the number of classes, or 1 for regression."""
+        return int(self.value.shape[1])
+
+    def average_value(self, X):
+        """Average over trees of the leaf values reached (unpruned forest), (n, value_width).
 
         Summed over trees, then divided by their number, in sklearn's order
         (and :class:`~prune_opt.PrunedForest`'s), so results match bit for bit.
         """
         X = self.check_X(X)
-        proba = np.zeros((X.shape[0], self.n_classes))
+        total = np.zeros((X.shape[0], self.value_width))
         for t in range(self.n_trees):
-            proba += self.value[self.apply_tree(X, t) + self.node_offset[t]]
+            total += self.value[self.apply_tree(X, t) + self.node_offset[t]]
         if self.n_trees > 1:
-            proba /= self.n_trees
-        return proba
+            total /= self.n_trees
+        return total
+
+    def predict_proba(self, X):
+        """Average of the trees' leaf class distributions (unpruned forest)."""
+        if self.task == "regression":
+            raise AttributeError("predict_proba: this is a regression forest (no classes); "
+                                 "use predict(X) for the averaged leaf means")
+        return self.average_value(X)
+
+    def predict(self, X):
+        """Predicted class (highest averaged probability), or averaged leaf mean."""
+        total = self.average_value(X)
+        if self.task == "regression":
+            return total[:, 0]
+        return self.classes_.take(np.argmax(total, axis=1), axis=0)
 
     def __repr__(self):
+        kind = ("task='regression'" if self.task == "regression"
+                else f"n_classes={self.n_classes}")
         return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
-                f"n_classes={self.n_classes}, n_features={self.n_features})")
+                f"{kind}, n_features={self.n_features})")
 
 
 TREE_KEYS = ("left", "right", "feature", "threshold", "value")
@@ -338,6 +370,61 @@ def _require_keys(tree, t):
     if missing:
         raise ValueError(f"trees[{t}] lacks the node arrays {missing}; each tree needs "
                          f"{TREE_KEYS} (and optionally missing_go_to_left)")
+
+
+def _check_task(task, classes):
+    """The forest's task: given, or regression exactly when ``classes`` is None."""
+    if task is None:
+        return "regression" if classes is None else "classification"
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if (task == "regression") != (classes is None):
+        raise ValueError("classes must be None for task='regression' and the class labels "
+                         "for task='classification'")
+    return task
+
+
+def _sklearn_kind(estimator):
+    """(trees, task) of a supported sklearn estimator, or None for anything else."""
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    kinds = (((RandomForestClassifier, ExtraTreesClassifier), True, "classification"),
+             ((RandomForestRegressor, ExtraTreesRegressor), True, "regression"),
+             (DecisionTreeClassifier, False, "classification"),
+             (DecisionTreeRegressor, False, "regression"))
+    for types, ensemble, task in kinds:
+        if isinstance(estimator, types):
+            return ensemble, task
+    return None
+
+
+def _sklearn_trees(estimator):
+    """The fitted trees of a supported sklearn estimator and its task (checked)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    kind = _sklearn_kind(estimator)
+    if kind is None:
+        raise TypeError(f"forest: unsupported estimator {type(estimator).__name__}; "
+                        f"supported: {SUPPORTED_ESTIMATORS}")
+    ensemble, task = kind
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError as exc:
+        raise NotFittedError(f"forest: this {type(estimator).__name__} is not fitted yet; "
+                             "call fit(X, y) before pruning it") from exc
+    if getattr(estimator, "n_outputs_", 1) != 1:
+        kind_name = "classifier" if task == "classification" else "regressor"
+        raise ValueError(f"forest: multi-output forests are not supported (this "
+                         f"{type(estimator).__name__} has {estimator.n_outputs_} outputs); "
+                         f"fit one {kind_name} per output (y[:, k]) and prune each")
+    return (list(estimator.estimators_) if ensemble else [estimator]), task
 
 
 def _check_tree_links(left, right, t):
@@ -407,7 +494,8 @@ def as_forest(forest):
 
     Parameters
     ----------
-    forest : Forest, fitted sklearn forest or tree classifier, or a fitted
+    forest : Forest, fitted sklearn forest or tree (classifier or single-output
+        regressor), or a fitted
         object with ``to_forest()`` (the ``forest_builders`` growers)
 
     Returns

@@ -177,7 +177,7 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
         "rows": int(n_rows * d * 8),
         "records": int(n_rows * uses_per_row * 8),
         "pairs": int(n_rows * pairs_per_row * 8),
-        "nodes": int(forest.n_nodes * (forest.n_classes + 4) * 8),
+        "nodes": int(forest.n_nodes * (forest.value_width + 4) * 8),
         "block": int(min(BLOCK_BYTES, n_rows * uses_per_row * 48)),
     }
     return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}

@@ -60,11 +60,16 @@ class PruningProblem:
     use_pair : ndarray (n_uses,)         pair of each record
     budget : float or None               hard average-cost budget row (research)
     scale : float                        solver objective = scale * objective
+    error_scale : float                  what node errors were divided by: 1 for
+                                         classification, var(y) of the error data
+                                         for regression (error_term * error_scale
+                                         is the mean squared error)
     """
 
     def __init__(self, forest, costs, *, lam, depth_cost, node_error, tree_error_weight,
-                 cost_routing, budget=None):
+                 cost_routing, budget=None, error_scale=1.0):
         self.forest = forest
+        self.error_scale = float(error_scale)
         self.costs = costs
         self.lam = float(lam)
         self.depth_cost = float(depth_cost)

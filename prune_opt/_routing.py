@@ -6,11 +6,16 @@
   agree in every tree have identical records, so they are merged into one
   row carrying the sum of their weights.
 * Error data: per tree, weighted class counts at every node and the node error
-  e_h (examples reaching h whose label differs from h's majority class).
+  e_h (examples reaching h whose label differs from h's majority class).  For
+  a regression forest the per-node statistics are the weighted count, sum and
+  sum of squares of the (centred) targets, and e_h is the node's squared error
+  ``n v^2 - 2 v sum(y) + sum(y^2)`` for its value ``v``, divided by the target
+  variance of the error data so that the error term is a normalised MSE.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,11 +69,17 @@ class CostRouting:
 
 @dataclass
 class ErrorRouting:
-    """Error-data routing: node error e_h and N_t per tree."""
+    """Error-data routing: node error e_h and N_t per tree.
+
+    ``error_scale`` is what the node errors were divided by: 1 for
+    classification (counts of errors), the target variance of the error data
+    for regression (so ``node_error * error_scale`` is a sum of squared errors).
+    """
 
     node_error: np.ndarray
     node_weight: np.ndarray
     tree_weight: np.ndarray
+    error_scale: float = 1.0
 
 
 def tree_leaves(forest, X, t):
@@ -373,36 +384,112 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
     ----------
     forest : Forest
     X : ndarray, validated
-    y_index : ndarray of int
-        Labels encoded as class indices of the forest.
+    y_index : ndarray
+        Labels encoded as class indices of the forest; for a regression
+        forest, the real targets (float).
     tree_weights : list of ndarray, optional
         Per tree, the weight of each example (in-bag multiplicity); default 1.
 
     Returns
     -------
     ErrorRouting
+        Classification: e_h is the weight of the examples reaching h whose
+        label is not h's majority class.  Regression: e_h is h's squared error
+        ``sum_i w_i (y_i - v_h)^2`` divided by ``error_scale``, the weighted
+        variance of the targets (each row weighted by its total weight over
+        the trees; 1 when the targets are constant, with a warning).
     """
-    C = forest.n_classes
     n = X.shape[0]
-    class_weight = np.zeros((forest.n_nodes, C))
+
+    def weight_of(t):
+        return np.ones(n) if tree_weights is None else np.asarray(tree_weights[t], dtype=float)
+
+    regression = forest.task == "regression"
+    if regression:
+        pooled = np.zeros(n)
+        for t in range(forest.n_trees):
+            pooled += weight_of(t)
+        scale, centre = target_scale(y_index, pooled)
+        y_col = y_index - centre
+    else:
+        scale, centre, y_col = 1.0, 0.0, y_index
+    width = 3 if regression else forest.n_classes
+    stats = np.zeros((forest.n_nodes, width))
     tree_weight = np.zeros(forest.n_trees)
     for t in range(forest.n_trees):
-        wt = np.ones(n) if tree_weights is None else np.asarray(tree_weights[t], dtype=float)
+        wt, sl = weight_of(t), forest.tree_slice(t)
         tree_weight[t] = wt.sum()
-        sl = forest.tree_slice(t)
         sel = np.flatnonzero(wt > 0)
-        size = sl.stop - sl.start
-        for start in range(0, sel.size, chunk_size):  # class weights at the leaves ...
+        for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
             idx = sel[start:start + chunk_size]
             leaf = tree_leaves(forest, X[idx], t).astype(np.int64)
-            class_weight[sl] += np.bincount(leaf * C + y_index[idx], weights=wt[idx],
-                                            minlength=size * C).reshape(size, C)
-        _sum_up_tree(forest, class_weight, sl)  # ... then summed up to every ancestor
-    node_weight = class_weight.sum(axis=1)
-    majority = np.argmax(forest.value, axis=1)
-    node_error = node_weight - class_weight[np.arange(forest.n_nodes), majority]
-    node_error = np.maximum(node_error, 0.0)
-    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
+            stats[sl] += _leaf_statistics(leaf, y_col[idx], wt[idx], sl.stop - sl.start,
+                                          width, regression)
+        _sum_up_tree(forest, stats, sl)  # ... then summed up to every ancestor
+    if regression:
+        node_weight = stats[:, 0]
+        node_error = squared_error(forest.value[:, 0] - centre, stats) / scale
+    else:
+        node_weight = stats.sum(axis=1)
+        majority = np.argmax(forest.value, axis=1)
+        node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
+    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight,
+                        error_scale=scale)
+
+
+def _leaf_statistics(leaf, y, w, size, width, regression):
+    """(size, width) per-leaf sums: class weights, or weight, sum y, sum y^2."""
+    if not regression:
+        return np.bincount(leaf * width + y, weights=w, minlength=size * width).reshape(
+            size, width)
+    return np.column_stack([np.bincount(leaf, weights=w * p, minlength=size)
+                            for p in (np.ones_like(y), y, y * y)])
+
+
+def squared_error(value, moments):
+    """Squared error of predicting ``value`` at nodes with (weight, sum y, sum y^2) moments.
+
+    ``n v^2 - 2 v sum(y) + sum(y^2)``, clipped at 0 (it is a sum of squares).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt._routing import squared_error
+    >>> y = np.array([1.0, 2.0, 6.0])
+    >>> float(squared_error(np.array([3.0]), np.array([[3, y.sum(), (y * y).sum()]]))[0])
+    14.0
+    """
+    n, s1, s2 = moments[:, 0], moments[:, 1], moments[:, 2]
+    return np.maximum(n * value * value - 2.0 * value * s1 + s2, 0.0)
+
+
+def target_scale(y, w):
+    """Weighted mean and variance of regression targets: the error term's (scale, centre).
+
+    A variance of 0 (constant targets) would make the normalised error
+    undefined: the scale is then 1 (the error term is the plain mean squared
+    error, in squared target units) and a warning says so.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt._routing import target_scale
+    >>> target_scale(np.array([1.0, 3.0]), np.ones(2))
+    (1.0, 2.0)
+    """
+    w = np.asarray(w, dtype=float)
+    total = w.sum()
+    if total <= 0:
+        return 1.0, 0.0
+    centre = float(w @ y / total)
+    var = float(w @ (y - centre) ** 2 / total)
+    if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
+        warnings.warn("the regression targets of the error data are constant (variance 0), "
+                      "so the error term cannot be normalised by their variance; it is the "
+                      "plain mean squared error (squared target units): choose lam on that "
+                      "scale", RuntimeWarning, stacklevel=3)
+        return 1.0, centre
+    return var, centre
 
 
 def _sum_up_tree(forest, values, sl):

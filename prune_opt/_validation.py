@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions, make_
 
 __all__ = ["FINITE_NONNEG", "FINITE_POSITIVE", "NONNEG_INT", "POSITIVE_INT", "Interval",
            "Options", "StrOptions", "check_features", "check_labels", "check_nonneg_scalar",
-           "check_param", "check_params", "check_weights"]
+           "check_param", "check_params", "check_targets", "check_weights"]
 
 FINITE_NONNEG = Interval(Real, 0, np.inf, closed="left")
 FINITE_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
@@ -284,17 +284,45 @@ def _label_kind(values):
     return "number" if kind in "biuf" else ("string" if kind in "US" else "object")
 
 
+def check_targets(y, n_rows, *, name="y"):
+    """Regression targets: 1-D, ``n_rows`` finite real numbers, as float64.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import check_targets
+    >>> check_targets([1, 2.5], 2)
+    array([1. , 2.5])
+    >>> check_targets([1.0, float("nan")], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: y contains NaN or inf; a regression forest is pruned on finite targets: drop or impute those rows
+    """
+    y = _label_vector(y, n_rows, name)
+    if np.iscomplexobj(y) or y.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers for a regression forest, got dtype "
+                        f"{y.dtype}; convert the target (e.g. y.astype(float)) or fit a "
+                        "classifier for class labels")
+    y = y.astype(float)
+    if not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN or inf; a regression forest is pruned on finite "
+                         "targets: drop or impute those rows")
+    return y
+
+
 def check_labels(forest, y, n_rows, *, name="y"):
     """Encode labels as class indices of the forest, refusing unknown labels.
 
     ``y`` must be 1-D with ``n_rows`` entries (an ``(n, 1)`` column is raveled
     with a ``DataConversionWarning``), and every label must be one of the
     forest's ``classes_`` (numbers never match strings: ``"1"`` is not ``1``).
+    For a regression forest (``forest.task == "regression"``) ``y`` holds
+    the real targets and is returned as float64 (see :func:`check_targets`).
 
     Returns
     -------
     ndarray of int64, shape (n_rows,)
-        Index of each label in ``forest.classes_``.
+        Index of each label in ``forest.classes_`` (regression: the targets,
+        float64).
 
     Examples
     --------
@@ -306,6 +334,8 @@ def check_labels(forest, y, n_rows, *, name="y"):
     >>> check_labels(f, ["yes", "no", "yes"], 3)
     array([1, 0, 1])
     """
+    if getattr(forest, "task", "classification") == "regression":
+        return check_targets(y, n_rows, name=name)
     y = _label_vector(y, n_rows, name)
     classes = forest.classes_
     if _label_kind(y) != _label_kind(classes) and not (

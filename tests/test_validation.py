@@ -54,10 +54,10 @@ def test_unsupported_estimator_lists_supported(iris):
 
 
 @pytest.mark.parametrize("cls", [DecisionTreeRegressor, RandomForestRegressor])
-def test_regressors_refused(iris, cls):
+def test_multi_output_regressors_refused(iris, cls):
     X, y, _ = iris
-    with pytest.raises(TypeError, match="forest"):
-        _prune(iris, forest=cls(max_depth=2).fit(X, y))
+    with pytest.raises(ValueError, match="multi-output"):
+        _prune(iris, forest=cls(max_depth=2).fit(X, np.c_[y, y]))
 
 
 def test_multi_output_refused(iris):
