@@ -51,8 +51,10 @@ class LazyPrediction:
     Attributes
     ----------
     proba : ndarray (n_examples, n_classes)
-        Identical to ``PrunedForest.predict_proba`` on the completed features.
-    classes : ndarray (n_classes,)
+        Identical to ``PrunedForest.predict_proba`` on the completed features;
+        for a regression forest, (n_examples, 1) averaged leaf means.
+    classes : ndarray (n_classes,) or None
+        None for a regression forest.
     cost_paid : ndarray (n_examples,)
         Cost of the units fetched through ``acquire`` for each example.
     units_fetched : scipy.sparse.csr_matrix of bool (n_examples, n_units)
@@ -72,8 +74,23 @@ class LazyPrediction:
 
     @property
     def labels(self):
-        """Predicted class of each example."""
+        """Predicted class of each example (classification)."""
+        if self.classes is None:
+            raise AttributeError("labels: a regression forest predicts values; use .values")
         return self.classes.take(np.argmax(self.proba, axis=1), axis=0)
+
+    @property
+    def values(self):
+        """Predicted value of each example (regression): ``PrunedForest.predict``."""
+        if self.classes is not None:
+            raise AttributeError("values: a classification forest predicts labels; use "
+                                 ".labels (or .proba)")
+        return self.proba[:, 0]
+
+    @property
+    def predictions(self):
+        """What ``PrunedForest.predict`` returns: labels, or values for regression."""
+        return self.labels if self.classes is not None else self.values
 
 
 class LazyPredictor:
@@ -144,8 +161,9 @@ class LazyPredictor:
         return state.result()
 
     def predict(self, X):
-        """Predicted labels (see :meth:`predict_proba` for the full record)."""
-        return self.predict_proba(X).labels
+        """Predicted labels, or values for a regression forest (see
+        :meth:`predict_proba` for the full record)."""
+        return self.predict_proba(X).predictions
 
     def next_units(self, X):
         """Dry run: units each example must acquire before any tree can go further.
@@ -256,7 +274,7 @@ class _State:
 
     def result(self):
         f = self.forest
-        proba = np.zeros((self.n, f.n_classes))
+        proba = np.zeros((self.n, f.value_width))
         for t in range(f.n_trees):  # same summation order as PrunedForest.predict_proba
             proba += f.value[self.node[:, t]]
         if f.n_trees > 1:

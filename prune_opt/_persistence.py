@@ -28,11 +28,17 @@ __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_V
 
 FORMAT = "prune-opt/pruned-forest"
 SCHEMA_VERSION = 1
-ESTIMATORS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
-              "ExtraTreeClassifier")
-_REQUIRED = ("format", "schema_version", "estimator", "classes", "classes_kind", "n_features",
-             "costs", "trees")
-_OPTIONAL = ("feature_names", "allow_nan", "objective", "lam", "solve_info")
+CLASSIFIERS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
+               "ExtraTreeClassifier")
+REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor",
+              "ExtraTreeRegressor")
+ESTIMATORS = CLASSIFIERS + REGRESSORS
+#: estimators of each task; a file without "task" (older files) is a classification
+TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
+_REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
+#: "classes" and "classes_kind" are required for classification, absent for regression
+_OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",
+             "lam", "solve_info")
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left",)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
@@ -77,7 +83,7 @@ def _encode_tree(forest, split_mask, t):
     if not np.isfinite(threshold[internal]).all():
         raise ValueError(f"cannot save: tree {t} has a non-finite split threshold (the file "
                          "format stores finite numbers only)")
-    if not (forest.value[sl].sum(axis=1) > 0).all():
+    if forest.task == "classification" and not (forest.value[sl].sum(axis=1) > 0).all():
         raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
                          "(all zeros), which the file format refuses")
     # a leaf's threshold is never read: store a finite placeholder
@@ -100,15 +106,14 @@ def _finite_or_none(v):
 def encode(pruned):
     """The JSON document (a dict) of a pruned forest."""
     f = pruned.forest
-    classes, kind = _encode_classes(f.classes_)
-    return {
+    supported = TASK_ESTIMATORS[f.task]
+    doc = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
+        "task": f.task,
         # a subclass of a supported estimator is rebuilt as the closest supported one
-        "estimator": (pruned.estimator_class if pruned.estimator_class in ESTIMATORS
-                      else "RandomForestClassifier"),
-        "classes": classes,
-        "classes_kind": kind,
+        "estimator": (pruned.estimator_class if pruned.estimator_class in supported
+                      else supported[0]),
         "n_features": f.n_features,
         "feature_names": f.feature_names,
         "allow_nan": bool(f.allow_nan),
@@ -120,6 +125,9 @@ def encode(pruned):
                                  if k not in _BULKY_SOLVE_INFO}),
         "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
+    if f.task == "classification":
+        doc["classes"], doc["classes_kind"] = _encode_classes(f.classes_)
+    return doc
 
 
 def save_pruned(pruned, path):
@@ -172,6 +180,23 @@ def _check_header(doc):
         _fail(f"unknown field(s) {unknown}")
     if doc["estimator"] not in ESTIMATORS:
         _fail(f"unknown estimator {str(doc['estimator'])[:80]!r}; expected one of {ESTIMATORS}")
+
+
+def _decode_task(doc):
+    """The file's task (older files have none: classification), checked against the
+    estimator and the class fields."""
+    task = doc.get("task", "classification")
+    if not isinstance(task, str) or task not in TASK_ESTIMATORS:
+        _fail(f"task must be 'classification' or 'regression', got {str(task)[:40]!r}")
+    if doc["estimator"] not in TASK_ESTIMATORS[task]:
+        _fail(f"estimator {doc['estimator']!r} does not match task {task!r}; expected one of "
+              f"{TASK_ESTIMATORS[task]}")
+    present = [k for k in ("classes", "classes_kind") if k in doc]
+    if task == "regression" and present:
+        _fail(f"a regression forest has no classes, but the file has {present}")
+    if task == "classification" and len(present) < 2:
+        _fail(f"missing field {'classes' if 'classes' not in doc else 'classes_kind'!r}")
+    return task
 
 
 def _is_int(v):
@@ -248,10 +273,15 @@ def _float_array(x, what):
 
 
 def _value_matrix(value, n_classes, what):
-    if not _only(value, (list,)) or set(map(len, value)) - {n_classes} or not _only(
+    """Node values: rows of class distributions, or (n_classes None: regression)
+    rows of one finite number, the node mean."""
+    width = 1 if n_classes is None else n_classes
+    if not _only(value, (list,)) or set(map(len, value)) - {width} or not _only(
             list(itertools.chain.from_iterable(value)), (int, float)):
-        _fail(f"{what} must be a list of rows of {n_classes} finite numbers")
-    v = _finite_array(value, what).reshape(len(value), n_classes)
+        _fail(f"{what} must be a list of rows of {width} finite numbers")
+    v = _finite_array(value, what).reshape(len(value), width)
+    if n_classes is None:
+        return v
     if (v < 0).any():
         _fail(f"{what} must be non-negative")
     if not (v.sum(axis=1) > 0).all():
@@ -368,17 +398,18 @@ def decode(doc):
         Naming the first field that breaks the schema.
     """
     _check_header(doc)
-    classes = _decode_classes(doc)
+    task = _decode_task(doc)
+    classes = _decode_classes(doc) if task == "classification" else None
     n_features, names = _decode_features(doc)
     if not isinstance(doc["trees"], list) or not doc["trees"]:
         _fail("trees must be a non-empty list")
-    decoded = [_decode_tree(tr, t, n_features, classes.size)
+    decoded = [_decode_tree(tr, t, n_features, None if classes is None else classes.size)
                for t, tr in enumerate(doc["trees"])]
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
     try:
         forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
-                        feature_names=names)
+                        feature_names=names, task=task)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     forest.allow_nan = allow_nan

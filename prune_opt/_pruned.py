@@ -23,12 +23,34 @@ __all__ = ["PrunedForest", "acquisition_cost", "load"]
 USAGE_BINS = ("never", "1-7", ">7")
 
 
+class _classifier_only:
+    """Method decorator: on a regression forest the attribute does not exist
+    (``hasattr`` is False, as for scikit-learn regressors) and reading it raises
+    an AttributeError that says what to call instead."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.func
+        if obj.forest.task == "regression":
+            raise AttributeError(f"{self.__name__}: this pruned forest is a regressor "
+                                 "(task='regression') and has no class probabilities; use "
+                                 "predict(X) for the averaged leaf means")
+        return self.func.__get__(obj, owner)
+
+
 class PrunedForest:
     """A pruned forest: every original node either stays a split or is cut.
 
     A cut internal node becomes a leaf predicting its class distribution (the
     paper's rule); the forest predicts the average of its trees' leaf
-    distributions.
+    distributions.  For a regression forest (``forest.task == "regression"``)
+    a leaf predicts its node's mean target, :meth:`predict` averages them,
+    :meth:`score` is R^2 and there is no :meth:`predict_proba`.
 
     Parameters
     ----------
@@ -115,8 +137,30 @@ class PrunedForest:
         return leaves, ind, split
 
     # ------------------------------------------------------------ prediction
+    @property
+    def task(self):
+        """``"classification"`` or ``"regression"`` (the forest's task)."""
+        return self.forest.task
+
+    def _average_value(self, X):
+        """Average over trees of the pruned leaf values, (n, value_width).
+
+        Computed in the same order as sklearn (sum over trees, then division
+        by the number of trees), so :meth:`to_sklearn` matches bit for bit.
+        """
+        Xc = self.forest.check_X(X)
+        f = self.forest
+        total = np.zeros((Xc.shape[0], f.value_width))
+        for t in range(f.n_trees):
+            leaves, _, _ = self._pruned_leaves(Xc, t)
+            total += f.value[leaves + f.node_offset[t]]
+        if f.n_trees > 1:
+            total /= f.n_trees
+        return total
+
+    @_classifier_only
     def predict_proba(self, X, *, acquire=None):
-        """Average of the trees' (pruned) leaf class distributions.
+        """Average of the trees' (pruned) leaf class distributions (classification only).
 
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
@@ -133,21 +177,30 @@ class PrunedForest:
         """
         if acquire is not None:
             return LazyPredictor(self, acquire).predict_proba(X).proba
-        Xc = self.forest.check_X(X)
-        f = self.forest
-        proba = np.zeros((Xc.shape[0], f.n_classes))
-        for t in range(f.n_trees):
-            leaves, _, _ = self._pruned_leaves(Xc, t)
-            proba += f.value[leaves + f.node_offset[t]]
-        if f.n_trees > 1:
-            proba /= f.n_trees
-        return proba
+        return self._average_value(X)
 
     def predict(self, X, *, acquire=None):
-        """Class with the highest averaged probability (``acquire``: see
-        :meth:`predict_proba`)."""
-        proba = self.predict_proba(X, acquire=acquire)
-        return self.forest.classes_.take(np.argmax(proba, axis=1), axis=0)
+        """Class with the highest averaged probability, or, for a regression
+        forest, the average of the trees' (pruned) leaf means (``acquire``: see
+        :meth:`predict_proba`; it works for both tasks).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> import prune_opt as po
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> rf = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+        >>> pruned = po.prune(rf, X, y, lam=0.01)
+        >>> pruned.predict(X[:2]).shape, pruned.task
+        ((2,), 'regression')
+        """
+        if acquire is not None:
+            return LazyPredictor(self, acquire).predict(X)
+        total = self._average_value(X)
+        if self.forest.task == "regression":
+            return total[:, 0]
+        return self.forest.classes_.take(np.argmax(total, axis=1), axis=0)
 
     def next_units(self, X):
         """Dry run of lazy prediction: the units each example must acquire next.
@@ -158,8 +211,14 @@ class PrunedForest:
         return LazyPredictor(self, _never_called).next_units(X)
 
     def score(self, X, y):
-        """Accuracy on (X, y)."""
-        pred = np.argmax(self.predict_proba(X), axis=1)
+        """Accuracy on (X, y), or the coefficient of determination R^2 for a
+        regression forest (as scikit-learn's regressors)."""
+        if self.forest.task == "regression":
+            from sklearn.metrics import r2_score
+
+            pred = self.predict(X)
+            return float(r2_score(check_labels(self.forest, y, pred.shape[0]), pred))
+        pred = np.argmax(self._average_value(X), axis=1)
         return float(np.mean(pred == check_labels(self.forest, y, pred.shape[0])))
 
     # ------------------------------------------------------------ costs
@@ -251,8 +310,9 @@ class PrunedForest:
         """A fitted sklearn estimator of the source's class holding the pruned trees.
 
         For forests built from arrays (forest_builders, loaded JSON) the result
-        is a ``RandomForestClassifier``.  ``predict_proba`` is identical to
-        :meth:`predict_proba`.  The estimator is independent of this object
+        is a ``RandomForestClassifier`` (``RandomForestRegressor`` for a
+        regression forest), or the saved single-tree class.  ``predict_proba``
+        (regression: ``predict``) is identical to this object's.  The estimator is independent of this object
         and of the source estimator (refitting either changes nothing here).
         """
         return pruned_to_sklearn(self)

@@ -14,6 +14,11 @@ Once the structure is fixed, those distributions can be re-estimated:
   result's loss is never above the original leaves').  With one tree its
   optimum is the ``"counts"`` refit.
 
+For a regression forest the same two methods refit node means: ``"counts"``
+gives each node the (weighted) mean target of the refit rows reaching it,
+shrunk the same way (``(sum y + s * v0) / (n + s)``); ``"global"`` fits all
+leaf means jointly to the forest's squared error (no simplex constraint).
+
 The structure (split mask, features, thresholds) never changes, so the
 acquisition cost of every example is exactly the pruned forest's.
 """
@@ -53,17 +58,26 @@ def _refit_data(pruned, X, y, in_bag, train):
     return Xt, yt, bags
 
 
+def _targets(forest, y):
+    """What a node's value estimates, per row: one-hot classes, or the target column."""
+    if forest.task == "regression":
+        return np.asarray(y, dtype=float)[:, None]
+    onehot = np.zeros((y.shape[0], forest.n_classes))
+    onehot[np.arange(y.shape[0]), y] = 1.0
+    return onehot
+
+
 def _node_counts(pruned, X, y, weights):
-    """Weighted class counts of the refit rows at every node (n_nodes, n_classes)."""
+    """Weighted target sums (class counts, or sums of y) of the refit rows at every
+    node, (n_nodes, value_width), and the weight reaching every node, (n_nodes, 1)."""
     f = pruned.forest
-    onehot = np.zeros((X.shape[0], f.n_classes))
-    onehot[np.arange(X.shape[0]), y] = 1.0
-    counts = np.zeros((f.n_nodes, f.n_classes))
+    target = np.column_stack([_targets(f, y), np.ones(X.shape[0])])
+    sums = np.zeros((f.n_nodes, target.shape[1]))
     for t in range(f.n_trees):
         ind = f.decision_paths(X, t).astype(float)
-        w = onehot if weights is None else onehot * weights[t][:, None]
-        counts[f.tree_slice(t)] = np.asarray(ind.T @ w)
-    return counts
+        w = target if weights is None else target * weights[t][:, None]
+        sums[f.tree_slice(t)] = np.asarray(ind.T @ w)
+    return sums[:, :-1], sums[:, -1:]
 
 
 def _project_rows_to_simplex(V):
@@ -92,8 +106,9 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
     w = np.ones(n) if weights is None else np.column_stack(weights).mean(axis=1)
     A = sp.csr_matrix((np.full(n * T, 1.0 / T), (np.repeat(np.arange(n), T), inv.ravel())),
                       shape=(n, cols.size))
-    target = np.zeros((n, f.n_classes))
-    target[np.arange(n), y] = 1.0
+    target = _targets(f, y)
+    project = (_project_rows_to_simplex if f.task == "classification"
+               else (lambda V: V))  # leaf means are unconstrained
     v0 = f.value[cols]
     ridge = smoothing / T
 
@@ -101,12 +116,13 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
         r = A @ V - target
         return float(w @ np.sum(r * r, axis=1) + ridge * np.sum((V - v0) ** 2))
 
-    step = 1.0 / (2.0 * (np.max(A.T @ w) / T + ridge) + 1e-300)
+    # Gershgorin: a row of A^T W A sums to (A^T w)_k (the rows of A sum to 1)
+    step = 1.0 / (2.0 * (np.max(A.T @ w) + ridge) + 1e-300)
     best, best_loss = v0, loss(v0)
     V, Z, m = v0, v0, 1.0
     for _ in range(n_iter):
         grad = 2.0 * (A.T @ (w[:, None] * (A @ Z - target))) + 2.0 * ridge * (Z - v0)
-        V_next = _project_rows_to_simplex(Z - step * grad)
+        V_next = project(Z - step * grad)
         m_next = (1.0 + np.sqrt(1.0 + 4.0 * m * m)) / 2.0
         Z = V_next + ((m - 1.0) / m_next) * (V_next - V)
         V, m = V_next, m_next
@@ -175,8 +191,7 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
     if method == "global":
         values = _global_values(pruned, Xr, yr, weights, smoothing)
     else:
-        counts = _node_counts(pruned, Xr, yr, weights)
-        n = counts.sum(axis=1, keepdims=True)
+        counts, n = _node_counts(pruned, Xr, yr, weights)
         shrunk = (counts + smoothing * f.value) / np.where(n + smoothing > 0, n + smoothing, 1.0)
         values = np.where(n > 0, shrunk, f.value)
     forest = copy.copy(f)  # shares every structure array; only the leaf values differ

@@ -18,7 +18,8 @@ def build_sklearn_tree(arrays, n_features, n_classes, template=None):
     """A ``sklearn.tree._tree.Tree`` holding the given nodes.
 
     ``arrays`` has ``left``, ``right``, ``feature``, ``threshold``, ``value``
-    (normalised class distributions) and ``missing_go_to_left``; when
+    (normalised class distributions, or one mean per node for a regression
+    tree, built with ``n_classes=1``) and ``missing_go_to_left``; when
     ``template`` (an original Tree) and ``arrays["old_ids"]`` are given, node
     statistics (impurity, sample counts) are carried over.
     """
@@ -52,31 +53,37 @@ def build_sklearn_tree(arrays, n_features, n_classes, template=None):
 
 
 def _fresh_tree_estimator(forest, tree):
-    from sklearn.tree import DecisionTreeClassifier
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-    est = DecisionTreeClassifier()
+    regression = forest.task == "regression"
+    est = DecisionTreeRegressor() if regression else DecisionTreeClassifier()
     est.tree_ = tree
     est.n_features_in_ = forest.n_features
     est.n_outputs_ = 1
-    est.n_classes_ = forest.n_classes
-    est.classes_ = np.arange(forest.n_classes)
+    if not regression:
+        est.n_classes_ = forest.n_classes
+        est.classes_ = np.arange(forest.n_classes)
     est.max_features_ = forest.n_features
     return est
 
 
+#: single-tree estimator classes rebuilt as such (else a random forest of the task)
+SINGLE_TREES = ("DecisionTreeClassifier", "ExtraTreeClassifier", "DecisionTreeRegressor",
+                "ExtraTreeRegressor")
+
+
 def pruned_to_sklearn(pruned):
     """See :meth:`prune_opt.PrunedForest.to_sklearn`."""
-    from sklearn.ensemble import RandomForestClassifier
-
     f = pruned.forest
     src = f.estimator
+    width = 1 if f.task == "regression" else f.n_classes
     trees = []
     for t in range(f.n_trees):
         arrays = pruned.pruned_tree_arrays(t)
         template = None
         if src is not None:
             template = (src.estimators_[t] if hasattr(src, "estimators_") else src).tree_
-        trees.append(build_sklearn_tree(arrays, f.n_features, f.n_classes, template))
+        trees.append(build_sklearn_tree(arrays, f.n_features, width, template))
     if src is not None:
         est = copy.deepcopy(src)
         if hasattr(est, "estimators_"):
@@ -85,20 +92,28 @@ def pruned_to_sklearn(pruned):
         else:
             est.tree_ = trees[0]
         return est
-    if pruned.estimator_class in ("DecisionTreeClassifier",
-                                  "ExtraTreeClassifier") and f.n_trees == 1:
+    if pruned.estimator_class in SINGLE_TREES and f.n_trees == 1:
         est = _fresh_tree_estimator(f, trees[0])
-        est.classes_ = f.classes_
-        if f.feature_names is not None:
-            est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
-        return est
-    est = RandomForestClassifier(n_estimators=f.n_trees)
-    est.estimators_ = [_fresh_tree_estimator(f, tree) for tree in trees]
-    est.estimator_ = est.estimators_[0]
-    est.classes_ = f.classes_
-    est.n_classes_ = f.n_classes
-    est.n_outputs_ = 1
-    est.n_features_in_ = f.n_features
+        if f.task == "classification":
+            est.classes_ = f.classes_
+    else:
+        est = _fresh_forest(f, trees)
     if f.feature_names is not None:
         est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
+    return est
+
+
+def _fresh_forest(f, trees):
+    """A fitted ``RandomForestClassifier`` (``RandomForestRegressor``) of the trees."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    cls = RandomForestRegressor if f.task == "regression" else RandomForestClassifier
+    est = cls(n_estimators=f.n_trees)
+    est.estimators_ = [_fresh_tree_estimator(f, tree) for tree in trees]
+    est.estimator_ = est.estimators_[0]
+    if f.task == "classification":
+        est.classes_ = f.classes_
+        est.n_classes_ = f.n_classes
+    est.n_outputs_ = 1
+    est.n_features_in_ = f.n_features
     return est
