@@ -437,6 +437,24 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
                         error_scale=scale)
 
 
+def node_moments(forest, X, y, sample_weight=None, chunk_size=DEFAULT_CHUNK):
+    """Weighted (count, sum y, sum y^2) of regression targets at every node, (n_nodes, 3).
+
+    ``X`` is checked, ``y`` real.  Used for node variances
+    (``sum y^2 / n - (sum y / n)^2``) where a forest does not carry them.
+    """
+    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    stats = np.zeros((forest.n_nodes, 3))
+    for t in range(forest.n_trees):
+        sl = forest.tree_slice(t)
+        for start in range(0, X.shape[0], chunk_size):
+            rows = slice(start, start + chunk_size)
+            leaf = tree_leaves(forest, X[rows], t).astype(np.int64)
+            stats[sl] += _leaf_statistics(leaf, y[rows], w[rows], sl.stop - sl.start, 3, True)
+        _sum_up_tree(forest, stats, sl)
+    return stats
+
+
 def _leaf_statistics(leaf, y, w, size, width, regression):
     """(size, width) per-leaf sums: class weights, or weight, sum y, sum y^2."""
     if not regression:

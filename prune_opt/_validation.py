@@ -23,7 +23,8 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions, make_
 
 __all__ = ["FINITE_NONNEG", "FINITE_POSITIVE", "NONNEG_INT", "POSITIVE_INT", "Interval",
            "Options", "StrOptions", "check_features", "check_labels", "check_nonneg_scalar",
-           "check_param", "check_params", "check_targets", "check_weights"]
+           "check_classification", "check_param", "check_params", "check_targets",
+           "check_weights"]
 
 FINITE_NONNEG = Interval(Real, 0, np.inf, closed="left")
 FINITE_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
@@ -360,6 +361,24 @@ def check_labels(forest, y, n_rows, *, name="y"):
             f"{classes.tolist()}); pass labels the forest was fitted on"
         )
     return order[pos].astype(np.int64)
+
+
+def check_classification(forest, what):
+    """Refuse a regression forest where only class probabilities make sense.
+
+    Examples
+    --------
+    >>> from prune_opt import Forest
+    >>> from prune_opt._validation import check_classification
+    >>> leaf = dict(left=[-1], right=[-1], feature=[-1], threshold=[0], value=[[2.0]])
+    >>> check_classification(Forest([leaf], classes=None, n_features=1), "objective='brier'")
+    Traceback (most recent call last):
+    ...
+    ValueError: objective='brier' scores class probabilities, but this is a regression forest; use objective='paper' (the normalised squared error) instead
+    """
+    if getattr(forest, "task", "classification") == "regression":
+        raise ValueError(f"{what} scores class probabilities, but this is a regression "
+                         "forest; use objective='paper' (the normalised squared error) instead")
 
 
 def check_weights(weights, n, name="sample_weight"):

@@ -6,7 +6,8 @@
   one feature whose removal trades the least error per unit of cost saved;
 * :func:`fewer_trees_prunings` -- the first ``m`` trees (a sub-forest);
 * :func:`impurity_threshold_prunings` -- BudgetRF-style early stopping: a
-  node stays a split only while its impurity exceeds a threshold.
+  node stays a split only while its impurity exceeds a threshold (Gini
+  impurity; for a regression forest the node's target variance).
 
 Each returns a list of ``(parameter, PrunedForest)`` pairs; the pruned
 forests of the mask-based baselines live on the original forest (so
@@ -30,6 +31,8 @@ from .._forest import Forest, as_forest
 from .._frames import records_frame
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
+from .._routing import node_moments
+from .._validation import check_labels
 
 __all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
            "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES",
@@ -243,7 +246,7 @@ def sub_forest(forest, m):
                           missing_go_to_left=f.missing_go_to_left[sl]))
     in_bag = None if f.in_bag is None else list(f.in_bag)[:m]
     return Forest(trees, classes=f.classes_, n_features=f.n_features,
-                  feature_names=f.feature_names, in_bag=in_bag)
+                  feature_names=f.feature_names, in_bag=in_bag, task=f.task)
 
 
 def fewer_trees_prunings(forest, *, sizes=None, costs=None):
@@ -274,17 +277,43 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     return out
 
 
-def node_impurity(forest):
-    """Gini impurity of every node from its class distribution."""
+def node_impurity(forest, X=None, y=None):
+    """Impurity of every node: Gini impurity of its class distribution, or, for a
+    regression forest, its target variance.
+
+    A regression forest's variances are the training ones its scikit-learn
+    trees carry (squared-error criteria); other regression forests need the
+    data ``(X, y)`` to measure them on.
+    """
+    if forest.task == "regression":
+        return _node_variance(forest, X, y)
     v = np.asarray(forest.value, dtype=float)
     s = v.sum(axis=1, keepdims=True)
     p = v / np.where(s > 0, s, 1.0)
     return 1.0 - (p ** 2).sum(axis=1)
 
 
-def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, costs=None):
-    """BudgetRF-style early stopping: a node stays a split only if its Gini
-    impurity exceeds the threshold (and its parent is a split).
+def _node_variance(forest, X, y):
+    est = forest.estimator
+    if est is not None and getattr(est, "criterion", None) in ("squared_error",
+                                                               "friedman_mse"):
+        trees = list(getattr(est, "estimators_", [est]))
+        return np.concatenate([tr.tree_.impurity for tr in trees]).astype(float)
+    if X is None or y is None:
+        raise ValueError("impurity: this regression forest carries no node variances (not "
+                         "a scikit-learn tree grown with a squared-error criterion); pass "
+                         "X and y to measure them on data")
+    Xc = forest.check_X(X)
+    m = node_moments(forest, Xc, check_labels(forest, y, Xc.shape[0]))
+    n = np.where(m[:, 0] > 0, m[:, 0], 1.0)
+    return np.maximum(m[:, 2] / n - (m[:, 1] / n) ** 2, 0.0)
+
+
+def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, costs=None,
+                                X=None, y=None):
+    """BudgetRF-style early stopping: a node stays a split only if its impurity
+    (Gini; the target variance for a regression forest, see
+    :func:`node_impurity`) exceeds the threshold (and its parent is a split).
 
     Examples
     --------
@@ -298,7 +327,7 @@ def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, co
     0
     """
     f = as_forest(forest)
-    imp = node_impurity(f)
+    imp = node_impurity(f, X, y)
     internal = ~f.is_leaf
     if thresholds is None:
         vals = np.unique(np.concatenate([[-1.0], imp[internal]]))
@@ -328,7 +357,7 @@ def _fewer_trees(forest, X, y, *, costs=None, problem=None):
 
 def _impurity(forest, X, y, *, costs=None, problem=None):
     """Impurity-threshold early stopping (BudgetRF style)."""
-    return impurity_threshold_prunings(forest, costs=costs)
+    return impurity_threshold_prunings(forest, costs=costs, X=X, y=y)
 
 
 #: The baseline registry: name -> function ``(forest, X, y, *, costs=None,
@@ -367,6 +396,9 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
     """Curve rows of a baseline: average cost on ``X`` (and accuracy on ``X``
     when ``y`` is given), accuracy and cost on ``(X_eval, y_eval)``.
 
+    For regression forests the score columns hold R^2 and are named ``r2``
+    and ``r2_eval`` instead of ``accuracy`` and ``accuracy_eval``.
+
     Returns
     -------
     pandas.DataFrame
@@ -386,17 +418,19 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
     """
     if (X_eval is None) != (y_eval is None):
         raise ValueError("X_eval and y_eval must be given together")
+    regression = bool(prunings) and prunings[0][1].forest.task == "regression"
+    score = "r2" if regression else "accuracy"
     rows = []
     for param, pf in prunings:
         r = {"method": method, "param": param, "average_cost": pf.average_cost(X),
              "n_splits": pf.n_splits, "n_trees": pf.n_trees}
         if y is not None:
-            r["accuracy"] = pf.score(X, y)
+            r[score] = pf.score(X, y)
         if X_eval is not None:
-            r["accuracy_eval"] = pf.score(X_eval, y_eval)
+            r[f"{score}_eval"] = pf.score(X_eval, y_eval)
             r["cost_eval"] = pf.average_cost(X_eval)
         rows.append(r)
     columns = ["method", "param", "average_cost", "n_splits", "n_trees"]
-    columns += (["accuracy"] if y is not None else []) + (
-        ["accuracy_eval", "cost_eval"] if X_eval is not None else [])
+    columns += ([score] if y is not None else []) + (
+        [f"{score}_eval", "cost_eval"] if X_eval is not None else [])
     return records_frame(rows, columns=columns)

@@ -285,7 +285,9 @@ def _records(points, X_eval, y_eval, costs):
     for q in points:
         r = q.as_dict()
         if X_eval is not None:
-            r["accuracy_eval"] = q.pruned.score(X_eval, y_eval)
+            # score: accuracy, or R^2 for a regression forest
+            score = "r2_eval" if q.pruned.forest.task == "regression" else "accuracy_eval"
+            r[score] = q.pruned.score(X_eval, y_eval)
             r["cost_eval"] = q.pruned.average_cost(X_eval, costs)
         rows.append(r)
     return rows
@@ -371,7 +373,8 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     solver : str
         Backend name (``"auto"``: the fastest exact one installed).
     X_eval, y_eval : array-like, optional
-        Held-out data: adds ``accuracy_eval`` and ``cost_eval`` columns.
+        Held-out data: adds ``accuracy_eval`` (``r2_eval`` for a regression forest) and
+        ``cost_eval`` columns.
     depth_cost : float, optional
         Weight of the average depth inside the lam term (0 when omitted);
         forest only.
@@ -419,8 +422,9 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
         raise ValueError("X_eval and y_eval must be given together")
     if y_eval is not None:  # refuse bad eval labels before solving, not after
         n_eval = len(problem.forest.check_X(X_eval, "X_eval"))
-        y_eval = problem.forest.classes_[check_labels(problem.forest, y_eval, n_eval,
-                                                      name="y_eval")]
+        y_eval = check_labels(problem.forest, y_eval, n_eval, name="y_eval")
+        if problem.forest.task == "classification":  # regression: the targets themselves
+            y_eval = problem.forest.classes_[y_eval]
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._pruned import PrunedForest
-from .._validation import check_labels, check_nonneg_scalar, check_weights
+from .._validation import check_classification, check_labels, check_nonneg_scalar, check_weights
 from ._base import get_objective
 
 __all__ = ["evaluate_objective"]
@@ -49,6 +49,7 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     f = pruned.forest
+    check_classification(f, f"objective={objective!r}")
     Xc = f.check_X(X)
     yc = check_labels(f, y, Xc.shape[0])
     w = check_weights(sample_weight, Xc.shape[0])

@@ -11,7 +11,7 @@ from .._costs import as_feature_costs
 from .._forest import as_forest
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
-from .._validation import check_features, check_labels, check_weights
+from .._validation import check_classification, check_features, check_labels, check_weights
 from ._evaluate import evaluate_objective
 
 __all__ = ["Setup", "RESULT_RTOL"]
@@ -40,6 +40,7 @@ class Setup:
                                           self.forest.feature_names)
             self.depth_cost = float(depth_cost)
         self.X_raw, self.y_raw, self.sample_weight = X, y, sample_weight
+        check_classification(self.forest, "an ensemble objective")
         self.X = check_features(self.forest, X, name="X")
         self.y = check_labels(self.forest, y, self.X.shape[0], name="y")
         self.weight = check_weights(sample_weight, self.X.shape[0])
