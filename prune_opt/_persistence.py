@@ -43,6 +43,7 @@ _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask"
 _TREE_OPTIONAL = ("missing_go_to_left",)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
 _BULKY_SOLVE_INFO = ("duals", "history")
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 #: deepest nesting solve_info may have (the schema itself nests at most 5 levels)
 MAX_SOLVE_INFO_DEPTH = 8
 
@@ -80,9 +81,12 @@ def _encode_tree(forest, split_mask, t):
     off = sl.start
     internal = forest.left[sl] >= 0
     threshold = forest.threshold[sl]
-    if not np.isfinite(threshold[internal]).all():
-        raise ValueError(f"cannot save: tree {t} has a non-finite split threshold (the file "
+    if np.isnan(threshold[internal]).any():
+        raise ValueError(f"cannot save: tree {t} has a NaN split threshold (the file "
                          "format stores finite numbers only)")
+    # an infinite threshold (scikit-learn's "missing values vs the rest" split) routes
+    # every finite input as the largest finite float does: store that
+    threshold = np.where(internal, np.clip(threshold, -_FLOAT_MAX, _FLOAT_MAX), threshold)
     if forest.task == "classification" and not (forest.value[sl].sum(axis=1) > 0).all():
         raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
                          "(all zeros), which the file format refuses")

@@ -467,7 +467,9 @@ def _leaf_statistics(leaf, y, w, size, width, regression):
 def squared_error(value, moments):
     """Squared error of predicting ``value`` at nodes with (weight, sum y, sum y^2) moments.
 
-    ``n v^2 - 2 v sum(y) + sum(y^2)``, clipped at 0 (it is a sum of squares).
+    ``n v^2 - 2 v sum(y) + sum(y^2)``, clipped at 0 (it is a sum of squares);
+    a result below the expression's round-off (a few ulps of its terms) is 0,
+    so a node whose value is its examples' mean gets exactly no error.
 
     Examples
     --------
@@ -478,7 +480,9 @@ def squared_error(value, moments):
     14.0
     """
     n, s1, s2 = moments[:, 0], moments[:, 1], moments[:, 2]
-    return np.maximum(n * value * value - 2.0 * value * s1 + s2, 0.0)
+    sse = n * value * value - 2.0 * value * s1 + s2
+    roundoff = 8 * np.finfo(float).eps * (n * value * value + 2.0 * np.abs(value * s1) + s2)
+    return np.where(sse > roundoff, sse, 0.0)
 
 
 def target_scale(y, w):

@@ -1,5 +1,6 @@
-"""Real datasets: bundled ones (digits, thyroid, heart, pima), the larger UCI
-sets, and any CSV/TSV with a target column.
+"""Real datasets: bundled ones (digits, thyroid, heart, pima, and the regression
+sets heart-severity and diabetes), the larger UCI sets, and any CSV/TSV with a
+target column.
 
 A larger set is read from a local data folder when one holds it
 (``$PRUNE_OPT_DATA``, else ``../shared/data`` relative to the working
@@ -24,7 +25,9 @@ from ._costs import FeatureCosts
 __all__ = ["Dataset", "load_dataset", "list_datasets", "dataset_catalog", "shared_data_dir",
            "load_csv"]
 
-BUNDLED = ("digits", "thyroid", "heart", "pima")
+BUNDLED = ("digits", "thyroid", "heart", "pima", "heart-severity", "diabetes")
+#: datasets whose target is a real number (the rest are classification)
+REGRESSION = ("heart-severity", "diabetes")
 SHARED = {
     "elec": ("elec.csv.gz", ","),
     "weather": ("weather.csv.gz", ","),
@@ -41,12 +44,22 @@ DESCRIPTIONS = {
     "heart": ("bundled (UCI Cleveland)", "Turney 1995 test costs"),
     "pima": ("bundled (UCI Pima)", "Turney 1995 costs; glucose/insulin share a blood draw"),
     "weather": ("local data folder only", "uniform"),
+    "heart-severity": ("bundled (UCI Cleveland), regression",
+                       "Turney 1995 test costs; target: severity 0-4"),
+    "diabetes": ("bundled (scikit-learn), regression",
+                 "illustrative (not published): 1 per exam value, 5 per serum test + a "
+                 "shared 10 blood draw"),
 }
+#: diabetes: an illustrative cost model (no published one exists): the four
+#: exam values cost 1, each of the six blood serum measurements costs 5, and the
+#: first of them also pays a shared blood draw of 10
+DIABETES_EXAM = ("age", "sex", "bmi", "bp")
+DIABETES_SERUM = ("s1", "s2", "s3", "s4", "s5", "s6")
 
 
 @dataclass
 class Dataset:
-    """A classification dataset with optional real feature costs.
+    """A classification or regression dataset with optional real feature costs.
 
     Attributes
     ----------
@@ -59,6 +72,8 @@ class Dataset:
     X_test, y_test : ndarray or None
         Official test split where the source has one (thyroid).
     description : str
+    task : {"classification", "regression"}
+        What ``y`` holds: class labels or real targets.
     """
 
     name: str
@@ -70,6 +85,7 @@ class Dataset:
     y_test: np.ndarray | None = None
     description: str = ""
     extra: dict = field(default_factory=dict)
+    task: str = "classification"
 
     def costs_or_uniform(self):
         """The real costs, or uniform 1.0 per feature where none are published."""
@@ -105,8 +121,8 @@ def dataset_catalog():
     Returns
     -------
     list of dict
-        Keys ``name``, ``source``, ``costs``, ``local`` (bool: loadable
-        without a download).
+        Keys ``name``, ``task``, ``source``, ``costs``, ``local`` (bool:
+        loadable without a download).
 
     Examples
     --------
@@ -119,7 +135,9 @@ def dataset_catalog():
     for name in list(BUNDLED) + list(SHARED):
         source, costs = DESCRIPTIONS.get(
             name, (f"local data folder, else OpenML data_id={OPENML.get(name)}", "uniform"))
-        rows.append({"name": name, "source": source, "costs": costs, "local": name in local})
+        rows.append({"name": name, "task": "regression" if name in REGRESSION
+                     else "classification", "source": source, "costs": costs,
+                     "local": name in local})
     return rows
 
 
@@ -159,16 +177,44 @@ def _load_thyroid():
                    "UCI ann-thyroid (3 classes); Turney's costs; FTI requires TT4 and T4U")
 
 
-def _load_heart():
+def _read_cleveland():
+    """Cleveland features (NaN for the 6 missing values), ``num`` and Turney's costs."""
     rows = [line.split(",") for line in _read_text("processed.cleveland.data").splitlines()
             if line.strip()]
     arr = np.array([[np.nan if v.strip() == "?" else float(v) for v in r] for r in rows])
     own = _read_cost_file(_read_text("heart-disease.cost"))
     names = list(own)
-    X, y = arr[:, :-1], (arr[:, -1] > 0).astype(int)
-    return Dataset("heart", X, y, names, FeatureCosts(own, feature_names=names),
+    return arr[:, :-1], arr[:, -1], names, FeatureCosts(own, feature_names=names)
+
+
+def _load_heart():
+    X, num, names, costs = _read_cleveland()
+    return Dataset("heart", X, (num > 0).astype(int), names, costs,
                    description="UCI Cleveland heart disease, binarised (0 vs >0); "
                    "Turney's costs; 6 missing values as NaN")
+
+
+def _load_heart_severity():
+    X, num, names, costs = _read_cleveland()
+    return Dataset("heart-severity", X, num.astype(float), names, costs,
+                   description="UCI Cleveland heart disease, regression on the severity "
+                   "num (0 = none ... 4); Turney's costs; 6 missing values as NaN",
+                   task="regression")
+
+
+def _load_diabetes():
+    from sklearn.datasets import load_diabetes
+
+    d = load_diabetes()
+    names = list(d.feature_names)
+    own = {n: 1.0 for n in DIABETES_EXAM} | {n: 5.0 for n in DIABETES_SERUM}
+    costs = FeatureCosts(own, groups={"blood_draw": (10.0, list(DIABETES_SERUM))},
+                         feature_names=names)
+    return Dataset("diabetes", d.data, d.target.astype(float), names, costs,
+                   description="sklearn's bundled diabetes progression (442 patients, "
+                   "regression); ILLUSTRATIVE costs: 1 per exam value (age, sex, bmi, bp), "
+                   "5 per serum test s1-s6 plus one shared 10 blood draw",
+                   task="regression")
 
 
 PIMA_NAMES = ["timespreg", "glucose", "diastolic", "triceps", "insulin", "massindex",
@@ -260,7 +306,8 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
     Parameters
     ----------
     name : str
-        ``digits``, ``thyroid``, ``heart``, ``pima`` (bundled), a UCI set
+        ``digits``, ``thyroid``, ``heart``, ``pima``, ``heart-severity``,
+        ``diabetes`` (bundled; the last two are regression sets), a UCI set
         (``elec``, ``weather``, ``magic``, ``letter``, ``spambase``,
         ``adult``), or a path to a CSV/TSV file.
     target : str, optional
@@ -283,7 +330,8 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
     ((3772, 21), 21)
     """
     loaders = {"digits": _load_digits, "thyroid": _load_thyroid, "heart": _load_heart,
-               "pima": _load_pima}
+               "pima": _load_pima, "heart-severity": _load_heart_severity,
+               "diabetes": _load_diabetes}
     key = str(name).lower()
     if key in loaders:
         return loaders[key]()

@@ -123,7 +123,7 @@ def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=Non
     if budget is not None:
         ax.axvline(float(budget), color="grey", ls="--", lw=1, label=f"budget {budget:g}")
     ax.set_xlabel("average feature acquisition cost per example")
-    ax.set_ylabel("accuracy")
+    ax.set_ylabel("R^2" if y.startswith("r2") else "accuracy")
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)

@@ -29,6 +29,44 @@ def add_data_arguments(p, *, trees=40):
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
+TASKS = ("auto", "classification", "regression")
+#: --task auto: a float target with more distinct values than this is a regression target
+MAX_CLASSES_AUTO = 20
+
+
+def add_task_argument(p):
+    p.add_argument("--task", choices=TASKS, default="auto",
+                   help="classification (random forest classifier) or regression (random "
+                        "forest regressor, squared-error node loss, R^2/MSE reported); auto "
+                        "(default): the dataset's own task, else regression for a float "
+                        f"target with more than {MAX_CLASSES_AUTO} distinct values")
+
+
+def detect_task(requested, ds):
+    """``(task, reason)`` for ``--task``: the requested one, or detected from the data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from prune_opt.cli._common import detect_task
+    >>> detect_task("auto", SimpleNamespace(task="classification", y=np.linspace(0, 1, 50)))
+    ('regression', 'detected: float target with 50 distinct values')
+    """
+    y = np.asarray(ds.y)
+    if requested == "regression" and y.dtype.kind not in "biuf":
+        raise ValueError("--task regression needs a numeric target; this target holds "
+                         f"{y.dtype} values (use --task classification)")
+    if requested != "auto":
+        return requested, "as requested"
+    if getattr(ds, "task", "classification") == "regression":
+        return "regression", "the dataset's task"
+    n_distinct = np.unique(y).size
+    if y.dtype.kind == "f" and n_distinct > MAX_CLASSES_AUTO:
+        return "regression", f"detected: float target with {n_distinct} distinct values"
+    return "classification", f"detected: target with {n_distinct} distinct labels"
+
+
 def read_cost_file(path, feature_names):
     from .. import FeatureCosts
 
@@ -51,9 +89,9 @@ def read_cost_file(path, feature_names):
 def setup_experiment(args, *, fit=True):
     """Load data, split train/validation/test, fit a random forest.
 
-    Returns a dict with the dataset, splits, costs and fitted forest.
+    Returns a dict with the dataset, splits, costs, task (``--task``; a
+    command without the option is classification) and fitted forest.
     """
-    from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
 
     from ..datasets import load_dataset
@@ -63,11 +101,12 @@ def setup_experiment(args, *, fit=True):
     if args.trees < 1:
         raise ValueError(f"--trees must be at least 1, got {args.trees}")
     ds = load_dataset(args.dataset, target=args.target)
+    task, why = detect_task(getattr(args, "task", "classification"), ds)
     costs = (read_cost_file(args.costs, ds.feature_names) if args.costs
              else ds.costs_or_uniform())
     X, y = ds.X, ds.y
-    strat = y if np.unique(y).size < 50 and np.min(np.unique(y, return_counts=True)[1]) > 3 \
-        else None
+    strat = y if task == "classification" and np.unique(y).size < 50 and np.min(
+        np.unique(y, return_counts=True)[1]) > 3 else None
     X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=args.train_frac,
                                                   random_state=args.seed, stratify=strat)
     if ds.X_test is not None:
@@ -76,12 +115,43 @@ def setup_experiment(args, *, fit=True):
         X_val, X_te, y_val, y_te = train_test_split(X_rest, y_rest, test_size=0.5,
                                                     random_state=args.seed)
     out = dict(dataset=ds, costs=costs, X_train=X_tr, y_train=y_tr, X_val=X_val, y_val=y_val,
-               X_test=X_te, y_test=y_te)
+               X_test=X_te, y_test=y_te, task=task, task_reason=why)
     if fit:
-        rf = RandomForestClassifier(n_estimators=args.trees, max_depth=args.max_depth,
-                                    random_state=args.seed, n_jobs=1)
-        out["forest"] = rf.fit(X_tr, y_tr)
+        out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
     return out
+
+
+def _forest_for(task, args):
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    cls = RandomForestRegressor if task == "regression" else RandomForestClassifier
+    return cls(n_estimators=args.trees, max_depth=args.max_depth, random_state=args.seed,
+               n_jobs=1)
+
+
+def task_line(exp):
+    """One line saying which task runs and why (printed by every command with --task)."""
+    return f"task: {exp['task']} ({exp['task_reason']})"
+
+
+def score_metrics(model, X, y, task, prefix="test_"):
+    """Accuracy, or R^2 and mean squared error for regression, of a fitted model
+    (a PrunedForest or a scikit-learn estimator) on ``(X, y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from prune_opt.cli._common import score_metrics
+    >>> X = np.arange(4.0)[:, None]; y = np.array([0.0, 0.0, 1.0, 1.0])
+    >>> score_metrics(DecisionTreeRegressor().fit(X, y), X, y, "regression")
+    {'test_r2': 1.0, 'test_mse': 0.0}
+    """
+    if task == "regression":
+        pred = np.asarray(model.predict(X), dtype=float)
+        return {f"{prefix}r2": float(model.score(X, y)),
+                f"{prefix}mse": float(np.mean((pred - np.asarray(y, dtype=float)) ** 2))}
+    return {f"{prefix}accuracy": float(np.mean(model.predict(X) == y))}
 
 
 def add_output_argument(p, flag, *, help, kind="file", **kwargs):

@@ -19,11 +19,21 @@ import traceback
 
 import numpy as np
 
-from ._common import add_data_arguments, add_output_argument, format_table, write_json
+from ._common import (
+    add_data_arguments,
+    add_output_argument,
+    add_task_argument,
+    format_table,
+    score_metrics,
+    task_line,
+    write_json,
+)
 from ._memory import proc_status_kb, reset_peak_rss
 
 COLUMNS = ["solver", "objective", "gap_to_best", "seconds", "peak_mb", "max_frac", "status",
            "test_accuracy", "test_cost"]
+#: regression forests report R^2 and MSE instead of accuracy
+REGRESSION_COLUMNS = [c for c in COLUMNS if c != "test_accuracy"] + ["test_r2", "test_mse"]
 
 
 def add_parser(sub):
@@ -31,8 +41,10 @@ def add_parser(sub):
         "compare", help="solve one problem with several backends and compare them",
         description="Fit a random forest, compile the BudgetPrune program once, solve it "
         "with each backend (each in its own child process), and print objective, gap to the "
-        "best, seconds, peak extra memory, integrality, status, test accuracy and test cost.")
+        "best, seconds, peak extra memory, integrality, status, test accuracy (regression: "
+        "R^2 and MSE) and test cost.")
     add_data_arguments(p, trees=40)
+    add_task_argument(p)
     p.add_argument("--lam", type=float, default=1e-3, help="cost weight lambda (default 1e-3)")
     p.add_argument("--depth-cost", type=float, default=0.0,
                    help="weight of the average path length inside the lambda term")
@@ -103,7 +115,7 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
            "status": info["status"], "n_splits": int(pruned.n_splits)}
     if test is not None:
         X_te, y_te = test
-        row["test_accuracy"] = float(pruned.score(X_te, y_te))
+        row.update(score_metrics(pruned, X_te, y_te, pruned.forest.task))
         row["test_cost"] = float(pruned.average_cost(X_te))
     return row
 
@@ -131,7 +143,8 @@ def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test
     time_limit : float, optional
     solver_options : dict, optional
     test : tuple (X_test, y_test), optional
-        Adds ``test_accuracy`` and ``test_cost`` (average acquisition cost).
+        Adds ``test_accuracy`` (regression: ``test_r2`` and ``test_mse``) and
+        ``test_cost`` (average acquisition cost).
     isolate : bool
         Solve in a forked child process (peak RSS increase from
         ``/proc/self/status``); otherwise in-process with ``tracemalloc``.
@@ -217,6 +230,7 @@ def run(args):
     from ._common import setup_experiment
 
     exp = setup_experiment(args)
+    print(task_line(exp))
     X_val, y_val = exp["X_val"], exp["y_val"]
     if args.examples is not None and args.examples < len(y_val):
         pick = np.random.default_rng(args.seed).choice(len(y_val), args.examples, replace=False)
@@ -236,7 +250,7 @@ def run(args):
     for name in tqdm(solvers, desc="solving", unit="solver", disable=args.no_progress):
         rows.append(measure_solve(problem, name, time_limit=args.time_limit, test=test))
     best = add_gaps(rows)
-    print(format_table(rows, COLUMNS))
+    print(format_table(rows, REGRESSION_COLUMNS if exp["task"] == "regression" else COLUMNS))
     for r in rows:
         if r.get("status") == "error":
             print(f"{r['solver']}: {r['error']}")
@@ -245,8 +259,8 @@ def run(args):
             if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
     print(note)
     if args.json:
-        write_json(args.json, {"dataset": exp["dataset"].name, "trees": args.trees,
-                               "lam": args.lam, "depth_cost": args.depth_cost,
+        write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
+                               "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,
                                "n_validation": int(len(y_val)), "problem_size": size,
                                "compile_seconds": compile_seconds, "best_objective": best,
                                "memory_method": method, "rows": rows})

@@ -1,17 +1,19 @@
-"""``prune-opt curve``: accuracy-cost curves of BudgetPrune and its competitors."""
+"""``prune-opt curve``: accuracy-cost (regression: R^2-cost) curves of BudgetPrune
+and its competitors."""
 
 from __future__ import annotations
-
-import numpy as np
 
 from .._compile import compile_problem
 from ..budget import BASELINES, baseline_curve, get_baseline, tradeoff_curve
 from ._common import (
     add_data_arguments,
     add_output_argument,
+    add_task_argument,
     format_table,
     naming_errors,
+    score_metrics,
     setup_experiment,
+    task_line,
     write_csv,
     write_json,
 )
@@ -28,8 +30,9 @@ def add_parser(sub):
         "(every breakpoint of lambda, on the validation split) and the curves of the "
         "baselines (cost-complexity pruning, GreedyPrune, fewer trees, impurity-threshold "
         "early stopping); evaluate all on the test split, print a summary, and write a "
-        "plot, CSV and/or JSON.")
+        "plot, CSV and/or JSON.  Regression forests (--task) are scored by test R^2.")
     add_data_arguments(p, trees=40)
+    add_task_argument(p)
     p.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated subset of {','.join(METHODS)} "
                         f"(default {DEFAULT_METHODS})")
@@ -104,8 +107,8 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
 
 
 def accuracy_at_cost(rows, cost, *, x="cost_eval", y="accuracy_eval"):
-    """Best accuracy among a curve's points whose cost is at most ``cost``
-    (NaN when none is that cheap)."""
+    """Best accuracy (or the score in column ``y``, e.g. ``r2_eval``) among a
+    curve's points whose cost is at most ``cost`` (NaN when none is that cheap)."""
     ok = [r[y] for r in rows if r[x] <= cost * (1 + 1e-12)]
     return float(max(ok)) if ok else float("nan")
 
@@ -118,35 +121,48 @@ def run(args):
     if args.cost_resolution < 0:
         raise ValueError(f"--cost-resolution must be >= 0, got {args.cost_resolution}")
     exp = setup_experiment(args)
+    print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    regression = exp["task"] == "regression"
+    score, short = ("r2", "R^2") if regression else ("accuracy", "accuracy")
     base_cost = float(acquisition_cost(rf, Xte, exp["costs"]).mean())
-    base_acc = float(np.mean(rf.predict(Xte) == yte))
+    base = score_metrics(rf, Xte, yte, exp["task"])
+    base_score = base[f"test_{score}"]
     if args.objective != "paper" and "budgetprune" not in methods:
         raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     curves = compute_curves(exp, methods, solver=args.solver,
                             cost_resolution=args.cost_resolution,
                             progress=not args.no_progress, objective=args.objective)
-    print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test accuracy "
-          f"{base_acc:.4f}, test cost {base_cost:.4g}")
+    extra = f", MSE {base['test_mse']:.4g}" if regression else ""
+    print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test {short} "
+          f"{base_score:.4f}{extra}, test cost {base_cost:.4g}")
+    prefix = "r2" if regression else "acc"
+    columns = ["method", "points"] + [f"{prefix}@{p}%" for p in (25, 50, 75)]
     summary = []
     for m, rows in curves.items():
         r = {"method": m, "points": len(rows)}
         for frac in (0.25, 0.5, 0.75):
-            r[f"acc@{int(frac * 100)}%"] = accuracy_at_cost(rows, frac * base_cost)
+            r[f"{prefix}@{int(frac * 100)}%"] = accuracy_at_cost(rows, frac * base_cost,
+                                                                 y=f"{score}_eval")
         summary.append(r)
-    print(format_table(summary, ["method", "points", "acc@25%", "acc@50%", "acc@75%"]))
+    print(format_table(summary, columns))
+    _write_outputs(args, exp, curves, summary, {**base, "test_cost": base_cost})
+    if args.plot:
+        with naming_errors(args.plot):
+            plot_tradeoff(curves, path=args.plot, y=f"{score}_eval",
+                          reference=(base_cost, base_score),
+                          title=f"{exp['dataset'].name}: test {short} vs feature cost")
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _write_outputs(args, exp, curves, summary, unpruned):
     all_rows = [dict(r, method=m) for m, rows in curves.items() for r in rows]
     if args.csv:
         write_csv(args.csv, all_rows)
         print(f"wrote {args.csv}")
     if args.json:
-        write_json(args.json, {"dataset": exp["dataset"].name, "trees": args.trees,
-                               "unpruned": {"test_accuracy": base_acc, "test_cost": base_cost},
+        write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
+                               "trees": args.trees, "unpruned": unpruned,
                                "summary": summary, "rows": all_rows})
         print(f"wrote {args.json}")
-    if args.plot:
-        with naming_errors(args.plot):
-            plot_tradeoff(curves, path=args.plot, reference=(base_cost, base_acc),
-                          title=f"{exp['dataset'].name}: test accuracy vs feature cost")
-        print(f"wrote {args.plot}")
-    return 0

@@ -19,8 +19,8 @@ def run(args):
     rows = dataset_catalog()
     w = max(len(r["name"]) for r in rows) + 2
     ws = max(len(r["source"]) for r in rows) + 2
-    print(f"{'name':<{w}}{'local':<7}{'source':<{ws}}costs")
+    print(f"{'name':<{w}}{'task':<16}{'local':<7}{'source':<{ws}}costs")
     for r in rows:
-        print(f"{r['name']:<{w}}{'yes' if r['local'] else 'no':<7}{r['source']:<{ws}}"
-              f"{r['costs']}")
+        print(f"{r['name']:<{w}}{r['task']:<16}{'yes' if r['local'] else 'no':<7}"
+              f"{r['source']:<{ws}}{r['costs']}")
     return 0

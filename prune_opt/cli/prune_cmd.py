@@ -9,8 +9,11 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
+    add_task_argument,
     naming_errors,
+    score_metrics,
     setup_experiment,
+    task_line,
     write_json,
 )
 
@@ -20,9 +23,10 @@ def add_parser(sub):
         "prune", help="prune a forest at --lam or to a --budget and save it as JSON",
         description="Fit a random forest on a dataset, prune it exactly at a trade-off "
         "weight (--lam) or to an average acquisition-cost budget measured on the validation "
-        "split (--budget), print objective, accuracy, cost and status, and save the pruned "
-        "forest as JSON (load it with prune_opt.load).")
+        "split (--budget), print objective, accuracy (regression: R^2 and MSE), cost and "
+        "status, and save the pruned forest as JSON (load it with prune_opt.load).")
     add_data_arguments(p, trees=40)
+    add_task_argument(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
@@ -56,6 +60,7 @@ def add_parser(sub):
 def run(args):
     _check_goal(args)
     exp = setup_experiment(args)
+    print(task_line(exp))
     pruned = _prune(args, exp)
     summary = _summary(args, exp, pruned)
     info = pruned.solve_info
@@ -146,14 +151,15 @@ def _summary(args, exp, pruned):
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
     summary = {
-        "dataset": exp["dataset"].name, "trees": args.trees,
+        "dataset": exp["dataset"].name, "task": exp["task"], "trees": args.trees,
         "lam": info.get("lam", args.lam), "budget": args.budget,
         "objective": pruned.objective, "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
         "unpruned_splits": int((~pruned.forest.is_leaf).sum()),
         "validation_cost": pruned.average_cost(exp["X_val"]),
-        "test_accuracy": pruned.score(Xte, yte), "test_cost": pruned.average_cost(Xte),
-        "unpruned_test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
+        **score_metrics(pruned, Xte, yte, exp["task"]),
+        "test_cost": pruned.average_cost(Xte),
+        **score_metrics(rf, Xte, yte, exp["task"], prefix="unpruned_test_"),
         "unpruned_test_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean()),
     }
     if args.budget is not None:
