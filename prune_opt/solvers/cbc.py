@@ -11,7 +11,6 @@ process (PuLP's model build and CBC both), which is killed at the time limit.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import tempfile
 
@@ -121,8 +120,9 @@ class CbcLpSolver(_PulpCbc):
             header, x = _read_cbc_solution(sol, n)
         native = header.split(" - ")[0].strip()
         status = self.map_status(native, time_limited=time_limit is not None, message=header)
-        match = re.search(r"objective value\s+(\S+)", header)
-        obj = float(match.group(1)) if match and status == "optimal" else None
+        # the LP value of the returned point at full precision: CBC prints its objective
+        # with 8 significant digits, too few for non-integral (regression) error terms
+        obj = float(problem.objective_vector() @ x) if status == "optimal" else None
         return lp_result(problem, x if status == "optimal" else None, scaled_objective=obj,
                          scaled_bound=obj, status=status,
                          info={} if status == "optimal" else {"message": header})
