@@ -57,6 +57,10 @@ def detect_task(requested, ds):
     if requested == "regression" and y.dtype.kind not in "biuf":
         raise ValueError("--task regression needs a numeric target; this target holds "
                          f"{y.dtype} values (use --task classification)")
+    continuous = y.dtype.kind == "f" and not np.all(y == np.round(y))
+    if requested == "classification" and continuous:
+        raise ValueError("--task classification needs class labels, but this target holds "
+                         "non-integer real values; use --task regression (or auto)")
     if requested != "auto":
         return requested, "as requested"
     if getattr(ds, "task", "classification") == "regression":
