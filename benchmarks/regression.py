@@ -16,7 +16,12 @@ normalised by the target variance; see ``docs/regression.md``):
 * ``fit_budget``   ``prune_opt.fit_budget`` at each budget;
 * ``greedy``, ``ccp``, ``fewer-trees``, ``impurity``   baselines on the RF
   (``impurity``: a node stays a split while its training variance exceeds a
-  threshold).
+  threshold);
+* ``refit``        at each budget, the three best prunings (validation MSE) of
+  ``hull``, ``fit_budget`` and ``greedy`` within it after
+  ``refit_leaves(method="global", smoothing=s)`` on the training rows,
+  ``s`` in {1, 10}: all leaf means fitted jointly to the forest's squared
+  error (structure and cost unchanged).
 
 "best pipeline" picks, per seed and budget, the project method with the lowest
 validation MSE within the budget.  CEGB is ``lightgbm.LGBMRegressor``
@@ -118,7 +123,33 @@ def project_points(rf, ctx):
         t0 = time.perf_counter()
         points[name] = score(fam, ctx)
         secs[name] += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    points["refit"] = refit_points(fams, points, ctx)
+    secs["refit"] = time.perf_counter() - t0
     return points, secs, problem
+
+
+REFIT_FROM = ("hull", "fit_budget", "greedy")
+REFIT_SMOOTHING = (1.0, 10.0)
+
+
+def refit_points(fams, points, ctx, top=3):
+    """Global leaf refits of the best prunings within each budget (see the docstring)."""
+    import prune_opt as po
+
+    out, done = [], set()
+    for b in ctx.budgets:
+        cands = [(pt["val_mse"], id(pf), pf) for m in REFIT_FROM
+                 for pf, pt in zip(fams[m], points[m]) if pt["val_cost"] <= b * (1 + 1e-9)]
+        for _, key, pf in sorted(cands, key=lambda c: c[:2])[:top]:
+            if key in done:
+                continue
+            done.add(key)
+            for s in REFIT_SMOOTHING:
+                out += score([po.refit_leaves(pf, None, None, train=(ctx.X_tr, ctx.y_tr),
+                                              in_bag=False, method="global", smoothing=s)],
+                             ctx)
+    return out
 
 
 def cegb_fit(ctx, seed, rounds, tradeoff):

@@ -27,12 +27,15 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     ----------
     forest : fitted estimator or Forest
         ``RandomForestClassifier``, ``ExtraTreesClassifier``,
-        ``DecisionTreeClassifier``, a forest_builders estimator, or a Forest.
+        ``DecisionTreeClassifier``, their single-output regressor counterparts,
+        a forest_builders estimator, or a Forest.
     X : array-like of shape (n_examples, n_features)
         Cost data (validation data in the paper): acquisition costs are
         averaged over these rows.  Also the error data unless ``train`` is given.
     y : array-like of shape (n_examples,)
-        Labels of ``X``.
+        Labels of ``X`` (for a regression forest: real targets; the node
+        error is then the squared error divided by the target variance, see
+        ``docs/regression.md``).
     costs : FeatureCosts, array-like or mapping, optional
         Feature acquisition costs; uniform 1.0 when omitted.
     lam : float
