@@ -48,6 +48,22 @@ def test_exact_backends_agree_on_regression_problems(case):
             assert info["max_fractionality"] <= 1e-6, name  # an integral LP vertex
 
 
+@given(case=regression_cases(max_examples=30))
+@settings(max_examples=8)
+def test_inexact_backends_bracket_the_regression_optimum(case):
+    # primal-dual (the paper's Algorithm 1) and PDLP: a valid pruning no better than
+    # the optimum and a certified bound no above it
+    problem = po.compile_problem(case["est"], case["X_val"], case["y_val"],
+                                 costs=case["costs"], lam=case["lam"])
+    reference = po.solve(problem, solver="mincut").objective
+    tol = 1e-9 * max(1.0, reference)
+    for name in find_solvers(exact=False):
+        pruned = po.solve(problem, solver=name)
+        assert rel(problem.evaluate(pruned.split_mask).objective, pruned.objective) <= RTOL
+        assert pruned.objective >= reference - tol, name
+        assert pruned.solve_info["bound"] <= reference + tol, name
+
+
 def test_every_registered_exact_backend_is_exercised():
     assert "mincut" in EXACT and "highs" in EXACT
     assert set(EXACT) >= set(find_solvers(exact=True, reference_only=False))
