@@ -133,8 +133,9 @@ class Forest:
         value = np.asarray(value, dtype=float).reshape(n, -1)
         if self.task == "regression":
             if value.shape[1] != 1:
-                raise ValueError(f"tree {t}: a regression forest needs one value per node "
-                                 f"(the node mean), got {value.shape[1]} columns")
+                raise ValueError(f"tree {t}: a regression forest (classes=None) needs one "
+                                 f"value per node (the node mean), got {value.shape[1]} "
+                                 "columns; pass classes= for a classification forest")
             if not np.isfinite(value).all():
                 raise ValueError(f"tree {t}: node values must be finite")
             return value
@@ -346,7 +347,18 @@ class Forest:
         return self.average_value(X)
 
     def predict(self, X):
-        """Predicted class (highest averaged probability), or averaged leaf mean."""
+        """Predicted class (highest averaged probability), or averaged leaf mean.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.tree import DecisionTreeRegressor
+        >>> from prune_opt import Forest
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> tree = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+        >>> bool((Forest.from_sklearn(tree).predict(X) == tree.predict(X)).all())
+        True
+        """
         total = self.average_value(X)
         if self.task == "regression":
             return total[:, 0]
