@@ -18,6 +18,7 @@ from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 import prune_opt as po
 from prune_opt import FeatureCosts
 from prune_opt._problem import close_under_parents
+from tests.test_persistence import _METADATA, _apply, _paths, json_values
 
 
 @st.composite
@@ -337,3 +338,37 @@ def test_refit_counts_gives_leaf_means_of_the_refit_data():
     np.testing.assert_array_equal(refit.acquisition_cost(X), pruned.acquisition_cost(X))
     glob = po.refit_leaves(pruned, X[60:], y[60:], method="global", smoothing=1.0)
     assert glob.score(X[60:], y[60:]) >= pruned.score(X[60:], y[60:]) - 1e-12
+
+
+@pytest.fixture(scope="module")
+def regression_file(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("saved")
+    doc = _saved(tmp)
+    return json.dumps(doc), po.load(tmp / "r.json")
+
+
+@given(data=st.data())
+@settings(max_examples=60)
+def test_every_mutation_of_a_regression_file_loads_identically_or_raises(
+        regression_file, tmp_path_factory, data):
+    """A mutated regression file raises ValueError naming the problem, or loads into a
+    valid regression forest: identical predictions when only metadata changed."""
+    tmp = tmp_path_factory.mktemp("mut")
+    doc, original = json.loads(regression_file[0]), regression_file[1]
+    X = np.random.default_rng(4).normal(size=(40, 2))
+    target = data.draw(st.sampled_from([p for p in _paths(doc) if p]))
+    op = data.draw(st.sampled_from(["replace", "delete", "duplicate", "insert"]))
+    _apply(doc, target, op, data.draw(json_values))
+    (tmp / "m.json").write_text(json.dumps(doc))
+    try:
+        loaded = po.load(tmp / "m.json")
+    except ValueError as exc:
+        assert str(exc).startswith("cannot load pruned forest")
+        return
+    loaded.forest.check_split_mask(loaded.split_mask)
+    assert loaded.task == "regression" and not hasattr(loaded, "predict_proba")
+    pred = loaded.predict(X)
+    assert pred.shape == (40,) and np.isfinite(pred).all()
+    if target[0] in _METADATA:
+        np.testing.assert_array_equal(pred, original.predict(X))
+        np.testing.assert_array_equal(loaded.acquisition_cost(X), original.acquisition_cost(X))
