@@ -113,3 +113,11 @@ def test_curve_regression(tmp_path, capsys):
     assert doc["task"] == "regression" and "test_mse" in doc["unpruned"]
     assert all("r2_eval" in r for r in doc["rows"])
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_export_takes_task_and_commands_without_it_refuse_continuous_targets(tmp_path,
+                                                                            capsys):
+    assert main(["export", *DATA, "--lam", "0.01", "--out", str(tmp_path / "p.mps")]) == 0
+    assert "task: regression" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="fits a classifier.*take --task regression"):
+        detect_task(None, SimpleNamespace(y=np.linspace(0, 1, 50), task="classification"))

@@ -58,9 +58,15 @@ def detect_task(requested, ds):
         raise ValueError("--task regression needs a numeric target; this target holds "
                          f"{y.dtype} values (use --task classification)")
     continuous = y.dtype.kind == "f" and not np.all(y == np.round(y))
+    if requested is None and continuous:  # a command without --task
+        raise ValueError("this command fits a classifier and needs class labels, but the "
+                         "target holds non-integer real values; prune, compare, curve and "
+                         "export take --task regression")
     if requested == "classification" and continuous:
         raise ValueError("--task classification needs class labels, but this target holds "
                          "non-integer real values; use --task regression (or auto)")
+    if requested is None:
+        return "classification", "this command prunes classifiers"
     if requested != "auto":
         return requested, "as requested"
     if getattr(ds, "task", "classification") == "regression":
@@ -94,7 +100,7 @@ def setup_experiment(args, *, fit=True):
     """Load data, split train/validation/test, fit a random forest.
 
     Returns a dict with the dataset, splits, costs, task (``--task``; a
-    command without the option is classification) and fitted forest.
+    command without the option fits a classifier) and fitted forest.
     """
     from sklearn.model_selection import train_test_split
 
@@ -105,7 +111,7 @@ def setup_experiment(args, *, fit=True):
     if args.trees < 1:
         raise ValueError(f"--trees must be at least 1, got {args.trees}")
     ds = load_dataset(args.dataset, target=args.target)
-    task, why = detect_task(getattr(args, "task", "classification"), ds)
+    task, why = detect_task(getattr(args, "task", None), ds)
     costs = (read_cost_file(args.costs, ds.feature_names) if args.costs
              else ds.costs_or_uniform())
     X, y = ds.X, ds.y

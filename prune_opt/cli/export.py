@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub):
-    from ._common import add_data_arguments, add_output_argument
+    from ._common import add_data_arguments, add_output_argument, add_task_argument
 
     p = sub.add_parser(
         "export", help="write the pruning program as MPS/LP for external solvers",
@@ -13,6 +13,7 @@ def add_parser(sub):
         "can solve it. Variables: z<h> (node h is a pruned leaf), wt<k> (first-use record "
         "k pays), w<p> (cost pair p is paid); the objective is scaled by problem.scale.")
     add_data_arguments(p, trees=40)
+    add_task_argument(p)
     p.add_argument("--lam", type=float, required=True, help="trade-off weight")
     p.add_argument("--budget", type=float, default=None,
                    help="add the hard row 'average acquisition cost <= BUDGET'")
@@ -26,12 +27,13 @@ def add_parser(sub):
 def run(args):
     from .. import compile_problem
     from .._export import write_program
-    from ._common import naming_errors, setup_experiment
+    from ._common import naming_errors, setup_experiment, task_line
 
     if args.format is None and not args.out.lower().endswith((".mps", ".lp")):
         raise ValueError(f"--out={args.out!r}: cannot tell the format from the suffix; pass "
                          "--format mps|lp or name the file *.mps / *.lp")
     exp = setup_experiment(args)
+    print(task_line(exp))
     problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
                               lam=args.lam, train=(exp["X_train"], exp["y_train"]),
                               budget=args.budget)
