@@ -138,3 +138,23 @@ def test_fit_budget_on_random_regression_forests_fits(case, share):
                         budget=share * full, time_limit=5)
     assert pruned.average_cost(Xv) <= share * full + 1e-9
     assert pruned.solve_info["gap"] <= 1e-6 or pruned.solve_info["status"] != "optimal"
+
+
+@pytest.mark.parametrize("criterion", ["absolute_error", "poisson", None])
+def test_fit_budget_on_other_criteria_and_on_a_loaded_forest(criterion, tmp_path):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(200, 4))
+    y = np.exp(X[:, 0]) + rng.poisson(1.0, size=200)
+    rf = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0,
+                               criterion=criterion or "squared_error").fit(X[:100], y[:100])
+    forest = rf
+    if criterion is None:  # an array forest without node variances (loaded from JSON)
+        po.prune(rf, X[100:], y[100:], lam=0.0).save(tmp_path / "r.json")
+        forest = po.load(tmp_path / "r.json").forest
+    pruned = fit_budget(forest, X[100:], y[100:], costs=[1, 2, 3, 4], budget=2.0,
+                        time_limit=5)
+    assert pruned.average_cost(X[100:]) <= 2.0 + 1e-9
+    if criterion is None:
+        with pytest.raises(ValueError, match="pass X and y"):
+            impurity_threshold_prunings(forest)
+        assert len(BASELINES["impurity"](forest, X[100:], y[100:])) > 1

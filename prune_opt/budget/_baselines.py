@@ -281,9 +281,10 @@ def node_impurity(forest, X=None, y=None):
     """Impurity of every node: Gini impurity of its class distribution, or, for a
     regression forest, its target variance.
 
-    A regression forest's variances are the training ones its scikit-learn
-    trees carry (squared-error criteria); other regression forests need the
-    data ``(X, y)`` to measure them on.
+    A regression forest built from scikit-learn trees uses the training
+    impurity its trees carry (the variance for the squared-error criteria, else
+    the criterion's own impurity: absolute error, Poisson deviance); other
+    regression forests need the data ``(X, y)`` to measure the variance on.
     """
     if forest.task == "regression":
         return _node_variance(forest, X, y)
@@ -295,14 +296,13 @@ def node_impurity(forest, X=None, y=None):
 
 def _node_variance(forest, X, y):
     est = forest.estimator
-    if est is not None and getattr(est, "criterion", None) in ("squared_error",
-                                                               "friedman_mse"):
+    if est is not None:
         trees = list(getattr(est, "estimators_", [est]))
         return np.concatenate([tr.tree_.impurity for tr in trees]).astype(float)
     if X is None or y is None:
-        raise ValueError("impurity: this regression forest carries no node variances (not "
-                         "a scikit-learn tree grown with a squared-error criterion); pass "
-                         "X and y to measure them on data")
+        raise ValueError("impurity: this regression forest carries no node variances (it "
+                         "was not built from scikit-learn trees); pass X and y to measure "
+                         "them on data")
     Xc = forest.check_X(X)
     m = node_moments(forest, Xc, check_labels(forest, y, Xc.shape[0]))
     n = np.where(m[:, 0] > 0, m[:, 0], 1.0)

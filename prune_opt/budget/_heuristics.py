@@ -202,9 +202,11 @@ def baseline_masks(problem, budget, deadline):
     ev = MaskEvaluator(problem)
     risk = _node_risk(f, problem)
     families = {
-        "ccp": _unique([ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, 200)]),
-        "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
-    }
+        "ccp": _unique([ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, 200)])}
+    try:
+        families["impurity"] = [pf.split_mask for _, pf in impurity_threshold_prunings(f)]
+    except ValueError:  # a regression forest that carries no node impurities: no seed
+        pass
     full = f.full_split_mask()
     fewer = []
     for m in range(f.n_trees, 0, -1):
