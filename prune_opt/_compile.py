@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._compile_steps import error_routing, plan_memory, sample_info
-from ._costs import as_feature_costs
+from ._costs import as_feature_costs, estimator_costs
 from ._forest import as_forest
 from ._problem import PruningProblem
 from ._routing import (
@@ -34,7 +34,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     y : array-like of shape (n_examples,)
         Labels of ``X``.
     costs : FeatureCosts, array-like or mapping, optional
-        Feature acquisition costs; uniform 1.0 when omitted.
+        Feature acquisition costs; when omitted, the costs a cost-aware grower
+        (``forest_builders``) was fitted with, else uniform 1.0.
     lam : float
         Trade-off weight of the cost term (>= 0).
     train : tuple (X_train, y_train), optional
@@ -82,6 +83,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     >>> problem.n_trees
     3
     """
+    costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
     forest = as_forest(forest)
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")

@@ -31,7 +31,8 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     X, y : array-like
         Cost data (validation data); also error data unless ``train`` is given.
     costs : FeatureCosts, array-like or mapping, optional
-        Feature acquisition costs (uniform when omitted).
+        Feature acquisition costs (when omitted: a grower's fitted costs, else
+        uniform).
     lam : float
         Weight of the average acquisition cost against the error.
     solver : str, default "auto"
