@@ -329,11 +329,14 @@ def _align_by_label(values, rows, unit):
     if index is None or not hasattr(values, "reindex") or len(index) != rows.size:
         return values
     labels = np.asarray(index)
-    if np.array_equal(labels, rows) or not np.array_equal(np.sort(labels), np.sort(rows)):
-        return values  # already in order, or positional (e.g. a fresh RangeIndex)
-    if index.has_duplicates:
-        raise ValueError(f"acquire returned a pandas object for unit {unit.name!r} whose index "
-                         "repeats rows; return one value per requested row")
+    if np.array_equal(labels, rows):
+        return values
+    if labels.dtype.kind not in "iu" or np.array_equal(labels, np.arange(rows.size)):
+        return values  # positional: a fresh RangeIndex, or labels that are not row numbers
+    if index.has_duplicates or not np.array_equal(np.sort(labels), np.sort(rows)):
+        raise ValueError(f"acquire returned a pandas object for unit {unit.name!r} whose "
+                         "integer index is not the requested rows; index it by rows (any "
+                         "order) or return a plain array in the order of rows")
     return values.reindex(rows)
 
 
