@@ -22,6 +22,7 @@ over-penalises using several members; the reported acquisition cost is exact.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -183,6 +184,7 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         params.update(self.lgbm_params or {})
         model = lgb.LGBMClassifier(**params)
         model.fit(X, y)
+        _warn_if_no_split(model.booster_)
         self.model_ = model
         self.booster_ = model.booster_
         self.classes_ = model.classes_
@@ -304,3 +306,14 @@ def cegb_curve(X_train, y_train, *, costs=None, tradeoffs=None, X_eval=None, y_e
                      "cost_eval": cost})
     return pd.DataFrame.from_records(rows, columns=["method", "param", "average_cost",
                                                     "accuracy_eval", "cost_eval"])
+
+
+def _warn_if_no_split(booster):
+    """A model none of whose trees splits predicts the class prior for every example:
+    say so instead of returning a silently constant classifier."""
+    trees = booster.dump_model().get("tree_info", [])
+    if trees and all(t.get("num_leaves", 1) <= 1 for t in trees):
+        warnings.warn("no tree split: every split's gain was below its CEGB penalty, so the "
+                      "model predicts the class prior for every example; lower cegb_tradeoff "
+                      "or the costs (the penalty is charged per example per feature)",
+                      UserWarning, stacklevel=4)
