@@ -306,7 +306,7 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
             X, y, names = _parse_table(_read_table_text(d / fname), sep, None)
             return Dataset(key, X, y, names, None, description=f"UCI {key} (local data)")
         return _load_openml(key, fname, download=download, data_home=data_home)
-    if Path(str(name)).exists():
+    if str(name).strip() and Path(str(name)).exists():  # "" is not the current folder
         return load_csv(name, target=target)
     raise ValueError(f"dataset {name!r} is neither a known name "
                      f"{[r['name'] for r in dataset_catalog()]} nor an existing CSV/TSV file")
