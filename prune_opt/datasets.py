@@ -297,6 +297,9 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
     loaders = {"digits": _load_digits, "thyroid": _load_thyroid, "heart": _load_heart,
                "pima": _load_pima}
     key = str(name).lower()
+    if target is not None and (key in loaders or key in SHARED):
+        raise ValueError(f"target={target!r} applies to CSV/TSV files; the named dataset "
+                         f"{key!r} has a fixed label column")
     if key in loaders:
         return loaders[key]()
     if key in SHARED:

@@ -136,3 +136,9 @@ def test_shared_tables_still_load(monkeypatch):
         pytest.skip("no shared data folder on this machine")
     ds = load_dataset("spambase")
     assert ds.X.shape == (4601, 57) and set(np.unique(ds.y)) == {0, 1}
+
+
+@pytest.mark.parametrize("name", ["pima", "magic"])
+def test_target_for_a_named_dataset_is_refused_not_ignored(name):
+    with pytest.raises(ValueError, match="target='age' applies to CSV"):
+        load_dataset(name, target="age")

@@ -244,3 +244,26 @@ def test_refit_leaves_keep_lazy_prediction_exact(case):
         out = po.LazyPredictor(refit, _source(X)).predict_proba(_unknown(len(X)))
         np.testing.assert_array_equal(out.proba, refit.predict_proba(df))
         np.testing.assert_allclose(out.cost_paid, pruned.acquisition_cost(df), atol=1e-12)
+
+
+@given(seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
+def test_rows_whose_plan_is_empty_are_never_asked_for(case, seed, share):
+    """next_units' dry run is exact: a row it says needs nothing more is never passed
+    to the callback, and a row it says needs a unit gets that unit first."""
+    X, df, pruned = case
+    known = np.where(np.random.default_rng(seed).random(X.shape) < share, X, np.nan)
+    plan = pruned.next_units(known)
+    done = np.array([not units for units in plan])
+    first = {}
+    inner = _source(X)
+
+    def acquire(rows, unit):
+        assert not done[rows].any(), "a row with an empty plan was asked for a unit"
+        for r in rows.tolist():
+            first.setdefault(r, unit.name)
+        return inner(rows, unit)
+
+    out = po.LazyPredictor(pruned, acquire).predict_proba(known)
+    np.testing.assert_array_equal(out.proba, pruned.predict_proba(df))
+    for r, name in first.items():
+        assert name in plan[r]
