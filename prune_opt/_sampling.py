@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["resolve_cost_sample", "draw_cost_sample", "sampled_cost_interval",
-           "full_average_cost", "cost_sample_report", "AUTO_ROWS"]
+           "full_average_cost", "cost_sample_report", "local_rows", "AUTO_ROWS"]
 
 # rows used by cost_sample="auto": the sampled average cost of a pruning then has a
 # standard error below 0.2% of the largest per-row cost (sd <= max / 2)
@@ -141,3 +141,15 @@ def cost_sample_report(problem, split_mask, X=None, sample_weight=None, confiden
                    true_objective=b.error_term + problem.lam * (
                        true + problem.depth_cost * b.average_depth))
     return out
+
+
+def local_rows(X):
+    """``X`` when its rows are in this process (for the true-cost pass), None for a dask
+    collection (its rows stay on the cluster).
+
+    Examples
+    --------
+    >>> local_rows([[0.0]])
+    [[0.0]]
+    """
+    return None if type(X).__module__.split(".")[0] in ("dask", "dask_expr") else X

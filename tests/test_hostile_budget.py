@@ -167,12 +167,20 @@ def test_what_is_not_a_dask_client_is_refused_by_name(iris, client):
         po.fit_budget(rf, X, y, costs=COSTS, budget=3.0, client=client)
 
 
-def test_a_closed_dask_client_is_refused_before_any_work(iris):
+def test_a_dask_client_reports_the_true_cost_and_a_closed_one_is_refused(iris):
+    """With client= and cost_sample= the true cost on all rows was left out of
+    solve_info (the docstring promises it); a closed client gave 'IOLoop is closed'."""
     distributed = pytest.importorskip("dask.distributed")
     rf, X, y, _ = iris
     client = distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
                                 dashboard_address=None)
-    client.close()
+    try:
+        remote = po.prune(rf, X, y, costs=COSTS, lam=0.01, cost_sample=20, client=client)
+    finally:
+        client.close()
+    local = po.prune(rf, X, y, costs=COSTS, lam=0.01, cost_sample=20)
+    np.testing.assert_array_equal(remote.split_mask, local.split_mask)
+    assert remote.solve_info["true_average_cost"] == local.solve_info["true_average_cost"]
     with pytest.raises(ValueError, match="client is closed"):
         po.prune(rf, X, y, costs=COSTS, lam=0.01, client=client)
     with pytest.raises(ValueError, match="client is closed"):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._compile import compile_problem
 from .._pruned import PrunedForest
-from .._sampling import cost_sample_report
+from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar
 from ..objectives import evaluate_objective, fit_budget_ensemble, get_objective
 from ._curve import LagrangianHull
@@ -166,7 +166,7 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         warnings.warn("fit_budget(max_mip_variables=...) is deprecated and ignored: the "
                       "closure binary program of the budget search has no size cap",
                       FutureWarning, stacklevel=2)
-    cost_rows = X if problem is None and client is None else None  # for the true cost
+    cost_rows = local_rows(X) if problem is None else None  # for the true cost
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
