@@ -49,6 +49,11 @@ def resolve_cost_sample(cost_sample, n_rows):
 
 def draw_cost_sample(n_rows, m, random_state=0):
     """Sorted indices of ``m`` of ``n_rows`` rows, uniform without replacement."""
+    seed_ok = (isinstance(random_state, (int, np.integer))
+               and not isinstance(random_state, bool) and random_state >= 0)
+    if not (seed_ok or random_state is None or isinstance(random_state, np.random.Generator)):
+        raise TypeError(f"random_state must be a non-negative int, a numpy Generator or None, got "
+                        f"{random_state!r}")
     rng = np.random.default_rng(random_state)
     return np.sort(rng.choice(n_rows, size=m, replace=False))
 

@@ -245,3 +245,14 @@ def test_refit_leaves_on_hostile_labels(iris, method):
             po.refit_leaves(pf, X, y, smoothing=smoothing, method=method)
     with pytest.raises(ValueError, match="method"):
         po.refit_leaves(pf, X, y, method=method.upper())
+
+
+@pytest.mark.parametrize("random_state", ["a", 1.5, -1, True, [1.5]])
+def test_a_bad_sampling_seed_is_refused_by_name(iris, random_state):
+    """A string or float seed raised numpy's 'SeedSequence expects int'."""
+    rf, X, y, _ = iris
+    with pytest.raises(TypeError, match="random_state"):
+        po.compile_problem(rf, X, y, costs=COSTS, cost_sample=20, random_state=random_state)
+    rng = np.random.default_rng(3)
+    assert po.compile_problem(rf, X, y, costs=COSTS, cost_sample=20,
+                              random_state=rng).cost_sample["n_sample"] == 20
