@@ -313,7 +313,8 @@ def check_labels(forest, y, n_rows, *, name="y"):
         raise ValueError(
             f"{name} holds {_label_kind(y)} labels but the forest's classes are "
             f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type "
-            "(e.g. y.astype(int) if the strings are numbers)")
+            + ("(e.g. y.astype(int) if the strings are numbers)" if _label_kind(y) == "string"
+               else "(the labels the forest was fitted on)"))
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
     try:

@@ -256,3 +256,16 @@ def test_a_bad_sampling_seed_is_refused_by_name(iris, random_state):
     rng = np.random.default_rng(3)
     assert po.compile_problem(rf, X, y, costs=COSTS, cost_sample=20,
                               random_state=rng).cost_sample["n_sample"] == 20
+
+
+def test_misspelt_paper_and_mistyped_labels_get_the_right_hint(iris):
+    """'Paper' listed every objective but 'paper'; numeric labels for a forest of string
+    classes were told to use y.astype(int)."""
+    rf, X, y, _ = iris
+    with pytest.raises(ValueError, match="'paper'.*case-sensitive"):
+        po.prune(rf, X, y, costs=COSTS, lam=0.01, objective="Paper")
+    named = RandomForestClassifier(n_estimators=2, random_state=0).fit(
+        X, np.array(["setosa", "versicolor", "virginica"])[y])
+    with pytest.raises(ValueError, match="number labels.*fitted on") as info:
+        po.prune(named, X, y, costs=COSTS, lam=0.01)
+    assert "astype(int)" not in str(info.value)
