@@ -93,9 +93,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     if client is not None:
-        from ._distributed import check_client, compile_on_cluster
+        from ._distributed import compile_on_cluster
 
-        check_client(client)
         return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,
                                   budget=budget, merge=merge, chunk_size=chunk_size,
                                   sample_weight=sample_weight, train=train,

@@ -148,6 +148,7 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
     from ._compile_steps import error_routing, plan_memory, sample_info
     from ._routing import _sum_up_tree
 
+    check_client(client)  # a closed or wrong client: one clear error before any work
     forest_f = client.scatter(forest, broadcast=True, hash=False)
     xb, yb = scatter_blocks(client, X, chunk_size), scatter_blocks(client, y, chunk_size)
     if len(xb) != len(yb):

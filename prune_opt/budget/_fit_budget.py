@@ -146,17 +146,17 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     if isinstance(time_limit, (int, float)) and math.isinf(time_limit) and time_limit > 0:
         time_limit = None  # an infinite limit is no limit, as in solve()
     time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
-    if method not in ("search", "hull"):
-        raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
+    if method not in ("search", "hull") or (objective != "paper" and method != "search"):
+        raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
+                         f"{objective!r}, runs its own search: 'search'), got {method!r}")
     if objective != "paper":
         if cost_sample is not None or client is not None:
             raise ValueError("cost_sample= and client= apply to objective='paper'")
-        if method != "search":
-            raise ValueError(f"method={method!r} applies to objective='paper'; an ensemble "
-                             f"objective ({objective!r}) runs its own budget search")
         return _fit_budget_ensemble(forest, X, y, costs=costs, budget=budget, train=train,
                                     problem=problem, objective=objective,
                                     time_limit=time_limit, verbose=verbose)
+    if method not in ("search", "hull"):
+        raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
     if exact_budget:
         warnings.warn("fit_budget(exact_budget=True) is deprecated: the default search "
                       "always solves the hard budget and reports its certified gap; pass "

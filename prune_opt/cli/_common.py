@@ -14,21 +14,6 @@ import numpy as np
 from .._io import atomic_write, check_output_path
 
 
-def add_data_arguments(p, *, trees=40):
-    p.add_argument("--dataset", default="digits",
-                   help="bundled/shared dataset name or a CSV/TSV path (default: digits)")
-    p.add_argument("--target", default=None, help="label column of a CSV (default: last)")
-    p.add_argument("--costs", default=None,
-                   help="cost file: JSON {feature: cost} or 'name:cost' lines (default: the "
-                        "dataset's real costs, else uniform)")
-    p.add_argument("--trees", type=int, default=trees, help=f"forest size (default {trees})")
-    p.add_argument("--max-depth", type=int, default=None, help="tree depth limit")
-    p.add_argument("--train-frac", type=float, default=0.5,
-                   help="share of rows used to grow the forest (default 0.5); the rest is "
-                        "split evenly into validation (pruning) and test")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-
-
 def _cost_lines(path, text):
     """``{name: cost}`` from 'name:cost' lines; anything else is an error naming the line."""
     spec = {}
@@ -44,6 +29,21 @@ def _cost_lines(path, text):
             raise ValueError(f"--costs {str(path)!r} line {i} is not 'name:cost' ({line.strip()!r})"
                              "; the file must be JSON or one 'name:cost' line per feature")
     return spec
+
+
+def add_data_arguments(p, *, trees=40):
+    p.add_argument("--dataset", default="digits",
+                   help="bundled/shared dataset name or a CSV/TSV path (default: digits)")
+    p.add_argument("--target", default=None, help="label column of a CSV (default: last)")
+    p.add_argument("--costs", default=None,
+                   help="cost file: JSON {feature: cost} or 'name:cost' lines (default: the "
+                        "dataset's real costs, else uniform)")
+    p.add_argument("--trees", type=int, default=trees, help=f"forest size (default {trees})")
+    p.add_argument("--max-depth", type=int, default=None, help="tree depth limit")
+    p.add_argument("--train-frac", type=float, default=0.5,
+                   help="share of rows used to grow the forest (default 0.5); the rest is "
+                        "split evenly into validation (pruning) and test")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
 def read_cost_file(path, feature_names):
