@@ -68,7 +68,7 @@ def test_budget_method_hull_with_an_ensemble_objective_is_refused(capsys, tmp_pa
     """--objective brier silently ignored --budget-method hull."""
     code = main(["prune", *PIMA, "--budget", "5", "--objective", "brier",
                  "--budget-method", "hull", "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, "method='hull'")
+    _one_line_error(capsys, code, "method", "'hull'")
     assert not (tmp_path / "p.json").exists()
 
 
