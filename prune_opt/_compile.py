@@ -13,7 +13,13 @@ from ._routing import (
     route_costs,
 )
 from ._sampling import draw_cost_sample, resolve_cost_sample
-from ._validation import check_features, check_labels, check_nonneg_scalar, check_weights
+from ._validation import (
+    check_features,
+    check_labels,
+    check_nonneg_scalar,
+    check_weights,
+    scale_weights,
+)
 
 __all__ = ["compile_problem"]
 
@@ -84,6 +90,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     3
     """
     costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
+    sample_weight = scale_weights(sample_weight)  # scale-free: 1e18-sized weights broke LPs
     forest = as_forest(forest)
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")

@@ -269,3 +269,20 @@ def test_misspelt_paper_and_mistyped_labels_get_the_right_hint(iris):
     with pytest.raises(ValueError, match="number labels.*fitted on") as info:
         po.prune(named, X, y, costs=COSTS, lam=0.01)
     assert "astype(int)" not in str(info.value)
+
+
+@given(exponent=st.integers(-300, 300))
+def test_a_common_weight_factor_changes_nothing(iris, exponent):
+    """The program is invariant to scaling every sample weight; weights near 1e18 made
+    HiGHS fail with 'Solve error' or 'model error'."""
+    rf, X, y, _ = iris
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
+    base = po.compile_problem(rf, X, y, costs=COSTS, lam=0.01, sample_weight=w)
+    scaled = po.compile_problem(rf, X, y, costs=COSTS, lam=0.01,
+                                sample_weight=w * 10.0**exponent)
+    for solver in ("mincut", "highs"):
+        a, b = po.solve(base, solver=solver), po.solve(scaled, solver=solver)
+        assert b.solve_info["status"] == "optimal"
+        assert b.objective == pytest.approx(a.objective, rel=1e-9)
+        # ties may break differently, but the scaled optimum is optimal unscaled too
+        assert base.evaluate(b.split_mask).objective == pytest.approx(a.objective, rel=1e-9)
