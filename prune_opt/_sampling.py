@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["resolve_cost_sample", "draw_cost_sample", "sampled_cost_interval",
-           "full_average_cost", "cost_sample_report", "local_rows", "AUTO_ROWS"]
+           "full_average_cost", "cost_sample_report", "AUTO_ROWS"]
 
 # rows used by cost_sample="auto": the sampled average cost of a pruning then has a
 # standard error below 0.2% of the largest per-row cost (sd <= max / 2)
