@@ -22,6 +22,7 @@ over-penalises using several members; the reported acquisition cost is exact.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -183,6 +184,7 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         params.update(self.lgbm_params or {})
         model = lgb.LGBMClassifier(**params)
         model.fit(X, y)
+        _warn_if_no_split(model.booster_)
         self.model_ = model
         self.booster_ = model.booster_
         self.classes_ = model.classes_
@@ -296,11 +298,24 @@ def cegb_curve(X_train, y_train, *, costs=None, tradeoffs=None, X_eval=None, y_e
     rows = []
     for tr in DEFAULT_TRADEOFFS if tradeoffs is None else tradeoffs:
         model = CEGBClassifier(costs=costs, cegb_tradeoff=float(tr), n_estimators=n_estimators,
-                               random_state=random_state,
-                               lgbm_params=lgbm_params).fit(X_train, y_train)
+                               random_state=random_state, lgbm_params=lgbm_params)
+        with warnings.catch_warnings():  # a constant model is the curve's cheapest end
+            warnings.filterwarnings("ignore", "no tree split", UserWarning)
+            model.fit(X_train, y_train)
         cost = model.average_cost(X_eval)
         rows.append({"method": "cegb", "param": float(tr), "average_cost": cost,
                      "accuracy_eval": float((model.predict(X_eval) == y_eval).mean()),
                      "cost_eval": cost})
     return pd.DataFrame.from_records(rows, columns=["method", "param", "average_cost",
                                                     "accuracy_eval", "cost_eval"])
+
+
+def _warn_if_no_split(booster):
+    """A model none of whose trees splits predicts the class prior for every example:
+    say so instead of returning a silently constant classifier."""
+    trees = booster.dump_model().get("tree_info", [])
+    if trees and all(t.get("num_leaves", 1) <= 1 for t in trees):
+        warnings.warn("no tree split: every split's gain was below its CEGB penalty, so the "
+                      "model predicts the class prior for every example; lower cegb_tradeoff "
+                      "or the costs (the penalty is charged per example per feature)",
+                      UserWarning, stacklevel=4)

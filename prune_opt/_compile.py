@@ -37,7 +37,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         error is then the squared error divided by the target variance, see
         ``docs/regression.md``).
     costs : FeatureCosts, array-like or mapping, optional
-        Feature acquisition costs; uniform 1.0 when omitted.
+        Feature acquisition costs; when omitted, the costs a cost-aware grower
+        (``forest_builders``) was fitted with, else uniform 1.0.
     lam : float
         Trade-off weight of the cost term (>= 0).
     train : tuple (X_train, y_train), optional
@@ -85,6 +86,11 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     >>> problem.n_trees
     3
     """
+    from ._costs import estimator_costs
+    from ._validation import scale_weights
+
+    costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
+    sample_weight = scale_weights(sample_weight)  # scale-free: 1e18-sized weights broke LPs
     forest = as_forest(forest)
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")

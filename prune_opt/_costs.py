@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from ._validation import FINITE_NONNEG, check_param
 
-__all__ = ["FeatureCosts", "as_feature_costs"]
+__all__ = ["FeatureCosts", "as_feature_costs", "estimator_costs"]
 
 
 def _check_cost_value(value, what):
@@ -405,3 +405,25 @@ def as_feature_costs(costs, n_features, feature_names=None, *, name="costs"):
             raise ValueError(f"{name}: {exc}") from None
     fc.check_n_features(n_features, feature_names)
     return fc
+
+
+def estimator_costs(estimator, costs):
+    """``costs``, or when it is None the costs a cost-aware estimator was fitted with.
+
+    A grower of ``forest_builders`` keeps its checked costs in ``costs_``;
+    pruning it without ``costs=`` must use them, not uniform costs.
+
+    Examples
+    --------
+    >>> class Grown:
+    ...     costs_ = FeatureCosts([1.0, 5.0])
+    >>> estimator_costs(Grown(), None).unit_costs
+    array([1., 5.])
+    >>> estimator_costs(Grown(), [2, 2])
+    [2, 2]
+    """
+    if costs is None:
+        fitted = getattr(estimator, "costs_", None)
+        if isinstance(fitted, FeatureCosts):
+            return fitted
+    return costs

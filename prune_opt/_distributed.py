@@ -30,7 +30,18 @@ from ._routing import (
 from ._sampling import draw_cost_sample, resolve_cost_sample
 from ._validation import check_features, check_labels
 
-__all__ = ["compile_on_cluster", "scatter_blocks"]
+__all__ = ["check_client", "compile_on_cluster", "scatter_blocks"]
+
+
+def check_client(client):
+    """Refuse what is not a usable ``dask.distributed.Client`` before any work."""
+    if not all(callable(getattr(client, a, None)) for a in ("submit", "scatter", "gather")):
+        raise TypeError(f"client must be a dask.distributed.Client (e.g. Client(LocalCluster())), "
+                        f"got {type(client).__name__}")
+    status = getattr(client, "status", "running")
+    if status in ("closing", "closed"):
+        raise ValueError(f"client is {status}; pass a running dask.distributed.Client, or "
+                         "client=None to compile in this process")
 
 
 def _submit(client, func, *args):
@@ -137,6 +148,7 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
     from ._compile_steps import error_routing, plan_memory, sample_info
     from ._routing import _sum_up_tree
 
+    check_client(client)  # a closed or wrong client: one clear error before any work
     forest_f = client.scatter(forest, broadcast=True, hash=False)
     xb, yb = scatter_blocks(client, X, chunk_size), scatter_blocks(client, y, chunk_size)
     if len(xb) != len(yb):

@@ -107,9 +107,12 @@ class LazyPredictor:
         array of shape ``(len(rows), len(unit.features))`` (or
         ``(len(rows),)`` for a one-feature unit) with the revealed values; a
         group unit (no features) may return ``None``.  A returned NaN is a
-        real missing value, routed as the trees route missing values.
+        real missing value, routed as the trees route missing values.  A
+        pandas Series or DataFrame indexed by the requested rows is matched by
+        label, in any order; complex or masked values are refused.
     costs : FeatureCosts, optional
-        Defaults to the costs the forest was pruned with.
+        Defaults to the costs the forest was pruned with; when given, the
+        units fetched and ``cost_paid`` follow these costs.
 
     Examples
     --------
@@ -134,6 +137,10 @@ class LazyPredictor:
         if not callable(acquire):
             raise TypeError(f"acquire must be a callable acquire(rows, unit), got "
                             f"{type(acquire).__name__}")
+        if not all(hasattr(pruned, a) for a in ("forest", "split_mask", "costs")):
+            raise TypeError(f"pruned must be a PrunedForest (from prune_opt.prune or fit_budget; "
+                            f"an unpruned forest is po.prune(..., lam=0)), got "
+                            f"{type(pruned).__name__}")
         self.pruned = pruned
         self.acquire = acquire
         f = pruned.forest
@@ -151,7 +158,7 @@ class LazyPredictor:
         -------
         LazyPrediction
         """
-        state = _State(self.pruned, _partial_matrix(self.pruned.forest, X))
+        state = _State(self.pruned, _partial_matrix(self.pruned.forest, X), self.costs)
         while True:
             active, rows, feats = state.waiting()
             if active.size == 0:
@@ -178,7 +185,7 @@ class LazyPredictor:
             Unit names per example; an empty list means the prediction is
             already determined by what is known.
         """
-        state = _State(self.pruned, _partial_matrix(self.pruned.forest, X))
+        state = _State(self.pruned, _partial_matrix(self.pruned.forest, X), self.costs)
         while True:
             active, rows, feats = state.waiting()
             known = state.known[rows, feats]
@@ -215,7 +222,7 @@ class LazyPredictor:
             if sel.size:
                 unit = self._units[u]
                 values = self.acquire(sel.copy(), unit)
-                state.store(sel, unit, _check_values(values, sel.size, unit))
+                state.store(sel, unit, _check_values(values, sel, unit))
         # a feature with every unit paid (e.g. a free derived feature) is known
         still = ~state.known[example_rows, feats]
         if still.any():
@@ -227,17 +234,17 @@ class LazyPredictor:
 class _State:
     """Routing state of every (example, tree) pair and what each example knows."""
 
-    def __init__(self, pruned, X):
+    def __init__(self, pruned, X, costs):
         f = pruned.forest
         self.forest, self.split_mask = f, pruned.split_mask
         self.X = X
         self.n = X.shape[0]
         self.known = ~np.isnan(X)
-        self.paid = np.zeros((self.n, pruned.costs.n_units), dtype=bool)
+        self.paid = np.zeros((self.n, costs.n_units), dtype=bool)
         own = np.arange(f.n_features)
         self.paid[:, own] = self.known  # a feature known up front: its own unit is paid
         self.fetched = np.zeros_like(self.paid)
-        self.unit_costs = pruned.costs.unit_costs
+        self.unit_costs = costs.unit_costs  # the predictor's costs, not the pruning's
         self.node = np.ascontiguousarray(np.repeat(f.node_offset[:-1][None, :].astype(np.int64),
                                                      self.n, axis=0))
         self.n_calls = 0
@@ -311,10 +318,16 @@ def _partial_matrix(forest, X):
         unknown = [c for c in X.columns if str(c) not in names]
         if unknown:
             raise ValueError(f"X has columns the forest does not know: {unknown[:5]}")
+        cols = X.columns.map(str)
+        if cols.has_duplicates:
+            raise ValueError(f"X has duplicated columns {sorted(set(cols[cols.duplicated()]))}; "
+                             "pass each feature once")
         X = X.rename(columns=str).reindex(columns=names)
     if sp.issparse(X):
         raise TypeError("X is a scipy sparse matrix; pass a dense array with NaN for the "
                         "features not acquired yet")
+    if np.iscomplexobj(X):
+        raise TypeError("X is complex; pass real values (NaN for features not acquired yet)")
     try:
         arr = np.array(X, dtype=float)
     except (TypeError, ValueError):
@@ -327,13 +340,38 @@ def _partial_matrix(forest, X):
     return arr
 
 
-def _check_values(values, n_rows, unit):
-    width = len(unit.features)
+def _align_by_label(values, rows, unit):
+    """A pandas result indexed by the requested rows in another order is aligned by
+    label (as costs are matched by name), never taken by position."""
+    index = getattr(values, "index", None)
+    if index is None or not hasattr(values, "reindex") or len(index) != rows.size:
+        return values
+    labels = np.asarray(index)
+    if np.array_equal(labels, rows):
+        return values
+    if labels.dtype.kind not in "iu" or np.array_equal(labels, np.arange(rows.size)):
+        return values  # positional: a fresh RangeIndex, or labels that are not row numbers
+    if index.has_duplicates or not np.array_equal(np.sort(labels), np.sort(rows)):
+        raise ValueError(f"acquire returned a pandas object for unit {unit.name!r} whose "
+                         "integer index is not the requested rows; index it by rows (any "
+                         "order) or return a plain array in the order of rows")
+    return values.reindex(rows)
+
+
+def _check_values(values, rows, unit):
+    n_rows, width = rows.size, len(unit.features)
     if values is None:
         if width:
             raise ValueError(f"acquire returned None for unit {unit.name!r}, which reveals "
                              f"feature(s) {list(unit.features)}; return their values")
         return np.empty((n_rows, 0))
+    values = _align_by_label(values, rows, unit)
+    if np.ma.isMaskedArray(values):
+        raise TypeError(f"acquire returned a masked array for unit {unit.name!r}; return a plain "
+                        "array with NaN for missing values")
+    if np.iscomplexobj(values):
+        raise TypeError(f"acquire returned complex values for unit {unit.name!r}; return real "
+                        "values")
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

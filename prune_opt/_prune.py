@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ._compile import compile_problem
-from ._sampling import cost_sample_report
+from ._sampling import cost_sample_report, local_rows
 from ._solve import OBJECTIVE_RTOL, solve
 
 __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
@@ -31,7 +31,8 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     X, y : array-like
         Cost data (validation data); also error data unless ``train`` is given.
     costs : FeatureCosts, array-like or mapping, optional
-        Feature acquisition costs (uniform when omitted).
+        Feature acquisition costs (when omitted: a grower's fitted costs, else
+        uniform).
     lam : float
         Weight of the average acquisition cost against the error.
     solver : str, default "auto"
@@ -93,7 +94,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     pruned.solve_info["compile_seconds"] = compile_seconds
     if problem.cost_sample is not None:  # sampled cost term: interval and true cost
         pruned.solve_info.update(cost_sample_report(problem, pruned.split_mask,
-                                                    None if client else X, sample_weight))
+                                                    local_rows(X), sample_weight))
     pruned.problem = problem
     return pruned
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._costs import as_feature_costs
+from ._costs import as_feature_costs, estimator_costs
 from ._forest import as_forest
 from ._frames import records_frame
 from ._lazy import LazyPredictor
@@ -338,7 +338,9 @@ def acquisition_cost(forest, X, costs=None):
     ----------
     forest : fitted estimator, Forest or PrunedForest
     X : array-like (n_examples, n_features)
-    costs : FeatureCosts, array-like or mapping, optional (uniform by default)
+    costs : FeatureCosts, array-like or mapping, optional
+        Default: the costs a cost-aware grower was fitted with (``costs_``),
+        else uniform.
 
     Returns
     -------
@@ -357,7 +359,7 @@ def acquisition_cost(forest, X, costs=None):
     if isinstance(forest, PrunedForest):
         return forest.acquisition_cost(X, costs)
     f = as_forest(forest)
-    pf = PrunedForest(f, f.full_split_mask(), costs=costs)
+    pf = PrunedForest(f, f.full_split_mask(), costs=estimator_costs(forest, costs))
     return pf.acquisition_cost(X)
 
 

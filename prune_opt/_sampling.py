@@ -49,6 +49,11 @@ def resolve_cost_sample(cost_sample, n_rows):
 
 def draw_cost_sample(n_rows, m, random_state=0):
     """Sorted indices of ``m`` of ``n_rows`` rows, uniform without replacement."""
+    seed_ok = (isinstance(random_state, (int, np.integer))
+               and not isinstance(random_state, bool) and random_state >= 0)
+    if not (seed_ok or random_state is None or isinstance(random_state, np.random.Generator)):
+        raise TypeError(f"random_state must be a non-negative int, a numpy Generator or None, got "
+                        f"{random_state!r}")
     rng = np.random.default_rng(random_state)
     return np.sort(rng.choice(n_rows, size=m, replace=False))
 
@@ -141,3 +146,15 @@ def cost_sample_report(problem, split_mask, X=None, sample_weight=None, confiden
                    true_objective=b.error_term + problem.lam * (
                        true + problem.depth_cost * b.average_depth))
     return out
+
+
+def local_rows(X):
+    """``X`` when its rows are in this process (for the true-cost pass), None for a dask
+    collection (its rows stay on the cluster).
+
+    Examples
+    --------
+    >>> local_rows([[0.0]])
+    [[0.0]]
+    """
+    return None if type(X).__module__.split(".")[0] in ("dask", "dask_expr") else X

@@ -344,7 +344,8 @@ def check_labels(forest, y, n_rows, *, name="y"):
         raise ValueError(
             f"{name} holds {_label_kind(y)} labels but the forest's classes are "
             f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type "
-            "(e.g. y.astype(int) if the strings are numbers)")
+            + ("(e.g. y.astype(int) if the strings are numbers)" if _label_kind(y) == "string"
+               else "(the labels the forest was fitted on)"))
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
     try:
@@ -398,3 +399,24 @@ def check_weights(weights, n, name="sample_weight"):
     if not np.isfinite(w).all() or (w < 0).any():
         raise ValueError(f"{name} must be finite and non-negative")
     return w
+
+
+def scale_weights(weights):
+    """Weights divided by their largest value: the program is invariant to a common
+    factor, and LP solvers fail on coefficients near 1e18 (None and a dask
+    collection, whose values stay on the cluster, are returned as they are).
+
+    Examples
+    --------
+    >>> from prune_opt._validation import scale_weights
+    >>> scale_weights([2e20, 1e20])
+    array([1. , 0.5])
+    """
+    if weights is None or type(weights).__module__.split(".")[0] in ("dask", "dask_expr"):
+        return weights
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
+        return weights  # check_weights names the problem
+    top = np.max(w) if w.size else 0.0
+    return w / top if np.isfinite(top) and top > 0 else w

@@ -12,8 +12,10 @@ may encode categorical columns differently from the local files.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import os
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -245,7 +247,8 @@ def _parse_table(text, sep, target):
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) < 2:
         raise ValueError("the table needs a header row and at least one data row")
-    header = [h.strip() for h in lines[0].split(sep)]
+    rows = list(csv.reader(lines, delimiter=sep))  # quoted fields as CSV defines them
+    header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
         raise ValueError(f"the table header has duplicate column names: {header}")
     if len(header) < 2:
@@ -255,7 +258,7 @@ def _parse_table(text, sep, target):
     if target not in header:
         raise ValueError(f"target column {target!r} not in the file's header {header}")
     j = header.index(target)
-    body = [ln.split(sep) for ln in lines[1:]]
+    body = rows[1:]
     if any(len(r) != len(header) for r in body):
         bad = next(i for i, r in enumerate(body) if len(r) != len(header))
         raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
@@ -279,23 +282,32 @@ def _parse_table(text, sep, target):
     return X, y, names
 
 
+def _read_table_text(path):
+    """Text of a (gzipped) table file; a corrupt, truncated or non-UTF-8 file is a
+    ValueError naming it, and a UTF-8 byte-order mark is dropped."""
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        return raw.decode("utf-8-sig")
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+        raise ValueError(f"dataset file {str(path)!r} is not readable text ({exc}); replace it "
+                         "with an intact copy") from None
+
+
 def load_csv(path, target=None, sep=None):
     """Load a CSV/TSV (optionally .gz) with a header; ``target`` defaults to the last column."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"dataset file {str(path)!r} does not exist")
-    raw = path.read_bytes()
-    try:
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-        text = raw.decode()
-    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
-        raise ValueError(f"dataset file {path.name!r} is not readable text: {exc}") from None
+    if not path.is_file():
+        raise ValueError(f"dataset path {str(path)!r} is not a file; pass a CSV/TSV file")
+    text = _read_table_text(path)
     if not text.strip():
         raise ValueError(f"dataset file {path.name!r} is empty")
     if sep is None:
         first = text.split("\n", 1)[0]
-        sep = "\t" if "\t" in first else ","
+        sep = next((c for c in ("\t", ",", ";") if c in first), ",")
     X, y, names = _parse_table(text, sep, target)
     return Dataset(path.name, X, y, names, None, description=f"table {path.name}")
 
@@ -333,17 +345,19 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
                "pima": _load_pima, "heart-severity": _load_heart_severity,
                "diabetes": _load_diabetes}
     key = str(name).lower()
+    if target is not None and (key in loaders or key in SHARED):
+        raise ValueError(f"target={target!r} applies to CSV/TSV files; the named dataset "
+                         f"{key!r} has a fixed label column")
     if key in loaders:
         return loaders[key]()
     if key in SHARED:
         d = shared_data_dir()
         fname, sep = SHARED[key]
         if d is not None and (d / fname).exists():
-            X, y, names = _parse_table(gzip.decompress((d / fname).read_bytes()).decode(),
-                                       sep, None)
+            X, y, names = _parse_table(_read_table_text(d / fname), sep, None)
             return Dataset(key, X, y, names, None, description=f"UCI {key} (local data)")
         return _load_openml(key, fname, download=download, data_home=data_home)
-    if Path(str(name)).exists():
+    if str(name).strip() and Path(str(name)).exists():  # "" is not the current folder
         return load_csv(name, target=target)
     raise ValueError(f"dataset {name!r} is neither a known name "
                      f"{[r['name'] for r in dataset_catalog()]} nor an existing CSV/TSV file")

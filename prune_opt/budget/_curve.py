@@ -428,8 +428,18 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     cost_resolution = float(cost_resolution)
     if not cost_resolution >= 0:
         raise ValueError(f"cost_resolution must be >= 0, got {cost_resolution!r}")
+    if problem.budget is not None:
+        raise ValueError(f"tradeoff_curve traces every lam without a budget, but the problem "
+                         f"has the hard row 'average cost <= {problem.budget:g}'; pass "
+                         "problem.with_budget(None), or use fit_budget for one budget")
     if lams is not None:
-        lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
+        try:
+            lams = np.asarray(lams, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"lams must be a sequence of numbers, got {lams!r}") from None
+        if lams.ndim > 1:
+            raise ValueError(f"lams must be a 1-D sequence of lambdas, got shape {lams.shape}")
+        lams = [float(v) for v in np.atleast_1d(lams)]
     hull = LagrangianHull(problem, solver=solver, tol=tol, solver_options=solver_options)
     bar = None
     if progress:

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._compile import compile_problem
 from .._pruned import PrunedForest
+from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar
 from ..objectives import evaluate_objective, fit_budget_ensemble, get_objective
 from ._curve import LagrangianHull
@@ -96,7 +97,7 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         ``time_limit=None`` to run its binary program to proven optimality.
     verbose : bool
     time_limit : float or None, default 30
-        Seconds for the whole search (``None``: no limit).
+        Seconds for the whole search (``None`` or ``inf``: no limit).
     problem : PruningProblem, optional
         Reuse a compiled problem (``X``, ``y``, ``costs``, ``train`` ignored).
     max_mip_variables : int
@@ -115,7 +116,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         options and ``problem`` do not apply to it.
     cost_sample, client : optional
         Passed to :func:`prune_opt.compile_problem` (the budget is then met by
-        the sampled average cost).
+        the sampled average cost; ``solve_info`` records the true average cost
+        on all rows of ``X``, and a warning says when it is above the budget).
 
     Returns
     -------
@@ -141,7 +143,12 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     (True, 'optimal')
     """
     budget = check_nonneg_scalar(budget, "budget")
+    if isinstance(time_limit, (int, float)) and math.isinf(time_limit) and time_limit > 0:
+        time_limit = None  # an infinite limit is no limit, as in solve()
     time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    if method not in ("search", "hull") or (objective != "paper" and method != "search"):
+        raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
+                         f"{objective!r}, runs its own search: 'search'), got {method!r}")
     if objective != "paper":
         if cost_sample is not None or client is not None:
             raise ValueError("cost_sample= and client= apply to objective='paper'")
@@ -159,6 +166,7 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         warnings.warn("fit_budget(max_mip_variables=...) is deprecated and ignored: the "
                       "closure binary program of the budget search has no size cap",
                       FutureWarning, stacklevel=2)
+    cost_rows = local_rows(X) if problem is None else None  # for the true cost
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
@@ -166,13 +174,31 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
     if method == "hull":
-        return _fit_hull(problem, budget, solver, tol, verbose, solver_options)
-    if str(solver).lower() not in ("auto", "budget"):
+        pf = _fit_hull(problem, budget, solver, tol, verbose, solver_options)
+    elif str(solver).lower() not in ("auto", "budget"):
         raise ValueError(
             f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
             "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
             f"with {solver!r}, pass method='hull'")
-    return _fit_search(problem, budget, time_limit, verbose, solver_options)
+    else:
+        pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
+    return _report_sampled_cost(pf, problem, budget, cost_rows)
+
+
+def _report_sampled_cost(pf, problem, budget, X):
+    """With ``cost_sample`` the budget is met on the sample: record the true average
+    cost on every row of X and warn when it is above the budget."""
+    if getattr(problem, "cost_sample", None) is None:
+        return pf
+    pf.solve_info.update(cost_sample_report(problem, pf.split_mask, X))
+    true = pf.solve_info.get("true_average_cost")
+    if true is not None and true > budget * (1 + 1e-12) + 1e-15:
+        warnings.warn(f"the budget {budget:g} is met by the sampled average cost "
+                      f"({pf.solve_info['sampled_average_cost']:g} on "
+                      f"{pf.solve_info['n_sample']} rows) but the true average cost on all "
+                      f"rows of X is {true:g}; pass a larger cost_sample (or none) to meet "
+                      "it on every row", UserWarning, stacklevel=3)
+    return pf
 
 
 def _fit_search(problem, budget, time_limit, verbose, solver_options):

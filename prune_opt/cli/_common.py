@@ -14,6 +14,23 @@ import numpy as np
 from .._io import atomic_write, check_output_path
 
 
+def _cost_lines(path, text):
+    """``{name: cost}`` from 'name:cost' lines; anything else is an error naming the line."""
+    spec = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        k, sep, v = line.partition(":")
+        try:
+            spec[k.strip()] = float(v) if sep else None
+        except ValueError:
+            spec[k.strip()] = None
+        if spec[k.strip()] is None:
+            raise ValueError(f"--costs {str(path)!r} line {i} is not 'name:cost' ({line.strip()!r})"
+                             "; the file must be JSON or one 'name:cost' line per feature")
+    return spec
+
+
 def add_data_arguments(p, *, trees=40):
     p.add_argument("--dataset", default="digits",
                    help="bundled/shared dataset name or a CSV/TSV path (default: digits)")
@@ -84,11 +101,7 @@ def read_cost_file(path, feature_names):
     try:
         spec = json.loads(text)
     except json.JSONDecodeError:
-        spec = {}
-        for line in text.splitlines():
-            if line.strip() and ":" in line:
-                k, v = line.split(":", 1)
-                spec[k.strip()] = float(v)
+        spec = _cost_lines(path, text)
     if isinstance(spec, list):
         return FeatureCosts(spec, feature_names=feature_names)
     if isinstance(spec, dict) and "costs" in spec:
@@ -171,8 +184,8 @@ def add_output_argument(p, flag, *, help, kind="file", **kwargs):
     folder to create or fill).  :func:`check_outputs` checks every option
     added this way, so a bad path fails in a second, not after the work.
     """
-    if kind not in ("file", "dir"):
-        raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
+    if kind not in ("file", "dir", "figure"):
+        raise ValueError(f"kind must be 'file', 'dir' or 'figure', got {kind!r}")
     action = p.add_argument(flag, help=help, **kwargs)
     outputs = p.get_default("output_options") or ()
     p.set_defaults(output_options=(*outputs, (flag, action.dest, kind)))
@@ -224,11 +237,24 @@ create it first
             check_output_dir(value, flag)
             continue
         check_output_path(value, flag)
+        if kind == "figure":
+            check_figure_suffix(value, flag)
         key = os.path.abspath(os.fspath(value))
         if key in seen:
             raise ValueError(f"{seen[key]} and {flag} both name {value!r}; give each its own "
                              "file")
         seen[key] = flag
+
+
+def check_figure_suffix(path, name):
+    """A picture's suffix must be a format matplotlib writes (checked before the work)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    fmt = Path(os.fspath(path)).suffix.lstrip(".").lower() or "png"
+    supported = sorted(FigureCanvasBase.get_supported_filetypes())
+    if fmt not in supported:
+        raise ValueError(f"{name}={str(path)!r}: matplotlib cannot write {fmt!r} files; use one "
+                         f"of {', '.join(supported)}")
 
 
 @contextlib.contextmanager

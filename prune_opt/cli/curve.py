@@ -44,7 +44,7 @@ def add_parser(sub):
     p.add_argument("--cost-resolution", type=float, default=0.0,
                    help="stop refining BudgetPrune hull gaps narrower than this average cost "
                         "(default 0: every breakpoint)")
-    add_output_argument(p, "--plot", default=None, metavar="PNG",
+    add_output_argument(p, "--plot", kind="figure", default=None, metavar="PNG",
                         help="write the accuracy-cost plot")
     add_output_argument(p, "--csv", default=None, metavar="FILE",
                         help="write all curve rows as CSV")
@@ -120,6 +120,10 @@ def run(args):
     methods = parse_methods(args.methods)
     if args.cost_resolution < 0:
         raise ValueError(f"--cost-resolution must be >= 0, got {args.cost_resolution}")
+    if args.objective != "paper":  # a wrong name fails before the work
+        from ..objectives import get_objective
+
+        get_objective(args.objective)
     exp = setup_experiment(args)
     print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]

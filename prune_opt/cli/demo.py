@@ -63,6 +63,9 @@ def add_parser(sub):
 def run(args):
     lams, lp_lams = _parse_grids(args)
     shares = _parse_budgets(args.budgets)
+    if not (0 <= args.budget_time_limit < float("inf")):  # NaN too: fail before the work
+        raise ValueError(f"--budget-time-limit must be a finite number of seconds >= 0, got "
+                         f"{args.budget_time_limit}")
     solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
     exp = setup_experiment(args)
     unpruned = _unpruned_figures(args, exp)

@@ -50,7 +50,7 @@ def add_parser(sub):
                         "default 30)")
     add_output_argument(p, "--out", default="pruned.json",
                         help="output JSON (default pruned.json)")
-    add_output_argument(p, "--usage-plot", default=None, metavar="PNG",
+    add_output_argument(p, "--usage-plot", kind="figure", default=None, metavar="PNG",
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
                         help="also write the printed summary as JSON")
@@ -118,6 +118,7 @@ def _prune_ensemble_objective(args, rf, Xv, yv, costs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, objective=args.objective,
+                          method=args.budget_method,  # 'hull' is refused, not ignored
                           time_limit=30.0 if args.time_limit is None else args.time_limit)
 
 

@@ -136,4 +136,5 @@ def get_objective(objective):
                          'not by the ensemble optimiser; use "tree_error" for the paper\'s '
                          'objective under block coordinate descent')
     raise ValueError(f"unknown objective {objective!r}; choose one of "
-                     f"{available_objectives()} or pass an Objective instance")
+                     f"{available_objectives()} or pass an Objective instance (prune and "
+                     "fit_budget also take 'paper', names are case-sensitive)")

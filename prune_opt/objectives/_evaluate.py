@@ -53,6 +53,8 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
     Xc = f.check_X(X)
     yc = check_labels(f, y, Xc.shape[0])
     w = check_weights(sample_weight, Xc.shape[0])
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to zero; pass positive weights")
     w = w / w.sum()
     leaf_values, depth = [], np.zeros(Xc.shape[0])
     for t in range(f.n_trees):

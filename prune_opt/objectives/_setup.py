@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from .._compile import compile_problem
-from .._costs import as_feature_costs
+from .._costs import as_feature_costs, estimator_costs
 from .._forest import as_forest
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
@@ -36,7 +36,8 @@ class Setup:
         else:
             self.problem = None
             self.forest = as_forest(problem_or_forest)
-            self.costs = as_feature_costs(costs, self.forest.n_features,
+            self.costs = as_feature_costs(estimator_costs(problem_or_forest, costs),
+                                          self.forest.n_features,
                                           self.forest.feature_names)
             self.depth_cost = float(depth_cost)
         self.X_raw, self.y_raw, self.sample_weight = X, y, sample_weight
