@@ -157,5 +157,6 @@ def test_datasets_without_a_shared_folder_lists_every_name(capsys, monkeypatch, 
     monkeypatch.setattr(prune_opt.datasets, "shared_data_dir", lambda: None)
     assert main(["datasets"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    local = {ln.split()[0]: ln.split()[1] for ln in lines[1:]}
+    col = lines[0].split().index("local")
+    local = {ln.split()[0]: ln.split()[col] for ln in lines[1:]}
     assert local["thyroid"] == "yes" and local["magic"] == "no"
