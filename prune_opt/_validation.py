@@ -401,16 +401,19 @@ def check_weights(weights, n, name="sample_weight"):
     return w
 
 
-def scale_weights(weights):
-    """Weights divided by their largest value: the program is invariant to a common
-    factor, and LP solvers fail on coefficients near 1e18 (None and a dask
-    collection, whose values stay on the cluster, are returned as they are).
+def scale_weights(weights, *, limit=2.0**20):
+    """Weights whose largest value lies outside ``[1/limit, limit]`` multiplied by a
+    power of two bringing it into [1, 2): exact (no rounding), and the program is
+    invariant to a common factor, while LP solvers fail on coefficients near 1e18.
+    Ordinary weights, None and a dask collection are returned as they are.
 
     Examples
     --------
     >>> from prune_opt._validation import scale_weights
-    >>> scale_weights([2e20, 1e20])
+    >>> scale_weights([2.0**70, 2.0**69])
     array([1. , 0.5])
+    >>> scale_weights([3.0, 1.0])
+    [3.0, 1.0]
     """
     if weights is None or type(weights).__module__.split(".")[0] in ("dask", "dask_expr"):
         return weights
@@ -419,4 +422,6 @@ def scale_weights(weights):
     except (TypeError, ValueError):
         return weights  # check_weights names the problem
     top = np.max(w) if w.size else 0.0
-    return w / top if np.isfinite(top) and top > 0 else w
+    if not (np.isfinite(top) and top > 0) or 1.0 / limit <= top <= limit:
+        return weights
+    return np.ldexp(w, 1 - np.frexp(top)[1])
