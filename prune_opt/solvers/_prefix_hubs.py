@@ -29,7 +29,7 @@ __all__ = ["prefix_hubs"]
 # a level is worth a hub layer while it has this many records per new hub: the
 # arcs saved by a level are (records - 2 hubs), and every layer lengthens the paths
 # the max-flow pushes along
-MIN_SHARING = 4
+MIN_SHARING = 8
 # pairs handled at a time when gathering a unit's records into its dense matrix
 BLOCK_PAIRS = 1 << 15
 

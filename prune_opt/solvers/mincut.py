@@ -434,7 +434,7 @@ class MinCutSolver(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.graph.python import max_flow
 
-        from .._memory import check_fits, estimate_solve_memory
+        from .._memory import check_fits, estimate_flow_memory, estimate_solve_memory
 
         est = estimate_solve_memory(problem, "mincut")
         est["bytes"] -= est["problem"]  # already allocated: available memory excludes it
@@ -449,6 +449,10 @@ class MinCutSolver(Solver):
         build_seconds = time.perf_counter() - t0
         if time_limit is not None and g.n_arcs / ARCS_PER_SECOND > time_limit:
             return _roots_only_at_limit(problem, g, time_limit)
+        check_fits(estimate_flow_memory(g.n_arcs, g.n_vertices),
+                   f"the max-flow of solver='mincut' ({g.n_arcs:,} arcs after reductions)",
+                   options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
+                           "shallower trees (max_depth)")
         W, K, slack = integer_capacities(g.weight)
         neg = W < 0
         n_arcs = g.n_arcs
