@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _memory
 from ._costs import as_feature_costs
 from ._forest import as_forest
-from . import _memory
 from ._memory import (
     check_fits,
     estimate_compile_memory,
@@ -21,6 +21,7 @@ from ._routing import (
     paid_feature_units,
     route_errors,
 )
+from ._sampling import resolve_cost_sample
 from ._validation import check_features, check_labels
 
 
@@ -77,7 +78,8 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     -------
     dict with ``compile`` and ``solve`` (estimate dicts, ``bytes`` the total),
     ``solve_upper`` (the solve if the graph reductions gain nothing),
-    ``available`` (bytes or None), ``uses_per_row`` and ``n_rows``.
+    ``available`` (bytes or None), ``uses_per_row``, ``n_rows`` and
+    ``probe_costs`` (each probe row's cost under the unpruned forest).
 
     Examples
     --------
@@ -94,17 +96,34 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     n = Xs.shape[0] if n_rows is None else int(n_rows)
     probe = Xs[:: max(1, Xs.shape[0] // PROBE_ROWS)][:PROBE_ROWS]
     fu = paid_feature_units(fc)
-    node, _, prow, _, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
-                                        new_units_table(forest, fu))
+    node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
+                                            new_units_table(forest, fu))
     upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
     sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
+    probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])
     return {"compile": estimate_compile_memory(forest, n, fc, uses_per_row=upr,
                                                pairs_per_row=ppr, n_features=Xs.shape[1],
                                                merge=merge),
             "solve": estimate_solve_sizes(*sizes),
             "solve_upper": estimate_solve_sizes(*sizes, reduced=False),
             "available": _memory.available_memory() if available is None else available,
-            "uses_per_row": upr, "n_rows": n}
+            "uses_per_row": upr, "n_rows": n, "probe_costs": probe_costs}
+
+
+def resolve_sample(cost_sample, forest, Xc, fc, *, merge):
+    """Rows to sample for ``cost_sample`` (None: all).  ``"auto"`` routes a probe for
+    the unpruned forest's per-row costs and caps the sample by the rows the
+    available memory can compile and solve (:func:`prune_opt._sampling.auto_sample_rows`).
+    """
+    n = Xc.shape[0]
+    if not (isinstance(cost_sample, str) and cost_sample == "auto"):
+        return resolve_cost_sample(cost_sample, n)
+    plan = estimate_memory_plan(forest, Xc, fc, merge=merge)
+    per_row = max(plan["compile"]["bytes"] - plan["compile"]["base"],
+                  plan["solve"]["bytes"] - plan["solve"]["base"]) / max(n, 1)
+    avail = plan["available"]
+    memory_rows = None if avail is None else int(0.8 * avail / max(per_row, 1.0))
+    return resolve_cost_sample("auto", n, plan["probe_costs"], memory_rows)
 
 
 def format_memory_plan(plan):
