@@ -74,7 +74,8 @@ def test_compile_refuses_early_with_the_options(forest_data, monkeypatch, capsys
 def test_mincut_refuses_before_building_the_graph(forest_data, monkeypatch):
     rf, X, y = forest_data
     p = po.compile_problem(rf, X, y, lam=0.01)
-    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 2**20)
+    # the build needs BUILD_BYTES_PER_RECORD per record: more than a few kB here
+    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 2**12)
     with pytest.raises(MemoryError, match="solver='mincut'.*cost_sample"):
         po.solve(p, solver="mincut")
 

@@ -436,9 +436,11 @@ class MinCutSolver(Solver):
 
         from .._memory import check_fits, estimate_flow_memory, estimate_solve_memory
 
-        est = estimate_solve_memory(problem, "mincut")
-        est["bytes"] -= est["problem"]  # already allocated: available memory excludes it
-        check_fits(est, f"solver='mincut' ({problem.n_uses:,} first-use records)",
+        # the problem is already allocated (available memory excludes it): check the
+        # graph build now and the max-flow once the reduced graph's size is known
+        build = estimate_solve_memory(problem, "mincut")["graph_build"]
+        check_fits({"bytes": build, "graph_build": build},
+                   f"solver='mincut' ({problem.n_uses:,} first-use records)",
                    options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
                            "shallower trees (max_depth)")
         t0 = time.perf_counter()
