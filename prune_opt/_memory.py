@@ -46,11 +46,13 @@ FLOW_BYTES_PER_ARC = 64
 FLOW_BYTES_PER_VERTEX = 48
 # arcs the reduced closure graph keeps per first-use record (unprofitable subtrees
 # left out, pairs folded and merged, prefix hubs), measured with benchmarks/solvers.py
-# on resampled elec, 100 fully grown trees: 0.14 at 100k rows, 0.21 at 500k; taken
-# with margin.  Without any reduction it is 1 (plus one per node and per pair).
-ARCS_PER_RECORD = 0.3
+# on resampled elec, 100 fully grown trees: 0.15 at 100k rows, 0.075 at 500k, 0.05
+# at 1M; taken with margin.  Without any reduction it is 1 (plus one per node and
+# per pair).
+ARCS_PER_RECORD = 0.2
 # resident bytes per record the graph build itself needs above the problem (kept
-# records, prefix matrices, pair grouping, arc arrays): measured 8.9 at 100k rows
+# records, rewritten records, prefix matrices, pair grouping): measured 8.9 at 100k
+# rows and 8.0 at 1M (where the build, not the max-flow, is the solve's peak)
 BUILD_BYTES_PER_RECORD = 12
 # resident bytes of one routing block's temporaries (2**22 records, int64 keys and
 # the decision-path matrices of one tree), measured and rounded up
