@@ -21,6 +21,7 @@ memory exceeds what is available or a backend's size limit; every solve is
 also killed after ``--timeout`` seconds.
 
 A size may carry a suffix: ``100x5M@250k`` compiles with ``cost_sample=250000``
+(``100x5M@auto`` with ``cost_sample="auto"``)
 (the cost term on a uniform sample; the solve row then also reports the
 pruning's true objective on all rows, and its gap to an exact row of the same
 size when one ran), and ``100x1M:dask`` compiles on a Dask ``LocalCluster``
@@ -69,7 +70,8 @@ def _count(n):
 
 def parse_size(text):
     """'40x20k' -> (40, 20000); '100x5M@250k' -> (100, 5000000, 250000, False);
-    '100x1M:dask' -> (100, 1000000, None, True)."""
+    '100x5M@auto' -> (100, 5000000, 'auto', False); '100x1M:dask' -> (100, 1000000,
+    None, True)."""
     text = text.lower().strip()
     dask = text.endswith(":dask")
     text = text.removesuffix(":dask")
@@ -77,7 +79,8 @@ def parse_size(text):
     t, _, n = text.partition("x")
     if not sample and not dask:
         return int(t), _count(n)
-    return int(t), _count(n), (_count(sample) if sample else None), dask
+    sample = sample if sample == "auto" else (_count(sample) if sample else None)
+    return int(t), _count(n), sample, dask
 
 
 def _rss_kb(key):
@@ -152,7 +155,12 @@ def solve_problem(path, solver, time_limit):
     with open(path, "rb") as fh:
         problem = pickle.load(fh)
     rss0 = _rss_kb("VmRSS")
+    from prune_opt._memory import estimate_solve_memory, estimate_solve_sizes
     from prune_opt.cli._memory import reset_peak_rss
+
+    est = estimate_solve_memory(problem, solver)
+    upper = estimate_solve_sizes(problem.n_uses, problem.n_pairs, problem.n_nodes,
+                                 reduced=False)
 
     reset = reset_peak_rss()
     c0 = time.process_time()
@@ -164,16 +172,22 @@ def solve_problem(path, solver, time_limit):
     if problem.cost_sample is not None:
         from prune_opt._sampling import cost_sample_report
 
+        t_true = time.process_time()
         rep = cost_sample_report(problem, pruned.split_mask, np.load(path + ".X.npy"))
-        sampled = {"true_objective": rep["true_objective"], "true_in_ci": rep["true_in_ci"],
-                   "cost_ci": list(rep["cost_ci"]), "true_cost": rep["true_average_cost"]}
+        sampled["true_cost_cpu_seconds"] = time.process_time() - t_true
+        sampled.update(true_objective=rep["true_objective"], true_in_ci=rep["true_in_ci"],
+                       cost_ci=list(rep["cost_ci"]), true_cost=rep["true_average_cost"],
+                       n_sample=rep["n_sample"])
     return {**sampled, "cpu_seconds": cpu, "objective": float(pruned.objective),
             "bound": float(info["bound"]),
             "seconds": float(info["seconds"]), "status": info["status"],
             "max_frac": float(info["max_fractionality"]), "n_splits": int(pruned.n_splits),
             "peak_rss_mb": hwm / 1024, "solve_mb": (hwm - rss0) / 1024 if reset else None,
             **{k: info[k] for k in ("build_seconds", "flow_seconds") if k in info},
-            **({"graph_arcs": info["graph"]["n_arcs"]} if "graph" in info else {})}
+            "solve_estimate_mb": est["bytes"] / 2**20,
+            "solve_upper_estimate_mb": upper["bytes"] / 2**20,
+            **({"graph_arcs": info["graph"]["n_arcs"],
+                "graph_hubs": info["graph"].get("n_hubs", 0)} if "graph" in info else {})}
 
 
 def _child(conn, func, args):
@@ -264,7 +278,8 @@ def main(argv=None):
     try:
         for spec in sizes:
             trees, n_val, sample, dask = (*spec, None, False)[:4]
-            label = (f"{trees}x{n_val:,}" + (f"@{sample:,}" if sample else "")
+            label = (f"{trees}x{n_val:,}" + (f"@{sample:,}" if isinstance(sample, int)
+                                             else f"@{sample}" if sample else "")
                      + (":dask" if dask else ""))
             path = str(tmp / f"problem_{trees}_{n_val}.pkl")
             ok, size = run_isolated(make_problem, (args.dataset, trees, n_val, args.lam,
@@ -356,7 +371,8 @@ def _sampled_gaps(rows, summaries):
 
 def _print_table(rows):
     cols = ["size", "resampled", "solver", "compile_seconds", "compile_cpu_seconds",
-            "compile_peak_mb", "seconds", "cpu_seconds", "peak_rss_mb", "solve_mb", "objective", "true_objective", "gap_to_best",
+            "compile_peak_mb", "seconds", "cpu_seconds", "peak_rss_mb", "solve_mb",
+            "solve_estimate_mb", "graph_arcs", "objective", "true_objective", "gap_to_best",
             "gap_sampled_vs_exact", "n_splits", "n_uses", "n_pairs", "status"]
 
     def fmt(v):

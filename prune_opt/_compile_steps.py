@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._memory import check_fits, estimate_compile_memory, estimate_solve_sizes, format_bytes
+from . import _memory
+from ._costs import as_feature_costs
+from ._forest import as_forest
+from ._memory import (
+    check_fits,
+    estimate_compile_memory,
+    estimate_solve_sizes,
+    format_bytes,
+)
 from ._routing import (
     chunk_records,
     in_bag_weights,
@@ -13,6 +21,7 @@ from ._routing import (
     paid_feature_units,
     route_errors,
 )
+from ._sampling import resolve_cost_sample
 from ._validation import check_features, check_labels
 
 
@@ -43,25 +52,105 @@ PROBE_THRESHOLD = 2_000_000
 PROBE_ROWS = 2048
 
 
-def plan_memory(forest, Xs, fc, *, merge, verbose, available=None):
+def plan_memory(forest, Xs, fc, *, merge, verbose, available=None, n_rows=None):
     """Estimate compile and exact-solve memory from a probe of the rows; print it
-    with ``verbose`` and refuse (MemoryError) a compile that cannot fit."""
-    n = Xs.shape[0]
+    with ``verbose`` and refuse (MemoryError) a compile that cannot fit.
+    ``n_rows`` (default ``len(Xs)``): rows to compile when ``Xs`` is only a probe."""
+    n = Xs.shape[0] if n_rows is None else int(n_rows)
     if n * forest.n_trees < PROBE_THRESHOLD and not verbose:
         return None
-    probe = Xs[:: max(1, n // PROBE_ROWS)][:PROBE_ROWS]
-    fu = paid_feature_units(fc)
-    node, _, prow, _, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
-                                        new_units_table(forest, fu))
-    upr, ppr = node.size / probe.shape[0], prow.size / probe.shape[0]
-    est = estimate_compile_memory(forest, n, fc, uses_per_row=upr, pairs_per_row=ppr,
-                                  n_features=Xs.shape[1], merge=merge)
-    solve = estimate_solve_sizes(int(upr * n), int(ppr * n), forest.n_nodes)
+    plan = estimate_memory_plan(forest, Xs, fc, merge=merge, available=available, n_rows=n)
     if verbose:
-        print(f"[prune-opt] memory estimate: compile {format_bytes(est['bytes'])} "
-              f"(~{upr:.0f} first-use records per row), exact solve (mincut) "
-              f"{format_bytes(solve['bytes'])}")
-    check_fits(est, f"compiling {n:,} cost rows x {forest.n_trees} trees", available=available,
+        print(format_memory_plan(plan))
+    check_fits(plan["compile"], f"compiling {n:,} cost rows x {forest.n_trees} trees",
+               available=plan["available"],
                options="pass cost_sample= (e.g. 'auto') to estimate the cost term on a "
                        "sample, use fewer rows, or grow shallower trees (max_depth)")
-    return est
+    return plan["compile"]
+
+
+def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=None):
+    """Compile and exact-solve memory estimates for routing the rows ``Xs`` (or
+    ``n_rows`` rows like them), from a routed probe of at most ``PROBE_ROWS`` of
+    them, and the memory available.
+
+    Returns
+    -------
+    dict with ``compile`` and ``solve`` (estimate dicts, ``bytes`` the total),
+    ``solve_upper`` (the solve if the graph reductions gain nothing),
+    ``available`` (bytes or None), ``uses_per_row``, ``n_rows`` and
+    ``probe_costs`` (each probe row's cost under the unpruned forest).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from prune_opt._costs import as_feature_costs
+    >>> from prune_opt._forest import as_forest
+    >>> X, y = load_iris(return_X_y=True)
+    >>> f = as_forest(RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y))
+    >>> plan = estimate_memory_plan(f, X, as_feature_costs(None, 4))
+    >>> plan["solve"]["bytes"] <= plan["solve_upper"]["bytes"]
+    True
+    """
+    n = Xs.shape[0] if n_rows is None else int(n_rows)
+    probe = Xs[:: max(1, Xs.shape[0] // PROBE_ROWS)][:PROBE_ROWS]
+    fu = paid_feature_units(fc)
+    node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
+                                            new_units_table(forest, fu))
+    upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
+    sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
+    probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])
+    return {"compile": estimate_compile_memory(forest, n, fc, uses_per_row=upr,
+                                               pairs_per_row=ppr, n_features=Xs.shape[1],
+                                               merge=merge),
+            "solve": estimate_solve_sizes(*sizes),
+            "solve_upper": estimate_solve_sizes(*sizes, reduced=False),
+            "available": _memory.available_memory() if available is None else available,
+            "uses_per_row": upr, "n_rows": n, "probe_costs": probe_costs}
+
+
+def resolve_sample(cost_sample, forest, Xc, fc, *, merge):
+    """Rows to sample for ``cost_sample`` (None: all).  ``"auto"`` routes a probe for
+    the unpruned forest's per-row costs and caps the sample by the rows the
+    available memory can compile and solve (:func:`prune_opt._sampling.auto_sample_rows`).
+    """
+    n = Xc.shape[0]
+    if not (isinstance(cost_sample, str) and cost_sample == "auto"):
+        return resolve_cost_sample(cost_sample, n)
+    plan = estimate_memory_plan(forest, Xc, fc, merge=merge)
+    per_row = max(plan["compile"]["bytes"] - plan["compile"]["base"],
+                  plan["solve"]["bytes"] - plan["solve"]["base"]) / max(n, 1)
+    avail = plan["available"]
+    memory_rows = None if avail is None else int(0.8 * avail / max(per_row, 1.0))
+    return resolve_cost_sample("auto", n, plan["probe_costs"], memory_rows)
+
+
+def format_memory_plan(plan):
+    """One line: the compile and exact-solve estimates and the available memory."""
+    avail = plan["available"]
+    return (f"[prune-opt] memory estimate for {plan['n_rows']:,} cost rows "
+            f"(~{plan['uses_per_row']:.0f} first-use records per row): compile "
+            f"{format_bytes(plan['compile']['bytes'])}, exact solve (mincut) "
+            f"{format_bytes(plan['solve']['bytes'])} (at most "
+            f"{format_bytes(plan['solve_upper']['bytes'])} without graph reductions); "
+            f"available {'unknown' if avail is None else format_bytes(avail)}")
+
+
+def memory_report(forest, X, costs=None, *, merge=True):
+    """The memory-plan line for compiling ``forest`` on the cost rows ``X`` (for the
+    CLI, printed before anything large is allocated).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> memory_report(rf, X).startswith("[prune-opt] memory estimate for 150 cost rows")
+    True
+    """
+    forest = as_forest(forest)
+    fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
+    Xc = check_features(forest, X, name="X")
+    return format_memory_plan(estimate_memory_plan(forest, Xc, fc, merge=merge))

@@ -166,7 +166,7 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
     sel = np.arange(n) if m is None else draw_cost_sample(n, m, random_state)
     if verbose:
         probe = _submit(client, lambda b: b[0][:2048], blocks[0]).result()
-        plan_memory(forest, probe, fc, merge=merge, verbose=True)
+        plan_memory(forest, probe, fc, merge=merge, verbose=True, n_rows=sel.size)
     routing, ws = _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge,
                                 chunk_size)
     if train is None:

@@ -151,17 +151,27 @@ class Forest:
         return value
 
     def _concatenate(self, checked):
-        """Global node arrays: tree ``t``'s node ``h`` becomes ``node_offset[t] + h``."""
+        """Global node arrays: tree ``t``'s node ``h`` becomes ``node_offset[t] + h``.
+
+        The arrays are allocated once and filled tree by tree, and each tree's
+        checked copies are released as soon as they are written, so the peak
+        stays close to the final arrays (no list of per-tree copies).
+        """
         sizes = [tree["left"].size for tree in checked]
         self.n_trees = len(checked)
         self.node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        off = self.node_offset[:-1]
-        for key in ("left", "right"):
-            setattr(self, key, np.concatenate(
-                [np.where(tr[key] >= 0, tr[key] + o, -1) for tr, o in zip(checked, off)]))
-        for key in ("feature", "threshold", "value", "missing_go_to_left"):
-            setattr(self, key, np.concatenate([tr[key] for tr in checked]))
-        self.tree_of_node = np.repeat(np.arange(self.n_trees), sizes)
+        n, first = int(self.node_offset[-1]), checked[0]
+        for key in ("left", "right", "feature", "threshold", "value", "missing_go_to_left"):
+            setattr(self, key, np.empty((n, *first[key].shape[1:]), dtype=first[key].dtype))
+        for t in range(self.n_trees):
+            tr, a, b = checked[t], int(self.node_offset[t]), int(self.node_offset[t + 1])
+            for key in ("left", "right"):
+                np.add(tr[key], a, out=getattr(self, key)[a:b])
+                getattr(self, key)[a:b][tr[key] < 0] = -1
+            for key in ("feature", "threshold", "value", "missing_go_to_left"):
+                getattr(self, key)[a:b] = tr[key]
+            checked[t] = None  # release this tree's copies now
+        self.tree_of_node = np.repeat(np.arange(self.n_trees, dtype=np.int32), sizes)
 
     def _set_parent_and_depth(self):
         parent = np.full(self.n_nodes, -1, dtype=np.int64)
@@ -169,7 +179,7 @@ class Forest:
         parent[self.left[internal]] = np.flatnonzero(internal)
         parent[self.right[internal]] = np.flatnonzero(internal)
         self.parent = parent
-        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        depth = np.zeros(self.n_nodes, dtype=np.int32)
         frontier, level = self.node_offset[:-1].copy(), 0
         while frontier.size:  # one pass per level
             depth[frontier] = level
@@ -199,7 +209,7 @@ class Forest:
         arrays = []
         for tree in trees:
             tr = tree.tree_
-            left = tr.children_left.astype(np.int64)
+            left = np.asarray(tr.children_left, dtype=np.int64)  # a view, not a copy
             m = getattr(tr, "missing_go_to_left", None)
             arrays.append(dict(left=left, right=tr.children_right, feature=tr.feature,
                                threshold=tr.threshold, value=tr.value[:, 0, :],

@@ -10,8 +10,11 @@ The estimates are documented functions of the problem sizes (bytes):
   matrix and merging, ``n_rows * d * 8`` for the merged rows,
   ``n_uses * 8`` for the records (int32 node and pair), ``n_pairs * 8`` for
   the pairs, ``n_nodes * (C + 4) * 8`` for node tables, plus one routing block;
-* mincut solve: the loaded problem plus ``n_uses * 8`` (graph arcs) plus
-  ``n_arcs * BYTES_PER_FLOW_ARC`` (36) inside OR-Tools' max-flow.
+* mincut solve: the loaded problem plus the larger of the graph build
+  (``BUILD_BYTES_PER_RECORD`` per record) and OR-Tools' max-flow
+  (``FLOW_BYTES_PER_ARC`` per arc, ``FLOW_BYTES_PER_VERTEX`` per vertex), with
+  the typical ``ARCS_PER_RECORD`` arcs per record of the reduced graph; the
+  solver checks the flow again once the graph, and so its exact size, is known.
 
 ``n_uses`` is measured by routing a small probe of the rows (``uses per
 row``); the constants were calibrated on the ``benchmarks/solvers.py``
@@ -31,14 +34,26 @@ LP_BYTES_PER_NNZ = 520
 LP_BYTES_PER_VARIABLE = 200
 
 __all__ = ["available_memory", "estimate_compile_memory", "estimate_solve_memory",
-           "estimate_solve_sizes",
+           "estimate_solve_sizes", "estimate_flow_memory",
            "check_fits", "format_bytes"]
 
-# bytes OR-Tools' SimpleMaxFlow holds per arc once solved (arc arrays, reverse arcs,
-# residual capacities, the static graph it builds), counted per *record* since the arcs
-# are bounded by the records: measured 32 per record (42 per arc after merging) on
-# 100 x 50k elec, and 100 x 500k peaked at 10.1 GB for 254.6M records; 36 with margin
-BYTES_PER_FLOW_ARC = 36
+# bytes OR-Tools' SimpleMaxFlow holds per arc once solved: its own arc arrays (16),
+# the flow per arc (8), the static graph with reverse arcs and the arc permutation
+# (~22) and the residual capacities of both directions (16); measured 62 per arc on
+# 16.8M random arcs, rounded up.  Per vertex: excess, potential, first admissible arc,
+# the graph's start offsets and the active-node stacks
+FLOW_BYTES_PER_ARC = 64
+FLOW_BYTES_PER_VERTEX = 48
+# arcs the reduced closure graph keeps per first-use record (unprofitable subtrees
+# left out, pairs folded and merged, prefix hubs), measured with benchmarks/solvers.py
+# on resampled elec, 100 fully grown trees: 0.15 at 100k rows, 0.075 at 500k, 0.05
+# at 1M; taken with margin.  Without any reduction it is 1 (plus one per node and
+# per pair).
+ARCS_PER_RECORD = 0.2
+# resident bytes per record the graph build itself needs above the problem (kept
+# records, rewritten records, prefix matrices, pair grouping): measured 8.9 at 100k
+# rows and 8.0 at 1M (where the build, not the max-flow, is the solve's peak)
+BUILD_BYTES_PER_RECORD = 12
 # resident bytes of one routing block's temporaries (2**22 records, int64 keys and
 # the decision-path matrices of one tree), measured and rounded up
 BLOCK_BYTES = 600 * 2**20
@@ -186,9 +201,9 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
 def estimate_solve_memory(problem, solver="mincut"):
     """Peak bytes a solve of ``problem`` needs (the problem itself included).
 
-    For ``mincut`` (and ``auto``): the problem's arrays, the graph's int32
-    arcs and OR-Tools' max-flow (``BYTES_PER_FLOW_ARC`` per arc, the arcs
-    bounded by the records); for LP backends the matrix estimate their
+    For ``mincut`` (and ``auto``): the problem's arrays, then the larger of
+    the graph build and OR-Tools' max-flow (:func:`estimate_solve_sizes`,
+    typical reduced graph); for LP backends the matrix estimate their
     ``check_size`` uses.
 
     Examples
@@ -214,22 +229,45 @@ def estimate_solve_memory(problem, solver="mincut"):
     return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
 
 
-def estimate_solve_sizes(n_uses, n_pairs, n_nodes):
+def estimate_solve_sizes(n_uses, n_pairs, n_nodes, *, reduced=True):
     """Peak bytes of an exact (mincut) solve from the problem sizes alone.
 
-    The problem (8 bytes per record, 8 per pair, ~64 per node), the graph's
-    int32 arcs (at most one per record plus one per node) and OR-Tools'
-    max-flow (``BYTES_PER_FLOW_ARC`` per arc, terminal arcs included).
+    The problem (8 bytes per record, 8 per pair, ~64 per node) stays loaded;
+    on top of it the solve peaks either while the graph is built
+    (``BUILD_BYTES_PER_RECORD`` per record) or inside OR-Tools' max-flow
+    (``FLOW_BYTES_PER_ARC`` per arc plus ``FLOW_BYTES_PER_VERTEX`` per
+    vertex), whichever is larger.  With ``reduced`` the arcs are the typical
+    ``ARCS_PER_RECORD`` per record the graph reductions keep; without, the
+    unreduced graph (one arc per record, per node and per pair), an upper bound.
 
     Examples
     --------
-    >>> estimate_solve_sizes(10**6, 10**4, 10**3)["max_flow"] == 36 * (10**6 + 2 * 10**3 + 10**4)
+    >>> est = estimate_solve_sizes(10**6, 10**4, 10**3, reduced=False)
+    >>> est["max_flow"] == 64 * (10**6 + 2 * 10**3 + 10**4) + 48 * (10**3 + 10**4)
     True
     """
-    arcs = n_uses + 2 * n_nodes + n_pairs
-    parts = {"problem": 8 * n_uses + 8 * n_pairs + 64 * n_nodes, "graph": 8 * arcs,
-             "max_flow": BYTES_PER_FLOW_ARC * arcs, "block": int(min(BLOCK_BYTES, 48 * n_uses))}
-    return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
+    if reduced:
+        arcs = int(ARCS_PER_RECORD * n_uses) + 2 * n_nodes + n_pairs
+    else:
+        arcs = n_uses + 2 * n_nodes + n_pairs
+    flow = FLOW_BYTES_PER_ARC * arcs + FLOW_BYTES_PER_VERTEX * (n_nodes + n_pairs)
+    build = BUILD_BYTES_PER_RECORD * n_uses
+    parts = {"problem": 8 * n_uses + 8 * n_pairs + 64 * n_nodes, "max_flow": flow,
+             "graph_build": build}
+    return {"bytes": BASE_BYTES + parts["problem"] + max(flow, build), "base": BASE_BYTES,
+            **parts}
+
+
+def estimate_flow_memory(n_arcs, n_vertices):
+    """Bytes OR-Tools' max-flow needs for a built graph of known size.
+
+    Examples
+    --------
+    >>> estimate_flow_memory(10**6, 10**3)["bytes"] == 64 * 10**6 + 48 * 10**3
+    True
+    """
+    flow = FLOW_BYTES_PER_ARC * int(n_arcs) + FLOW_BYTES_PER_VERTEX * int(n_vertices)
+    return {"bytes": flow, "max_flow": flow}
 
 
 def problem_bytes(problem):

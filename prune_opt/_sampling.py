@@ -15,16 +15,64 @@ import math
 
 import numpy as np
 
-__all__ = ["resolve_cost_sample", "draw_cost_sample", "sampled_cost_interval",
-           "full_average_cost", "cost_sample_report", "AUTO_ROWS"]
+__all__ = ["resolve_cost_sample", "auto_sample_rows", "draw_cost_sample",
+           "sampled_cost_interval", "full_average_cost", "cost_sample_report",
+           "AUTO_HALF_WIDTH"]
 
-# rows used by cost_sample="auto": the sampled average cost of a pruning then has a
-# standard error below 0.2% of the largest per-row cost (sd <= max / 2)
-AUTO_ROWS = 250_000
+# cost_sample="auto": the rows needed for the 95% interval of the sampled average cost
+# of *any* pruning to have a half-width of at most AUTO_HALF_WIDTH times the average
+# cost of the unpruned forest (docs/math/sampling.md); without a probe, times the
+# largest per-row cost
+AUTO_HALF_WIDTH = 0.002
+AUTO_CONFIDENCE = 0.95
 
 
-def resolve_cost_sample(cost_sample, n_rows):
+def auto_sample_rows(n_rows, probe_costs=None, *, memory_rows=None, half_width=None,
+                     confidence=AUTO_CONFIDENCE):
+    """Cost rows ``cost_sample="auto"`` samples, or None for all rows.
+
+    Every pruning P pays ``0 <= c_i(P) <= c_i`` where ``c_i`` is row i's cost
+    under the unpruned forest, so the standard deviation of ``c_i(P)`` is at
+    most ``s = min(max_i c_i / 2, sqrt(mean c_i^2))`` whatever P is.  A sample
+    of ``m0 = (z s / (half_width * mean c))^2`` rows then gives an interval of
+    half-width at most ``half_width`` times the unpruned forest's average cost;
+    the finite-population correction lowers it to ``m0 / (1 + (m0 - 1) / n)``,
+    and when that is more than half the rows all rows are used.
+    ``probe_costs`` (per-row costs of the unpruned forest on a probe of the
+    rows) supplies ``s`` and the mean; without it the bound is taken relative
+    to the largest per-row cost (``s / mean c = 1/2``).  ``half_width``
+    defaults to ``AUTO_HALF_WIDTH`` (0.002).  ``memory_rows`` caps
+    the result (rows the available memory can compile and solve).
+
+    Examples
+    --------
+    >>> auto_sample_rows(10**7)  # (1.96 / 0.004)^2 with the finite-population correction
+    234462
+    >>> auto_sample_rows(10**5) is None, auto_sample_rows(10**7, memory_rows=50_000)
+    (True, 50000)
+    """
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    half_width = AUTO_HALF_WIDTH if half_width is None else float(half_width)
+    ratio = 0.5
+    if probe_costs is not None and np.size(probe_costs) and np.mean(probe_costs) > 0:
+        c = np.asarray(probe_costs, dtype=float)
+        ratio = min(c.max() / 2, math.sqrt(np.mean(c**2))) / c.mean()
+    m0 = (z * ratio / half_width) ** 2
+    m = int(math.ceil(m0 / (1.0 + (m0 - 1.0) / n_rows)))
+    if 2 * m > n_rows:  # a sample of more than half the rows saves too little: use all
+        m = n_rows
+    if memory_rows is not None:
+        m = min(m, max(int(memory_rows), 2))
+    return None if m >= n_rows else max(m, 2)
+
+
+def resolve_cost_sample(cost_sample, n_rows, probe_costs=None, memory_rows=None):
     """Number of cost rows to sample, or None for all rows.
+
+    ``"auto"`` applies :func:`auto_sample_rows` (with ``probe_costs`` and
+    ``memory_rows`` when the caller has them).
 
     Examples
     --------
@@ -37,7 +85,7 @@ def resolve_cost_sample(cost_sample, n_rows):
         if cost_sample != "auto":
             raise ValueError(f"cost_sample must be a positive int, 'auto' or None, got "
                              f"{cost_sample!r}")
-        return None if n_rows <= AUTO_ROWS else AUTO_ROWS
+        return auto_sample_rows(n_rows, probe_costs, memory_rows=memory_rows)
     if isinstance(cost_sample, bool) or not isinstance(cost_sample, (int, np.integer)):
         raise TypeError(f"cost_sample must be a positive int, 'auto' or None, got "
                         f"{cost_sample!r}")
@@ -99,19 +147,48 @@ def sampled_cost_interval(problem, split_mask, confidence=0.95):
 def full_average_cost(forest, split_mask, costs, X, sample_weight=None, chunk_size=65536):
     """True weighted average acquisition cost of a pruning on every row of X.
 
-    One streaming pass (prediction-like), ``chunk_size`` rows at a time.
+    One streaming pass, ``chunk_size`` rows at a time: each tree is applied to
+    the chunk (scikit-learn's ``apply`` for sklearn forests) and the row ORs in
+    the bitmask of units paid on the pruned path to the leaf it reaches, so the
+    pass costs one prediction and ``O(chunk_size * units / 64)`` memory.
     """
-    from ._pruned import PrunedForest
+    from ._routing import tree_leaves
 
-    pf = PrunedForest(forest, split_mask, costs=costs)
+    bits = _pruned_path_units(forest, np.asarray(split_mask, dtype=bool), costs)
+    unit_costs = np.asarray(costs.unit_costs, dtype=float)
     total, weight = 0.0, 0.0
     for start in range(0, X.shape[0], chunk_size):
-        cost = pf.acquisition_cost(X[start:start + chunk_size])
+        Xc = X[start:start + chunk_size]
+        paid = np.zeros((Xc.shape[0], bits.shape[1]), dtype=np.uint64)
+        for t in range(forest.n_trees):
+            paid |= bits[forest.node_offset[t] + tree_leaves(forest, Xc, t)]
+        flags = np.unpackbits(paid.view(np.uint8), axis=1, bitorder="little")
+        cost = flags[:, :unit_costs.size] @ unit_costs
         w = (np.ones(cost.size) if sample_weight is None
              else np.asarray(sample_weight[start:start + chunk_size], dtype=float))
         total += float(w @ cost)
         weight += float(w.sum())
     return total / weight
+
+
+def _pruned_path_units(forest, mask, costs):
+    """(n_nodes, words) bitmask of the units paid on the pruned path down to each node
+    (splits only pay; the mask is closed under parents, so below a cut nothing adds)."""
+    fu = costs.feature_units.tocsr()
+    n_units = fu.shape[1]
+    words = max(1, -(-n_units // 64))
+    fbits = np.zeros((fu.shape[0] + 1, words), dtype=np.uint64)  # last row: no feature
+    f_of = np.repeat(np.arange(fu.shape[0]), np.diff(fu.indptr))
+    u = fu.indices.astype(np.int64)
+    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
+        np.uint64)))
+    bits = fbits[np.where(mask & (forest.feature >= 0), forest.feature, -1)]
+    order = np.argsort(forest.depth, kind="stable")
+    bounds = np.searchsorted(forest.depth[order], np.arange(forest.max_depth + 2))
+    for d in range(1, forest.max_depth + 1):  # one pass per level, all trees at once
+        at = order[bounds[d]:bounds[d + 1]]
+        bits[at] |= bits[forest.parent[at]]
+    return bits
 
 
 def cost_sample_report(problem, split_mask, X=None, sample_weight=None, confidence=0.95):

@@ -29,6 +29,8 @@ def test_compare_writes_consistent_json(tmp_path, capsys):
     assert rows["mincut"]["max_frac"] == 0.0
     text = capsys.readouterr().out
     assert "gap_to_best" in text and "mincut" in text
+    # the memory estimate is printed before compiling
+    assert text.index("memory estimate for 120 cost rows") < text.index("compiled in")
 
 
 def test_unknown_solver_is_a_one_line_error(capsys):

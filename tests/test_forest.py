@@ -143,3 +143,23 @@ def test_tree_dicts_need_every_array(build):
               n_features=1)
     with pytest.raises(TypeError, match=r"trees\[0\] must be a dict"):
         build([[1, 2, 3]], classes=[0, 1], n_features=1)
+
+
+def test_ir_built_in_place_equals_a_per_tree_reference():
+    """The preallocated build gives exactly the arrays of concatenating tree by tree."""
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    f = Forest.from_sklearn(rf)
+    trees = [e.tree_ for e in rf.estimators_]
+    off = np.concatenate([[0], np.cumsum([t.node_count for t in trees])])
+    left = np.concatenate([np.where(t.children_left >= 0, t.children_left + o, -1)
+                           for t, o in zip(trees, off)])
+    right = np.concatenate([np.where(t.children_right >= 0, t.children_right + o, -1)
+                            for t, o in zip(trees, off)])
+    assert np.array_equal(f.left, left) and np.array_equal(f.right, right)
+    assert np.array_equal(f.threshold, np.concatenate([t.threshold for t in trees]))
+    assert np.array_equal(f.feature, np.concatenate(
+        [np.where(t.children_left >= 0, t.feature, -1) for t in trees]))
+    assert np.allclose(f.value, np.concatenate([t.value[:, 0, :] for t in trees]))
+    assert np.array_equal(f.tree_of_node, np.repeat(np.arange(4), np.diff(off)))
+    assert f.tree_of_node.dtype == np.int32 and f.depth.dtype == np.int32

@@ -1,6 +1,7 @@
 """Memory available (cgroup v2/v1, rlimits, MemAvailable) and the estimates that
 let compile and solve refuse a problem before allocating it."""
 
+import re
 import subprocess
 import sys
 
@@ -73,7 +74,8 @@ def test_compile_refuses_early_with_the_options(forest_data, monkeypatch, capsys
 def test_mincut_refuses_before_building_the_graph(forest_data, monkeypatch):
     rf, X, y = forest_data
     p = po.compile_problem(rf, X, y, lam=0.01)
-    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 2**20)
+    # the build needs BUILD_BYTES_PER_RECORD per record: more than a few kB here
+    monkeypatch.setattr(_memory, "available_memory", lambda *a, **k: 2**12)
     with pytest.raises(MemoryError, match="solver='mincut'.*cost_sample"):
         po.solve(p, solver="mincut")
 
@@ -106,3 +108,38 @@ def test_graph_build_in_small_record_blocks_is_identical(forest_data, monkeypatc
     assert g.stats == ref.stats
     assert np.array_equal(g.weight, ref.weight)
     assert np.array_equal(g.inf_tail, ref.inf_tail) and np.array_equal(g.inf_head, ref.inf_head)
+
+
+def test_verbose_compile_prints_both_estimates_and_the_available_memory(forest_data, capsys):
+    rf, X, y = forest_data
+    po.compile_problem(rf, X, y, lam=0.01, verbose=True)
+    out = capsys.readouterr().out
+    assert re.search(r"compile [\d.]+ [MG]iB, exact solve \(mincut\) [\d.]+ [MG]iB \(at most "
+                     r"[\d.]+ [MG]iB without graph reductions\); available", out)
+
+
+def test_solve_estimate_covers_the_measured_solve(forest_data):
+    """The typical estimate is below the unreduced upper bound and above what the
+    reduced graph's max-flow needs on a real forest."""
+    from prune_opt._memory import estimate_flow_memory, estimate_solve_sizes
+    from prune_opt.solvers.mincut import build_closure_graph
+
+    rf, X, y = forest_data
+    p = po.compile_problem(rf, X, y, lam=0.01)
+    typical = estimate_solve_sizes(p.n_uses, p.n_pairs, p.n_nodes)
+    upper = estimate_solve_sizes(p.n_uses, p.n_pairs, p.n_nodes, reduced=False)
+    g = build_closure_graph(p, prefix_hubs=True, drop_unprofitable=True)
+    assert estimate_flow_memory(g.n_arcs, g.n_vertices)["bytes"] <= typical["max_flow"]
+    assert typical["bytes"] <= upper["bytes"]
+
+
+def test_mincut_refuses_a_flow_that_cannot_fit_after_the_build(forest_data, monkeypatch):
+    from prune_opt.solvers import mincut
+
+    rf, X, y = forest_data
+    p = po.compile_problem(rf, X, y, lam=0.01)
+    monkeypatch.setattr(_memory, "estimate_flow_memory",
+                        lambda n_arcs, n_vertices: {"bytes": 2**50, "max_flow": 2**50})
+    monkeypatch.setattr(mincut, "HUB_MIN_RECORDS", 0)
+    with pytest.raises(MemoryError, match=r"max-flow of solver='mincut' \([\d,]+ arcs after"):
+        po.solve(p, solver="mincut")

@@ -3,7 +3,9 @@ interval that covers the true cost, and the true cost measured on all rows."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_digits, load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
@@ -14,6 +16,7 @@ from prune_opt._sampling import (
     sampled_cost_interval,
 )
 from prune_opt.budget import fit_budget
+from tests.forest_cases import forest_cases
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +103,45 @@ def test_fit_budget_passes_cost_sample_through(forest_data):
     rf, X, y = forest_data
     pruned = fit_budget(rf, X, y, budget=15.0, cost_sample=300, time_limit=10)
     assert pruned.solve_info["problem_size"]["n_cost_rows"] <= 300
+
+
+@given(case=forest_cases(), lam=st.sampled_from([1e-3, 0.05]), chunk=st.sampled_from([7, 4096]))
+@settings(max_examples=15, deadline=None)
+def test_streaming_true_cost_equals_the_pruned_forests_cost(case, lam, chunk):
+    from prune_opt._pruned import PrunedForest
+
+    p = po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
+                           lam=lam)
+    mask = po.solve(p, solver="mincut").split_mask
+    X = p.forest.check_X(case["X_val"])
+    want = PrunedForest(p.forest, mask, costs=p.costs).acquisition_cost(X).mean()
+    got = full_average_cost(p.forest, mask, p.costs, X, chunk_size=chunk)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
+def test_auto_rule_follows_the_interval_and_the_memory_cap():
+    from statistics import NormalDist
+
+    from prune_opt._sampling import auto_sample_rows
+
+    z = NormalDist().inv_cdf(0.975)
+    n = 10**8
+    m = auto_sample_rows(n)  # worst case: sd <= max / 2
+    assert m == pytest.approx((z / 0.004) ** 2, rel=0.01)
+    # uniform per-row costs of the unpruned forest: sd bound max/2 = mean/2, same rule
+    assert auto_sample_rows(n, np.full(100, 6.0)) == m
+    # skewed costs need more rows; a memory cap wins over the statistics
+    assert auto_sample_rows(n, np.r_[np.full(99, 1.0), 50.0]) > m
+    assert auto_sample_rows(n, memory_rows=1000) == 1000
+    assert auto_sample_rows(m // 2) is None  # more than half the rows: use all
+
+
+def test_auto_compiles_on_the_rule_s_sample(monkeypatch):
+    from prune_opt import _sampling
+
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    monkeypatch.setattr(_sampling, "AUTO_HALF_WIDTH", 0.05)
+    p = po.compile_problem(rf, np.tile(X, (20, 1)), np.tile(y, 20), lam=0.01,
+                           cost_sample="auto")
+    assert p.cost_sample is not None and 2 <= p.cost_sample["n_sample"] < 1500

@@ -58,9 +58,12 @@ def add_parser(sub):
 
 
 def run(args):
+    from .._compile_steps import memory_report
+
     _check_goal(args)
     exp = setup_experiment(args)
     print(task_line(exp))
+    print(memory_report(exp["forest"], exp["X_val"], exp["costs"]))  # before compiling
     pruned = _prune(args, exp)
     summary = _summary(args, exp, pruned)
     info = pruned.solve_info

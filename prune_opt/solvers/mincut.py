@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from ._base import Solver, SolverError, SolveResult
+from ._prefix_hubs import prefix_hubs as _prefix_hubs
 from ._registry import register_solver
 
 __all__ = ["MinCutSolver", "ClosureGraph", "build_closure_graph"]
@@ -88,6 +89,8 @@ class ClosureGraph:
         return mask
 
 
+# prefix hubs pay for their grouping only on large problems (records)
+HUB_MIN_RECORDS = 1 << 20
 # records handled at a time by the graph build: bounds its temporaries to ~100 MB
 BLOCK_RECORDS = 1 << 22
 
@@ -134,11 +137,12 @@ def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
     keys = rng.integers(1, 2**63 - 1, size=(2, int(use_node.max()) + 1), dtype=np.uint64)
     blocks = _pair_blocks(starts)
     table = np.empty((n_pairs, 3), dtype=np.uint64)
-    for p0, p1 in blocks:
+    for p0, p1 in blocks:  # per-pair sums as differences of a (wrapping) running sum
         nodes = use_node[starts[p0]:starts[p1]]
-        local = starts[p0:p1] - starts[p0]
-        table[p0:p1, 0] = np.add.reduceat(keys[0][nodes], local)
-        table[p0:p1, 1] = np.add.reduceat(keys[1][nodes], local)
+        local = starts[p0:p1 + 1] - starts[p0]
+        for j in (0, 1):
+            run = np.concatenate([[np.uint64(0)], np.cumsum(keys[j][nodes], dtype=np.uint64)])
+            table[p0:p1, j] = run[local[1:]] - run[local[:-1]]
     table[:, 2] = np.diff(starts)
     lid = np.arange(n_pairs) if live is None else np.flatnonzero(live)
     _, first, inverse = np.unique(table[lid], axis=0, return_index=True, return_inverse=True)
@@ -159,7 +163,7 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
     """Fold single-record pairs into nodes (in place on ``node_w``), drop dead
     pairs and merge identical ones.  Returns (group of each pair or -1, group weights)."""
     n_records = np.diff(starts)
-    dead = pair_w <= 0
+    dead = (pair_w <= 0) | (n_records == 0)
     stats["n_pairs_folded"] = 0
     if fold_single:
         single = (n_records == 1) & ~dead
@@ -181,7 +185,8 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
     return np.where(is_rep, group, -1), pw
 
 
-def build_closure_graph(problem, *, fold_single=True, merge_pairs=True):
+def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_hubs=False,
+                        drop_unprofitable=False):
     """Reduced maximum-weight-closure graph of a :class:`PruningProblem`.
 
     Works through the first-use records in blocks of pairs, so its
@@ -195,6 +200,13 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True):
         Fold pairs with one first-use record into their node.
     merge_pairs : bool
         Merge pairs whose sets of use nodes are identical.
+    prefix_hubs : bool
+        Share common prefixes of the pairs' node sets through zero-weight hub
+        vertices (:func:`prune_opt.solvers._prefix_hubs.prefix_hubs`); applied
+        only from ``HUB_MIN_RECORDS`` records on.
+    drop_unprofitable : bool
+        Leave out the nodes :func:`unprofitable_nodes` proves some optimum cuts
+        (with their records).
 
     Returns
     -------
@@ -213,39 +225,100 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True):
     """
     f = problem.forest
     cd = problem.closure_data()
-    internal = np.flatnonzero(~f.is_leaf).astype(np.int32)
-    n_int = internal.size
-    vid = np.full(f.n_nodes, -1, dtype=np.int32)
-    vid[internal] = np.arange(n_int, dtype=np.int32)
-    node_w = cd["split_weight"][internal].astype(float)
     pair_w = np.asarray(cd["pair_weight"], dtype=float)
-    use_node, _, starts = _sorted_records(np.asarray(cd["use_node"]),
-                                          np.asarray(cd["use_pair"]), pair_w.size)
-    stats = {"n_internal": int(n_int), "n_pairs": int(pair_w.size),
+    use_node, use_pair, starts = _sorted_records(np.asarray(cd["use_node"]),
+                                                 np.asarray(cd["use_pair"]), pair_w.size)
+    stats = {"n_internal": int(np.count_nonzero(~f.is_leaf)), "n_pairs": int(pair_w.size),
              "n_uses": int(use_node.size)}
-    if any((vid[use_node[a:a + BLOCK_RECORDS]] < 0).any()
+    if any(f.is_leaf[use_node[a:a + BLOCK_RECORDS]].any()
            for a in range(0, use_node.size, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
+    off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
+    if off is not None and off.any():
+        use_node, starts = _drop_records_at(use_node, use_pair, pair_w.size, off)
+    del use_pair
+    internal = np.flatnonzero(~f.is_leaf if off is None else ~f.is_leaf & ~off).astype(np.int32)
+    stats.update(n_node_vertices=int(internal.size), n_uses_kept=int(use_node.size))
+    vid = np.full(f.n_nodes, -1, dtype=np.int32)
+    vid[internal] = np.arange(internal.size, dtype=np.int32)
+    node_w = cd["split_weight"][internal].astype(float)
+    hub_tail = hub_head = np.empty(0, np.int32)
+    if prefix_hubs and use_node.size >= HUB_MIN_RECORDS:
+        use_node, starts, hub_tail, hub_head, vid, node_w = _with_hubs(
+            use_node, starts, problem.pair_unit, pair_w, f, vid, node_w, stats)
     group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
                               merge_pairs, stats)
-    tail, head = _node_pair_arcs(use_node, starts, group, vid, n_int)
+    tail, head = _node_pair_arcs(use_node, starts, group, vid, node_w.size)
+    del use_node, starts
     par = f.parent[internal]
     has_par = par >= 0
     child_tail = (np.flatnonzero(has_par) + 2).astype(np.int32)
     child_head = (vid[par[has_par]] + 2).astype(np.int32)
-    inf_tail = np.concatenate([child_tail, tail])
+    inf_tail = np.concatenate([child_tail, hub_tail, tail])
     del tail
-    inf_head = np.concatenate([child_head, head])
+    inf_head = np.concatenate([child_head, hub_head, head])
     del head
-    stats.update(n_pair_vertices=int(pw.size), n_node_pair_arcs=int(inf_tail.size
-                                                                     - child_tail.size),
-                 n_infinite_arcs=int(inf_tail.size))
-    return ClosureGraph(2 + n_int + pw.size, internal, np.concatenate([node_w, pw]), inf_tail,
-                        inf_head, float(cd["constant"]), stats)
+    stats.update(n_pair_vertices=int(pw.size), n_node_pair_arcs=int(
+        inf_tail.size - child_tail.size - hub_tail.size), n_infinite_arcs=int(inf_tail.size))
+    return ClosureGraph(2 + node_w.size + pw.size, internal, np.concatenate([node_w, pw]),
+                        inf_tail, inf_head, float(cd["constant"]), stats)
+
+
+def _with_hubs(use_node, starts, pair_unit, pair_w, f, vid, node_w, stats):
+    """Records rewritten through prefix hubs, with the hubs appended to the vertices."""
+    live = (pair_w > 0) & (np.diff(starts) > 0)
+    use_node, starts, tails, heads, n_hub = _prefix_hubs(use_node, starts, pair_unit, live,
+                                                         f.tree_of_node, f.n_nodes)
+    n_int = int(node_w.size)
+    vid = np.concatenate([vid, np.arange(n_int, n_int + n_hub, dtype=np.int32)])
+    node_w = np.concatenate([node_w, np.zeros(n_hub)])
+    stats.update(n_hubs=int(n_hub), n_hub_arcs=int(tails.size))
+    return use_node, starts, vid[tails] + 2, vid[heads] + 2, vid, node_w
+
+
+def unprofitable_nodes(forest, split_weight):
+    """Internal nodes that some optimal pruning cuts, whatever the costs.
+
+    ``best(h) = s_h + sum over internal children c of min(0, best(c))`` is the
+    lowest weight a closed set can give h's subtree when h splits, counting the
+    split weights only; pair weights are >= 0, so when ``best(h) >= 0``
+    removing h's subtree from any closed set does not increase its weight.
+    Such nodes and all their descendants are returned (they stay cut).
+    """
+    internal = ~forest.is_leaf
+    best = np.where(internal, split_weight, 0.0)
+    depth, parent = forest.depth, forest.parent
+    levels = [np.flatnonzero(internal & (depth == d)) for d in range(forest.max_depth + 1)]
+    for d in range(forest.max_depth, 0, -1):  # deepest first: children are final
+        at = levels[d]
+        np.add.at(best, parent[at], np.minimum(best[at], 0.0))
+    off = internal & (best >= 0)
+    for d in range(1, forest.max_depth + 1):  # an off node's subtree is off
+        at = levels[d]
+        off[at] |= off[parent[at]]
+    return off
+
+
+def _drop_records_at(use_node, use_pair, n_pairs, drop):
+    """Records whose node is not in ``drop``, with the new record offsets per pair."""
+    n_kept, counts = 0, np.zeros(n_pairs, dtype=np.int64)
+    for a in range(0, use_node.size, BLOCK_RECORDS):
+        keep = ~drop[use_node[a:a + BLOCK_RECORDS]]
+        n_kept += int(np.count_nonzero(keep))
+        counts += np.bincount(use_pair[a:a + BLOCK_RECORDS][keep], minlength=n_pairs)
+    kept = np.empty(n_kept, dtype=use_node.dtype)
+    k = 0
+    for a in range(0, use_node.size, BLOCK_RECORDS):
+        block = use_node[a:a + BLOCK_RECORDS]
+        block = block[~drop[block]]
+        kept[k:k + block.size] = block
+        k += block.size
+    return kept, np.concatenate([[0], np.cumsum(counts)])
 
 
 def _node_pair_arcs(use_node, starts, group, vid, n_int):
-    """Infinite arcs node -> pair vertex for the records of kept pairs, in record order."""
+    """Infinite arcs node (or hub) -> pair vertex for the records of kept pairs, in
+    record order; ``n_int`` counts the node and hub vertices before the pairs."""
     n_records = np.diff(starts)
     n_arcs = int(n_records[group >= 0].sum())
     tail = np.empty(n_arcs, dtype=np.int32)
@@ -324,7 +397,10 @@ class MinCutSolver(Solver):
 
     Options: ``fold_single`` (fold single-record pairs into nodes, default
     True), ``merge_pairs`` (merge pairs with identical use-node sets, default
-    True).
+    True), ``prefix_hubs`` (share common prefixes of those sets through
+    zero-weight hub vertices on large problems, default True),
+    ``drop_unprofitable`` (leave out nodes whose subtree cannot pay for itself
+    even at zero cost, default True).
 
     Examples
     --------
@@ -344,7 +420,8 @@ class MinCutSolver(Solver):
     kind = "closure"
     requires = ("ortools.graph.python.max_flow",)
     install_hint = "pip install ortools>=9.8"
-    options = {"fold_single": True, "merge_pairs": True}
+    options = {"fold_single": True, "merge_pairs": True, "prefix_hubs": True,
+               "drop_unprofitable": True}
     exact = True
     mip = False
     matrix_based = False
@@ -357,22 +434,32 @@ class MinCutSolver(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.graph.python import max_flow
 
-        from .._memory import check_fits, estimate_solve_memory
+        from .._memory import check_fits, estimate_flow_memory, estimate_solve_memory
 
-        est = estimate_solve_memory(problem, "mincut")
-        est["bytes"] -= est["problem"]  # already allocated: available memory excludes it
-        check_fits(est, f"solver='mincut' ({problem.n_uses:,} first-use records)",
+        # the problem is already allocated (available memory excludes it): check the
+        # graph build now and the max-flow once the reduced graph's size is known
+        build = estimate_solve_memory(problem, "mincut")["graph_build"]
+        check_fits({"bytes": build, "graph_build": build},
+                   f"solver='mincut' ({problem.n_uses:,} first-use records)",
                    options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
                            "shallower trees (max_depth)")
         t0 = time.perf_counter()
         g = build_closure_graph(problem, fold_single=bool(self.params["fold_single"]),
-                                merge_pairs=bool(self.params["merge_pairs"]))
+                                merge_pairs=bool(self.params["merge_pairs"]),
+                                prefix_hubs=bool(self.params["prefix_hubs"]),
+                                drop_unprofitable=bool(self.params["drop_unprofitable"]))
         build_seconds = time.perf_counter() - t0
         if time_limit is not None and g.n_arcs / ARCS_PER_SECOND > time_limit:
             return _roots_only_at_limit(problem, g, time_limit)
+        check_fits(estimate_flow_memory(g.n_arcs, g.n_vertices),
+                   f"the max-flow of solver='mincut' ({g.n_arcs:,} arcs after reductions)",
+                   options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
+                           "shallower trees (max_depth)")
         W, K, slack = integer_capacities(g.weight)
         neg = W < 0
+        n_arcs = g.n_arcs
         flow = _flow_network(max_flow.SimpleMaxFlow(), g, W)
+        g.inf_tail = g.inf_head = None  # OR-Tools holds its own copy: free ours first
         t1 = time.perf_counter()
         status = flow.solve(SOURCE, SINK) if g.n_vertices > 2 else flow.OPTIMAL
         flow_seconds = time.perf_counter() - t1
@@ -387,10 +474,10 @@ class MinCutSolver(Solver):
         closure_int = cut + int(W[neg].sum())
         bound = g.constant + closure_int / K - slack
         if verbose:
-            print(f"[mincut] {g.n_vertices:,} vertices, {g.n_arcs:,} arcs; build "
+            print(f"[mincut] {g.n_vertices:,} vertices, {n_arcs:,} arcs; build "
                   f"{build_seconds:.2f}s, max-flow {flow_seconds:.2f}s; scale 2^"
                   f"{int(np.log2(K))}, rounding slack {slack:.3g}")
-        info = {"graph": dict(g.stats, n_vertices=int(g.n_vertices), n_arcs=g.n_arcs),
+        info = {"graph": dict(g.stats, n_vertices=int(g.n_vertices), n_arcs=n_arcs),
                 "scale_factor": K, "rounding_slack": slack, "build_seconds": build_seconds,
                 "flow_seconds": flow_seconds}
         return SolveResult(split_mask=mask, objective=float(objective),
