@@ -1,0 +1,168 @@
+"""fit_budget with an ensemble objective: the best candidate in the forest's own loss.
+
+Candidates, all fitting the budget on the pruning data ``(X, y)``:
+
+* the paper-objective hard-budget search (a third of the time);
+* every member of every baseline that fits (GreedyPrune on the problem's error
+  data, cost-complexity pruning, impurity thresholds, the first m trees both
+  as a sub-forest and as a mask with the other trees cut to their roots), the
+  best of each family by the chosen objective;
+* the ensemble search (:func:`prune_opt.objectives.fit_budget_ensemble`)
+  started from those candidates: budget descent from the best of them (exact
+  block moves, loss never increasing, every iterate within the budget), then
+  its lambda continuation, greedy repair and descent again.
+
+Every candidate is scored exactly by :class:`VoteScorer` (the arithmetic of
+``PrunedForest.predict_proba``; ``predict``'s error for ``"accuracy"``) and
+the lowest wins, so the result is never worse than any fitting baseline.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+from .._compile import compile_problem
+from .._pruned import PrunedForest
+from ..objectives import fit_budget_ensemble, get_objective
+from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings, sub_forest
+from ._fast_eval import MaskEvaluator
+from ._vote import VoteScorer
+
+__all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
+
+# share of the time limit given to the paper-objective search
+PAPER_SHARE = 1.0 / 3.0
+# relative slack of the budget test (float round-off of the average cost)
+BUDGET_RTOL = 1e-12
+# alphas of the cost-complexity path (the default of ccp_prunings)
+CCP_ALPHAS = 200
+
+
+def baseline_families(problem):
+    """Nested mask sequences of the baselines, costliest first: ``{name: [mask]}``.
+
+    ``"fewer-trees"`` keeps the first m trees whole and cuts the others to
+    their root (the sub-forests themselves are scored by
+    :meth:`VoteScorer.prefix_scores`).
+    """
+    f = problem.forest
+    risk = _node_risk(f, problem)
+    full = f.full_split_mask()
+    fewer = []
+    for m in range(f.n_trees, 0, -1):
+        mk = full.copy()
+        mk[f.node_offset[m]:] = False
+        fewer.append(mk)
+    return {"greedy": MaskEvaluator(problem).greedy_masks(),
+            "ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
+            "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
+            "fewer-trees": fewer}
+
+
+def _fits(cost, budget):
+    return cost <= budget * (1 + BUDGET_RTOL) + 1e-300
+
+
+def _best_fitting(masks, scorer, budget):
+    """``(loss, cost, mask)`` of the lowest-loss member of a nested family that fits.
+
+    The family is nested (costs non-increasing), so the fitting members are a
+    suffix, found by bisection on cost; each of them is scored.
+    """
+    lo, hi, seen = 0, len(masks), {}
+    while lo < hi:
+        mid = (lo + hi) // 2
+        seen[mid] = scorer.score(masks[mid])
+        if _fits(seen[mid][1], budget):
+            hi = mid
+        else:
+            lo = mid + 1
+    best, keys = None, set()
+    for i in range(lo, len(masks)):
+        key = masks[i].tobytes()
+        if key in keys:
+            continue
+        keys.add(key)
+        loss, cost = seen[i] if i in seen else scorer.score(masks[i])
+        if _fits(cost, budget) and (best is None or (loss, cost) < best[:2]):
+            best = (loss, cost, masks[i])
+    return best
+
+
+def _check_problem(problem, scorer):
+    if problem.depth_cost != 0:
+        raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
+                         "bounds acquisition cost only)")
+    full = problem.forest.full_split_mask()
+    mine, theirs = scorer.score(full)[1], problem.evaluate(full).average_cost
+    if not math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12):
+        raise ValueError(f"problem= measures the unpruned forest's average cost as {theirs:g} "
+                         f"but X gives {mine:g}: compile the problem on the same X (the "
+                         "budget and the objective are both measured on X)")
+
+
+def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
+                         time_limit, verbose, solver_options, paper_search):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
+
+    ``paper_search(problem, budget, time_limit)`` runs fit_budget's
+    paper-objective search (passed in to keep one definition of it).
+    """
+    obj = get_objective(objective)
+    t0 = time.perf_counter()
+    if problem is None:
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
+    f = problem.forest
+    scorer = VoteScorer(f, X, y, problem.costs, obj)
+    _check_problem(problem, scorer)
+    share = None if time_limit is None else time_limit * PAPER_SHARE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        paper = paper_search(problem, budget, share)
+    pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask)}
+    for name, masks in baseline_families(problem).items():
+        best = _best_fitting(masks, scorer, budget)
+        if best is not None:
+            pool[f"baseline:{name}"] = best
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.5)
+    ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left,
+                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])
+    pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
+    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
+
+
+def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
+    """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
+    f = problem.forest
+    fitting = {k: v for k, v in pool.items() if _fits(v[1], budget)}
+    subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
+            if _fits(cost, budget)]
+    best_sub = min(subs) if subs else None
+    name = min(fitting, key=lambda k: fitting[k][:2])
+    loss, cost, mask = fitting[name]
+    info = {"objective": obj.name, "budget": budget,
+            "candidates_loss": {k: v[0] for k, v in fitting.items()},
+            "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
+                                                                  "found_by")},
+            "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
+                                                                   "status")}}
+    if best_sub is not None:
+        info["candidates_loss"]["baseline:fewer-trees(sub-forest)"] = best_sub[0]
+    if best_sub is not None and best_sub[:2] < (loss, cost):
+        loss, cost, m = best_sub
+        sub = sub_forest(f, m)
+        est = None if f.estimator is None else type(f.estimator).__name__
+        out = PrunedForest(sub, sub.full_split_mask(), costs=problem.costs,
+                           estimator_class=est)
+        name = "baseline:fewer-trees(sub-forest)"
+        info["n_trees_kept"] = m
+    else:
+        bd = problem.evaluate(mask)
+        out = PrunedForest(f, mask, costs=problem.costs, breakdown=bd, lam=0.0)
+    info.update(found_by=name, found_by_objective=name, ensemble_loss=loss,
+                achieved_cost=cost, budget_slack=budget - cost, method="search",
+                status="within_budget", seconds=time.perf_counter() - t0)
+    out.objective, out.solve_info = loss, info
+    return out
