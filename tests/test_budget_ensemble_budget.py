@@ -114,3 +114,24 @@ def test_a_winning_sub_forest_exports_and_predicts():
         assert pf.n_trees == pf.solve_info["n_trees_kept"] < 6
     skl = pf.to_sklearn()
     np.testing.assert_array_equal(skl.predict(Xv), pf.predict(Xv))
+
+
+def test_tree_subset_votes_with_the_kept_trees_only():
+    from prune_opt.budget._ensemble_budget import tree_subset
+    from prune_opt.budget._vote import VoteScorer
+
+    rf, Xv, yv = _digits(5)
+    f = po.Forest.from_sklearn(rf)
+    sub = tree_subset(f, [1, 3])
+    expected = (rf.estimators_[1].predict_proba(Xv) + rf.estimators_[3].predict_proba(Xv)) / 2
+    np.testing.assert_allclose(po.PrunedForest(sub, sub.full_split_mask()).predict_proba(Xv),
+                               expected, rtol=1e-12)
+    scorer = VoteScorer(f, Xv, yv, po.FeatureCosts.uniform(f.n_features), "brier")
+    mask = f.full_split_mask()
+    mask[f.node_offset[0]:f.node_offset[1]] = False  # tree 0 cut to its root
+    loss, cost = scorer.score(mask, [1, 2, 3, 4])
+    pf = po.PrunedForest(tree_subset(f, [1, 2, 3, 4]),
+                         mask[f.node_offset[1]:])
+    assert cost == pf.average_cost(Xv)
+    assert loss == pytest.approx(evaluate_objective(pf, Xv, yv, objective="brier",
+                                                    lam=0.0)["loss"], rel=1e-12)

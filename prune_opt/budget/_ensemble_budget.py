@@ -15,6 +15,10 @@ Candidates, all fitting the budget on the pruning data ``(X, y)``:
 Every candidate is scored exactly by :class:`VoteScorer` (the arithmetic of
 ``PrunedForest.predict_proba``; ``predict``'s error for ``"accuracy"``) and
 the lowest wins, so the result is never worse than any fitting baseline.
+Each candidate is also scored with its root-only trees dropped from the vote
+(they add the same in-bag class shares to every example's vote, a bias towards
+the frequent classes, and cost nothing); the result may then be a pruning of
+that smaller forest (``solve_info["trees_kept"]``).
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ import math
 import time
 import warnings
 
+import numpy as np
+
 from .._compile import compile_problem
+from .._forest import Forest
 from .._pruned import PrunedForest
 from ..objectives import fit_budget_ensemble, get_objective
-from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings, sub_forest
-from ._fast_eval import MaskEvaluator
+from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
+from ._fast_eval import greedy_masks
 from ._vote import VoteScorer
 
 __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
@@ -55,7 +62,7 @@ def baseline_families(problem):
         mk = full.copy()
         mk[f.node_offset[m]:] = False
         fewer.append(mk)
-    return {"greedy": MaskEvaluator(problem).greedy_masks(),
+    return {"greedy": greedy_masks(problem),
             "ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
             "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
             "fewer-trees": fewer}
@@ -133,34 +140,69 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
 
 
+def tree_subset(forest, trees):
+    """A Forest of the listed trees only (in order): dropped trees no longer vote."""
+    f = forest
+    out = []
+    for t in trees:
+        sl = f.tree_slice(t)
+        left, right = f.left[sl], f.right[sl]
+        out.append(dict(left=np.where(left >= 0, left - sl.start, -1),
+                        right=np.where(right >= 0, right - sl.start, -1),
+                        feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
+                        missing_go_to_left=f.missing_go_to_left[sl]))
+    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in trees]
+    return Forest(out, classes=f.classes_, n_features=f.n_features,
+                  feature_names=f.feature_names, in_bag=in_bag)
+
+
+def _without_stumps(problem, scorer, pool, budget):
+    """Each candidate with its root-only trees dropped from the vote, when that scores
+    better: ``{name: (loss, cost, mask, kept trees)}``.
+
+    A tree cut to its root adds the same class distribution (its in-bag class
+    shares) to every example's vote, a bias towards the frequent classes that
+    weighs more the more trees are cut; dropping those trees costs nothing.
+    """
+    f = problem.forest
+    out = {}
+    for name, (loss, _, mask) in pool.items():
+        kept = [t for t in range(f.n_trees) if mask[f.node_offset[t]]]
+        if 0 < len(kept) < f.n_trees:
+            d_loss, d_cost = scorer.score(mask, kept)
+            if _fits(d_cost, budget) and d_loss < loss:
+                out[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
+    return out
+
+
 def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
     f = problem.forest
-    fitting = {k: v for k, v in pool.items() if _fits(v[1], budget)}
+    fitting = {k: (*v, None) for k, v in pool.items() if _fits(v[1], budget)}
+    fitting.update(_without_stumps(problem, scorer, pool, budget))
     subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
             if _fits(cost, budget)]
-    best_sub = min(subs) if subs else None
+    if subs:
+        loss, cost, m = min(subs)
+        fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
+                                                       list(range(m)))
     name = min(fitting, key=lambda k: fitting[k][:2])
-    loss, cost, mask = fitting[name]
+    loss, cost, mask, trees = fitting[name]
     info = {"objective": obj.name, "budget": budget,
             "candidates_loss": {k: v[0] for k, v in fitting.items()},
             "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
                                                                   "found_by")},
             "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
                                                                    "status")}}
-    if best_sub is not None:
-        info["candidates_loss"]["baseline:fewer-trees(sub-forest)"] = best_sub[0]
-    if best_sub is not None and best_sub[:2] < (loss, cost):
-        loss, cost, m = best_sub
-        sub = sub_forest(f, m)
-        est = None if f.estimator is None else type(f.estimator).__name__
-        out = PrunedForest(sub, sub.full_split_mask(), costs=problem.costs,
-                           estimator_class=est)
-        name = "baseline:fewer-trees(sub-forest)"
-        info["n_trees_kept"] = m
+    if trees is None:
+        out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
+                           lam=0.0)
     else:
-        bd = problem.evaluate(mask)
-        out = PrunedForest(f, mask, costs=problem.costs, breakdown=bd, lam=0.0)
+        sub = tree_subset(f, trees)
+        est = None if f.estimator is None else type(f.estimator).__name__
+        out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
+                           costs=problem.costs, estimator_class=est)
+        info.update(n_trees_kept=len(trees), trees_kept=[int(t) for t in trees])
     info.update(found_by=name, found_by_objective=name, ensemble_loss=loss,
                 achieved_cost=cost, budget_slack=budget - cost, method="search",
                 status="within_budget", seconds=time.perf_counter() - t0)

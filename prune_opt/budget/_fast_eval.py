@@ -13,9 +13,31 @@ times faster than re-evaluating every candidate, with the same sequence as
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-__all__ = ["MaskEvaluator"]
+__all__ = ["MaskEvaluator", "greedy_masks"]
+
+# GreedyPrune sequences of the last few problems, keyed by their routed data
+_GREEDY_CACHE = {}
+_GREEDY_CACHE_SIZE = 8
+
+
+def greedy_masks(problem):
+    """GreedyPrune's masks of ``problem`` (costliest first), computed once per compiled
+    data: ``with_lam`` / ``with_budget`` copies share the routed arrays, so the
+    budget search at several budgets and objectives reuses one sequence.
+    """
+    key = (id(problem.node_error), id(problem.use_pair))
+    hit = _GREEDY_CACHE.get(key)
+    if hit is not None and hit[0]() is problem.node_error and hit[1]() is problem.use_pair:
+        return hit[2]
+    masks = MaskEvaluator(problem).greedy_masks()
+    if len(_GREEDY_CACHE) >= _GREEDY_CACHE_SIZE:
+        _GREEDY_CACHE.pop(next(iter(_GREEDY_CACHE)))
+    _GREEDY_CACHE[key] = (weakref.ref(problem.node_error), weakref.ref(problem.use_pair), masks)
+    return masks
 
 
 class MaskEvaluator:

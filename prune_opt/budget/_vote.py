@@ -80,18 +80,20 @@ class VoteScorer:
         """Average cost from a boolean (n, n_features) usage array."""
         return float(self.costs.cost_of_usage(used).mean())
 
-    def score(self, mask):
-        """``(loss, average cost)`` of the pruning ``mask`` of the whole forest."""
+    def score(self, mask, trees=None):
+        """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
+        the forest of the trees listed in ``trees`` only (the others dropped)."""
         f = self.forest
+        trees = range(f.n_trees) if trees is None else trees
         proba = np.zeros((self.n, f.n_classes))
         used = np.zeros((self.n, f.n_features), dtype=bool)
-        for t in range(f.n_trees):
+        for t in trees:
             proba += f.value[self.leaves(mask, t)]
             nodes, _, rows = self.paths[t]
             split = mask[nodes]
             used[rows[split], f.feature[nodes[split]]] = True
-        if f.n_trees > 1:
-            proba /= f.n_trees
+        if len(trees) > 1:
+            proba /= len(trees)
         return self.loss_of(proba), self.cost_of(used)
 
     def prefix_scores(self):
