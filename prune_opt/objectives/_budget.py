@@ -206,7 +206,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
         loss and average cost of every end point); ``status`` is
         ``"within_budget"`` and ``lam``/``start`` are those of the returned point
         (``start`` is ``"warm"``, ``"paper"``, ``"full"``, ``"repair"``,
-        ``"budget-descent"`` or ``"root"``).
+        ``"budget-descent"``, ``"root"`` or a candidate's name).
 
     Examples
     --------
