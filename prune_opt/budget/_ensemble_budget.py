@@ -39,7 +39,7 @@ from ._vote import VoteScorer
 
 __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
 
-# share of the time limit given to the paper-objective search
+# share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
 # relative slack of the budget test (float round-off of the average cost)
 BUDGET_RTOL = 1e-12
@@ -124,17 +124,23 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     f = problem.forest
     scorer = VoteScorer(f, X, y, problem.costs, obj)
     _check_problem(problem, scorer)
-    share = None if time_limit is None else time_limit * PAPER_SHARE
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        paper = paper_search(problem, budget, share)
-    pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask)}
+    pool = {}
+    # the baselines first: the paper search then reuses the cached GreedyPrune sequence
     for name, masks in baseline_families(problem).items():
         best = _best_fitting(masks, scorer, budget)
         if best is not None:
             pool[f"baseline:{name}"] = best
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 0.5)
-    ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left,
+
+    def left(share=1.0):
+        if time_limit is None:
+            return None
+        return max(share * (time_limit - (time.perf_counter() - t0)), 0.5)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        paper = paper_search(problem, budget, left(PAPER_SHARE))
+    pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
+    ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
