@@ -34,7 +34,7 @@ from .._forest import Forest
 from .._pruned import PrunedForest
 from ..objectives import fit_budget_ensemble, get_objective
 from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
-from ._fast_eval import greedy_masks
+from ._fast_eval import cached_per_problem, greedy_masks
 from ._vote import VoteScorer
 
 __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
@@ -52,8 +52,13 @@ def baseline_families(problem):
 
     ``"fewer-trees"`` keeps the first m trees whole and cuts the others to
     their root (the sub-forests themselves are scored by
-    :meth:`VoteScorer.prefix_scores`).
+    :meth:`VoteScorer.prefix_scores`).  Computed once per compiled problem.
     """
+    return {"greedy": greedy_masks(problem),
+            **cached_per_problem(problem, "mask-baselines", _mask_baselines)}
+
+
+def _mask_baselines(problem):
     f = problem.forest
     risk = _node_risk(f, problem)
     full = f.full_split_mask()
@@ -62,8 +67,7 @@ def baseline_families(problem):
         mk = full.copy()
         mk[f.node_offset[m]:] = False
         fewer.append(mk)
-    return {"greedy": greedy_masks(problem),
-            "ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
+    return {"ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
             "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
             "fewer-trees": fewer}
 
