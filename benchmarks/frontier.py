@@ -161,10 +161,12 @@ def fit_budget_family(model, problem, ctx, objectives=FIT_BUDGET_OBJECTIVES):
     for b in ctx.budgets:
         for obj in objectives:
             try:
-                out.append(_quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b,
-                                  problem=problem, objective=obj, time_limit=ctx.time_limit))
+                pf = _quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b,
+                            problem=problem, objective=obj, time_limit=ctx.time_limit)
             except ValueError:  # the budget is below the cheapest pruning
                 continue
+            pf.solve_info["fit_objective"] = obj
+            out.append(pf)
     return out
 
 
@@ -317,6 +319,8 @@ def score_family(prunings, ctx, evals):
             va, vc = p.score(ctx.X_v, ctx.y_v), p.average_cost(ctx.X_v, ctx.costs)
             ta, tc = p.score(ctx.X_te, ctx.y_te), p.average_cost(ctx.X_te, ctx.costs)
         out.append({"val_acc": va, "val_cost": vc, "test_acc": ta, "test_cost": tc})
+        if "fit_objective" in p.solve_info:
+            out[-1]["objective"] = p.solve_info["fit_objective"]
     return out
 
 
@@ -372,6 +376,21 @@ def pick(points, budget, fallback):
     return max(ok, key=lambda p: (p["val_acc"], -p["val_cost"]))
 
 
+def make_cells(points, fracs, budgets, fallback):
+    """Per budget: every method's pick and the best project method (by validation)."""
+    cells = []
+    for frac, b in zip(fracs, budgets):
+        chosen = {m: pick(pts, b, fallback) for m, pts in points.items()}
+        project = [m for m in points if m != "cegb"]
+        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]),
+                   default=None)
+        cells.append({"frac": frac, "budget": b, "best_method": best,
+                      "chosen": {m: {k: c[k] for k in ("val_acc", "test_acc", "val_cost",
+                                                       "test_cost")} | {
+                          "fallback": bool(c.get("fallback"))} for m, c in chosen.items()}})
+    return cells
+
+
 # ---------------------------------------------------------------- one run
 def run_seed(name, X, y, costs, seed, args):
     from sklearn.ensemble import RandomForestClassifier
@@ -405,22 +424,14 @@ def run_seed(name, X, y, costs, seed, args):
     major = values[np.argmax(counts)]
     fallback = {"val_acc": float(np.mean(y_v == major)), "test_acc": float(np.mean(y_te == major)),
                 "val_cost": 0.0, "test_cost": 0.0, "fallback": True}
-    cells = []
-    for frac, b in zip(args.budgets, ctx.budgets):
-        chosen = {m: pick(pts, b, fallback) for m, pts in points.items()}
-        project = [m for m in points if m != "cegb"]
-        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]),
-                   default=None)
-        cells.append({"frac": frac, "budget": b, "best_method": best,
-                      "chosen": {m: {k: c[k] for k in ("val_acc", "test_acc", "val_cost",
-                                                       "test_cost")} | {
-                          "fallback": bool(c.get("fallback"))} for m, c in chosen.items()}})
+    cells = make_cells(points, args.budgets, ctx.budgets, fallback)
     return {"dataset": name, "seed": seed, "n_rows": int(len(y_tr) + len(y_v) + len(y_te)),
             "n_features": int(X.shape[1]), "unpruned": {
                 "val_cost": base_val, "test_cost": float(po.acquisition_cost(rf, X_te,
                                                                              costs).mean()),
                 "test_acc": float(np.mean(rf.predict(X_te) == y_te))},
             "seconds": secs, "total_seconds": time.perf_counter() - t0, "cells": cells,
+            "fallback": fallback,
             "points": points}
 
 
@@ -592,12 +603,18 @@ def parse(argv):
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
                     help="print the report of earlier --json runs (e.g. datasets run in "
                          "parallel processes) instead of running")
+    ap.add_argument("--exclude-objectives", default="", metavar="accuracy,...",
+                    help="with --merge: re-pick every cell without fit_budget's prunings for "
+                         "these objectives (e.g. to see what the accuracy objective's "
+                         "fitting of the validation rows does to the best pipeline)")
     ap.add_argument("--json", default=None, metavar="OUT")
     ap.add_argument("--plot", default=None, metavar="OUT.png")
     args = ap.parse_args(argv)
     if args.costs and not args.csv:
         ap.error("--costs goes with --csv FILE")
     args.seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    args.exclude_objectives = [o.strip() for o in args.exclude_objectives.split(",")
+                               if o.strip()]
     args.budgets = _floats(args.budgets)
     if not args.budgets or any(not 0 < b for b in args.budgets):
         ap.error("--budgets must be positive shares, e.g. 0.1,0.25,0.5")
@@ -631,13 +648,52 @@ def write_json(args, results):
 def _replace_cegb(full, cegb_only):
     """Put the CEGB points of an ``--only-cegb`` run into a full run's result."""
     full["points"]["cegb"] = cegb_only["points"]["cegb"]
+    own = {c["frac"]: c["chosen"].get("cegb", {}) for c in cegb_only["cells"]}
     for cell in full["cells"]:
-        old = cell["chosen"].get("cegb", {})
+        # the constant predictor stands in when nothing fits (a --no-cegb run has no
+        # CEGB cell of its own: the CEGB run's, on the same split, is used)
+        old = cell["chosen"].get("cegb") or own.get(cell["frac"], {})
         none = dict(old) if old.get("fallback") else {"val_acc": -1.0, "val_cost": 0.0}
         new = pick(full["points"]["cegb"], cell["budget"], none)
         cell["chosen"]["cegb"] = {k: new[k] for k in ("val_acc", "test_acc", "val_cost",
                                                       "test_cost")} | {
             "fallback": bool(new.get("fallback"))}
+
+
+def _tag_objectives(points, n_budgets):
+    """Objective of each fit_budget point of a run that did not record it (the family
+    runs budgets in order, each objective in order)."""
+    for fam, objs in (("fit_budget", FIT_BUDGET_OBJECTIVES),
+                      ("lazy+fit_budget", LAZY_FIT_BUDGET_OBJECTIVES)):
+        pts = points.get(fam, [])
+        if pts and "objective" not in pts[0] and len(pts) % (n_budgets * len(objs)) == 0:
+            for i, q in enumerate(pts):
+                q["objective"] = objs[i % len(objs)]
+
+
+def exclude_objectives(results, excluded, args):
+    """Re-pick every cell without the fit_budget points of the ``excluded`` objectives
+    (and without the ``+refit`` families of fit_budget, whose sources are not recorded)."""
+    for r in results:
+        _tag_objectives(r["points"], len(r["cells"]))
+        for fam in ("fit_budget+refit", "lazy+fit_budget+refit"):
+            r["points"].pop(fam, None)
+        for fam in ("fit_budget", "lazy+fit_budget"):
+            if fam in r["points"]:
+                r["points"][fam] = [q for q in r["points"][fam]
+                                    if q.get("objective") not in excluded]
+        fallback = r.get("fallback")
+        if fallback is None:  # older runs: the training majority class on the same split
+            X, y, _, _ = load(r["dataset"], args)
+            _, y_tr, _, y_v, _, y_te = split(X, y, args.max_rows, r["seed"])
+            values, counts = np.unique(y_tr, return_counts=True)
+            major = values[np.argmax(counts)]
+            fallback = {"val_acc": float(np.mean(y_v == major)),
+                        "test_acc": float(np.mean(y_te == major)), "val_cost": 0.0,
+                        "test_cost": 0.0, "fallback": True}
+        r["cells"] = make_cells(r["points"], [c["frac"] for c in r["cells"]],
+                                [c["budget"] for c in r["cells"]], fallback)
+    return results
 
 
 def merged_results(paths):
@@ -664,6 +720,8 @@ def main(argv=None):
     args = parse(argv)
     if args.merge:
         results, args.budgets = merged_results(args.merge)
+        if args.exclude_objectives:
+            results = exclude_objectives(results, set(args.exclude_objectives), args)
         k, n = print_report(results, summarise(results, args.budgets), args.budgets)
         if args.plot:
             plot(results, args.plot, args.budgets)

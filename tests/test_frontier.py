@@ -50,3 +50,21 @@ def test_merged_report_ends_with_both_counts(tmp_path, capsys):
     assert lines[-2] == ("cells where fit_budget's validation accuracy >= the best "
                          "baseline's in every seed: 1/2")
     assert any("LOSS" in ln and "50%" in ln for ln in lines)
+
+
+def test_excluding_an_objective_repicks_cells_from_the_points():
+    fr = _frontier()
+    fb = [{"val_acc": v, "test_acc": t, "val_cost": 0.5, "test_cost": 0.5}
+          for v, t in ((0.6, 0.6), (0.7, 0.7), (0.9, 0.65))]  # paper, brier, accuracy
+    fallback = {"val_acc": 0.2, "test_acc": 0.2, "val_cost": 0.0, "test_cost": 0.0,
+                "fallback": True}
+    greedy = [{"val_acc": 0.8, "test_acc": 0.8, "val_cost": 2.0, "test_cost": 2.0}]
+    r = {"dataset": "toy", "seed": 0, "fallback": fallback,
+         "points": {"fit_budget": fb, "fit_budget+refit": fb, "greedy": greedy},
+         "cells": [{"frac": 0.5, "budget": 1.0}]}
+    out = fr.exclude_objectives([r], {"accuracy"}, None)[0]
+    cell = out["cells"][0]
+    assert cell["chosen"]["fit_budget"]["test_acc"] == 0.7  # brier, not the accuracy fit
+    assert cell["chosen"]["greedy"]["fallback"]  # 2.0 does not fit 1.0
+    assert "fit_budget+refit" not in cell["chosen"]
+    assert cell["best_method"] == "fit_budget"
