@@ -13,12 +13,17 @@ majority class), for CEGB as for the project.
 Project methods (errors counted on each tree's in-bag sample):
 
 * ``hull``          BudgetPrune exact hull (``tradeoff_curve``) of the RF;
-* ``fit_budget``    ``prune_opt.fit_budget`` at each budget;
-* ``greedy``, ``ccp``, ``fewer-trees``   baselines on the RF;
+* ``fit_budget``    ``prune_opt.fit_budget`` at each budget with each objective
+  (paper / brier / accuracy), the objective chosen on validation like any
+  other family member;
+* ``greedy``, ``ccp``, ``fewer-trees``   baselines on the RF (the report checks,
+  cell by cell and seed by seed, that fit_budget's validation accuracy is at
+  least the best of theirs);
 * ``budgetrf+hull`` BudgetRF (40 trees) and its exact hull;
 * ``lazy+hull``, ``lazy+fit_budget``  ``LazyCostRandomForestClassifier``
   (CEGB's lazy penalty carried across a random forest's trees) over a
-  tradeoff grid, each model pruned by its hull / by ``fit_budget``;
+  tradeoff grid, each model pruned by its hull / by ``fit_budget`` (brier and
+  accuracy objectives);
 * ``...+refit``     the three best prunings (validation accuracy) of those
   families within each budget after ``refit_leaves(method="global")`` on the
   training rows (structure and cost unchanged);
@@ -32,7 +37,9 @@ with ``cegb_penalty_feature_lazy`` = each feature's cost and a
 average per-example cost of the units its trees reach on validation
 (``forest_builders.lightgbm_import.lightgbm_acquisition_cost``).
 
-The last printed line is ``cells within 0.5 point of CEGB: k/n``: the number
+The line before the last counts the cells where fit_budget's validation
+accuracy reaches the best baseline's in every seed.  The last printed line is
+``cells within 0.5 point of CEGB: k/n``: the number
 of (dataset, budget) cells where the best pipeline's mean test accuracy is at
 least CEGB's minus 0.005.
 
@@ -66,6 +73,11 @@ BUDGETS = (0.10, 0.25, 0.50)
 LAZY_GRID = ((1.0, 0.3, False), (0.1, 0.5, True), (0.3, 0.5, True))
 CEGB_TRADEOFFS = (0.0,) + tuple(float(v) for v in np.logspace(-4, 3, 8))
 FEWER_TREES = (1, 2, 3, 4, 6, 8, 12, 16, 20, 25, 30, 35, 40)
+# fit_budget's objectives, chosen per budget on validation (the RF and the lazy forests)
+FIT_BUDGET_OBJECTIVES = ("paper", "brier", "accuracy")
+LAZY_FIT_BUDGET_OBJECTIVES = ("brier", "accuracy")
+# the baselines fit_budget must never lose to (validation accuracy, same budget)
+BASELINES = ("greedy", "ccp", "fewer-trees")
 CEGB_ROUNDS = (50, 200)
 
 
@@ -139,21 +151,22 @@ def hull_family(model, ctx, cost_resolution):
     return problem, [q.pruned for q in pts]
 
 
-def fit_budget_family(model, problem, ctx):
-    """``prune_opt.fit_budget`` at every budget (whatever it returns)."""
+def fit_budget_family(model, problem, ctx, objectives=FIT_BUDGET_OBJECTIVES):
+    """``prune_opt.fit_budget`` at every budget, once per objective: the family then
+    picks, per budget, the objective with the best validation accuracy (what a
+    practitioner would do with the one function)."""
     import prune_opt as po
 
     out = []
     for b in ctx.budgets:
-        try:
-            pf = _quiet(po.fit_budget, None, None, None, budget=b, problem=problem,
-                        time_limit=ctx.time_limit)
-        except TypeError:  # a fit_budget without ``problem=``
-            pf = _quiet(po.fit_budget, model, ctx.X_v, ctx.y_v, costs=ctx.costs, budget=b,
-                        train=(ctx.X_tr, ctx.y_tr))
-        except ValueError:  # the budget is below the cheapest pruning
-            continue
-        out.append(pf)
+        for obj in objectives:
+            try:
+                pf = _quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b,
+                            problem=problem, objective=obj, time_limit=ctx.time_limit)
+            except ValueError:  # the budget is below the cheapest pruning
+                continue
+            pf.solve_info["fit_objective"] = obj
+            out.append(pf)
     return out
 
 
@@ -202,20 +215,6 @@ def brier_family(rf, ctx, lams):
                    objective="brier") for lam in lams]
 
 
-def brier_budget_family(rf, ctx):
-    """``fit_budget(..., objective="brier")`` at every budget (the forest's own loss)."""
-    import prune_opt as po
-
-    out = []
-    for b in ctx.budgets:
-        try:
-            out.append(_quiet(po.fit_budget, rf, ctx.X_v, ctx.y_v, costs=ctx.costs, budget=b,
-                              objective="brier", time_limit=ctx.time_limit))
-        except ValueError:
-            continue
-    return out
-
-
 def project_families(rf, ctx, seed, args, base_val):
     """Dict method -> list of PrunedForest, and seconds per method."""
     from forest_builders import BudgetRandomForestClassifier
@@ -236,7 +235,7 @@ def project_families(rf, ctx, seed, args, base_val):
     fams["greedy"] = timed("greedy", lambda: [p for _, p in _quiet(
         greedy_prunings, rf, ctx.X_v, ctx.y_v, problem=problem)])
     fams["ccp"] = timed("ccp", lambda: [p for _, p in ccp_prunings(
-        rf, costs=ctx.costs, problem=problem, n_alphas=60)])
+        rf, costs=ctx.costs, problem=problem)])
     fams["fewer-trees"] = timed("fewer-trees", lambda: [
         p for _, p in fewer_trees_prunings(rf, costs=ctx.costs, sizes=[
             m for m in FEWER_TREES if m <= args.trees])])
@@ -248,13 +247,12 @@ def project_families(rf, ctx, seed, args, base_val):
     for m in lazy:
         prob, fam = timed("lazy+hull", lambda m=m: hull_family(m, ctx, res))
         fams["lazy+hull"] += fam
-        fams["lazy+fit_budget"] += timed("lazy+fit_budget",
-                                         lambda m=m, prob=prob: fit_budget_family(m, prob, ctx))
+        fams["lazy+fit_budget"] += timed("lazy+fit_budget", lambda m=m, prob=prob: (
+            fit_budget_family(m, prob, ctx, LAZY_FIT_BUDGET_OBJECTIVES)))
     if has_brier_objective():
         lams = sorted({float(p.lam) for p in hull if p.lam} or {1e-3})
         lams = lams[:: max(1, len(lams) // 8)]
         fams["brier"] = timed("brier", lambda: brier_family(rf, ctx, lams))
-        fams["brier+fit_budget"] = timed("brier+fit_budget", lambda: brier_budget_family(rf, ctx))
     return fams, secs
 
 
@@ -293,7 +291,9 @@ class Evaluator:
         split = pf.split_mask[self.nodes]
         n_split = np.add.reduceat(split.astype(np.int64), self.starts)
         leaves = self.nodes[self.starts + n_split].reshape(f.n_trees, self.n)
-        proba = pf.forest.value[leaves].sum(axis=0)
+        proba = pf.forest.value[leaves].sum(axis=0)  # tree order, as predict_proba
+        if f.n_trees > 1:
+            proba /= f.n_trees
         pred = f.classes_.take(np.argmax(proba, axis=1))
         import scipy.sparse as sp
 
@@ -319,6 +319,8 @@ def score_family(prunings, ctx, evals):
             va, vc = p.score(ctx.X_v, ctx.y_v), p.average_cost(ctx.X_v, ctx.costs)
             ta, tc = p.score(ctx.X_te, ctx.y_te), p.average_cost(ctx.X_te, ctx.costs)
         out.append({"val_acc": va, "val_cost": vc, "test_acc": ta, "test_cost": tc})
+        if "fit_objective" in p.solve_info:
+            out[-1]["objective"] = p.solve_info["fit_objective"]
     return out
 
 
@@ -374,6 +376,21 @@ def pick(points, budget, fallback):
     return max(ok, key=lambda p: (p["val_acc"], -p["val_cost"]))
 
 
+def make_cells(points, fracs, budgets, fallback):
+    """Per budget: every method's pick and the best project method (by validation)."""
+    cells = []
+    for frac, b in zip(fracs, budgets):
+        chosen = {m: pick(pts, b, fallback) for m, pts in points.items()}
+        project = [m for m in points if m != "cegb"]
+        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]),
+                   default=None)
+        cells.append({"frac": frac, "budget": b, "best_method": best,
+                      "chosen": {m: {k: c[k] for k in ("val_acc", "test_acc", "val_cost",
+                                                       "test_cost")} | {
+                          "fallback": bool(c.get("fallback"))} for m, c in chosen.items()}})
+    return cells
+
+
 # ---------------------------------------------------------------- one run
 def run_seed(name, X, y, costs, seed, args):
     from sklearn.ensemble import RandomForestClassifier
@@ -407,35 +424,40 @@ def run_seed(name, X, y, costs, seed, args):
     major = values[np.argmax(counts)]
     fallback = {"val_acc": float(np.mean(y_v == major)), "test_acc": float(np.mean(y_te == major)),
                 "val_cost": 0.0, "test_cost": 0.0, "fallback": True}
-    cells = []
-    for frac, b in zip(args.budgets, ctx.budgets):
-        chosen = {m: pick(pts, b, fallback) for m, pts in points.items()}
-        project = [m for m in points if m != "cegb"]
-        best = max(project, key=lambda m: (chosen[m]["val_acc"], -chosen[m]["val_cost"]),
-                   default=None)
-        cells.append({"frac": frac, "budget": b, "best_method": best,
-                      "chosen": {m: {k: c[k] for k in ("val_acc", "test_acc", "val_cost",
-                                                       "test_cost")} | {
-                          "fallback": bool(c.get("fallback"))} for m, c in chosen.items()}})
+    cells = make_cells(points, args.budgets, ctx.budgets, fallback)
     return {"dataset": name, "seed": seed, "n_rows": int(len(y_tr) + len(y_v) + len(y_te)),
             "n_features": int(X.shape[1]), "unpruned": {
                 "val_cost": base_val, "test_cost": float(po.acquisition_cost(rf, X_te,
                                                                              costs).mean()),
                 "test_acc": float(np.mean(rf.predict(X_te) == y_te))},
             "seconds": secs, "total_seconds": time.perf_counter() - t0, "cells": cells,
+            "fallback": fallback,
             "points": points}
 
 
 # ---------------------------------------------------------------- report
+def fit_budget_holds(chosen):
+    """fit_budget's validation accuracy minus the best baseline's (None if not run)."""
+    fb = chosen.get("fit_budget")
+    bases = [chosen[b]["val_acc"] for b in BASELINES
+             if b in chosen and not chosen[b].get("fallback")]
+    if fb is None or not bases:
+        return None
+    return fb["val_acc"] - max(bases)
+
+
 def summarise(results, budgets):
     """Per dataset: mean test accuracy over seeds of every method at every budget."""
     table = {}
     for r in results:
         d = table.setdefault(r["dataset"], {"seeds": 0, "methods": {}, "best": {}, "best_of": {},
-                                            "cegb_none": {}})
+                                            "cegb_none": {}, "fb_margin": {}})
         d["seeds"] += 1
         for cell in r["cells"]:
             f = cell["frac"]
+            margin = fit_budget_holds(cell["chosen"])
+            if margin is not None:
+                d["fb_margin"].setdefault(f, []).append(margin)
             for m, c in cell["chosen"].items():
                 d["methods"].setdefault(m, {}).setdefault(f, []).append(c["test_acc"])
             if cell["best_method"] is not None:  # None in an --only-cegb run
@@ -450,6 +472,25 @@ def summarise(results, budgets):
                 m[f] = float(np.mean(m[f]))
         d["best"] = {f: float(np.mean(v)) for f, v in d["best"].items()}
     return table
+
+
+def print_fit_budget_check(table, budgets):
+    """Per cell: does fit_budget's validation accuracy reach the best baseline's in
+    every seed?  Returns (cells that hold, cells)."""
+    k = n = 0
+    print(f"{'dataset':<14} {'budget':>7}  fit_budget - best baseline, validation accuracy "
+          f"(per seed; baselines: {', '.join(BASELINES)})")
+    for name, d in table.items():
+        for f in budgets:
+            margins = d.get("fb_margin", {}).get(f)
+            if not margins:
+                continue
+            ok = all(m >= -1e-12 for m in margins)
+            n, k = n + 1, k + ok
+            print(f"{name:<14} {format(100 * f, 'g') + '%':>7}  "
+                  f"{' '.join(format(m, '+.3f') for m in margins)}  {'ok' if ok else 'LOSS'}")
+    print()
+    return k, n
 
 
 def print_report(results, table, budgets):
@@ -473,6 +514,7 @@ def print_report(results, table, budgets):
         unp = np.mean([r["unpruned"]["test_acc"] for r in runs])
         print(f"{name:<14} {'(unpruned RF: ' + format(unp, '.3f') + ')':<22}")
         print()
+    fb_k, fb_n = print_fit_budget_check(table, budgets)
     k = n = 0
     print(f"{'dataset':<14} {'budget':>7} {'best pipeline':>13} {'CEGB':>7} {'diff':>7}  "
           "chosen methods (per seed); * CEGB had no model within the budget in k seeds")
@@ -486,6 +528,8 @@ def print_report(results, table, budgets):
             print(f"{name:<14} {format(100 * f, 'g') + '%':>7} {best:>13.3f} {cegb:>7.3f} "
                   f"{best - cegb:>+7.3f}  {', '.join(d['best_of'][f])}"
                   + (f"  *{d['cegb_none'][f]}" if d["cegb_none"].get(f) else ""))
+    print(f"cells where fit_budget's validation accuracy >= the best baseline's in every "
+          f"seed: {fb_k}/{fb_n}")
     return k, n
 
 
@@ -559,12 +603,18 @@ def parse(argv):
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
                     help="print the report of earlier --json runs (e.g. datasets run in "
                          "parallel processes) instead of running")
+    ap.add_argument("--exclude-objectives", default="", metavar="accuracy,...",
+                    help="with --merge: re-pick every cell without fit_budget's prunings for "
+                         "these objectives (e.g. to see what the accuracy objective's "
+                         "fitting of the validation rows does to the best pipeline)")
     ap.add_argument("--json", default=None, metavar="OUT")
     ap.add_argument("--plot", default=None, metavar="OUT.png")
     args = ap.parse_args(argv)
     if args.costs and not args.csv:
         ap.error("--costs goes with --csv FILE")
     args.seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    args.exclude_objectives = [o.strip() for o in args.exclude_objectives.split(",")
+                               if o.strip()]
     args.budgets = _floats(args.budgets)
     if not args.budgets or any(not 0 < b for b in args.budgets):
         ap.error("--budgets must be positive shares, e.g. 0.1,0.25,0.5")
@@ -598,13 +648,52 @@ def write_json(args, results):
 def _replace_cegb(full, cegb_only):
     """Put the CEGB points of an ``--only-cegb`` run into a full run's result."""
     full["points"]["cegb"] = cegb_only["points"]["cegb"]
+    own = {c["frac"]: c["chosen"].get("cegb", {}) for c in cegb_only["cells"]}
     for cell in full["cells"]:
-        old = cell["chosen"].get("cegb", {})
+        # the constant predictor stands in when nothing fits (a --no-cegb run has no
+        # CEGB cell of its own: the CEGB run's, on the same split, is used)
+        old = cell["chosen"].get("cegb") or own.get(cell["frac"], {})
         none = dict(old) if old.get("fallback") else {"val_acc": -1.0, "val_cost": 0.0}
         new = pick(full["points"]["cegb"], cell["budget"], none)
         cell["chosen"]["cegb"] = {k: new[k] for k in ("val_acc", "test_acc", "val_cost",
                                                       "test_cost")} | {
             "fallback": bool(new.get("fallback"))}
+
+
+def _tag_objectives(points, n_budgets):
+    """Objective of each fit_budget point of a run that did not record it (the family
+    runs budgets in order, each objective in order)."""
+    for fam, objs in (("fit_budget", FIT_BUDGET_OBJECTIVES),
+                      ("lazy+fit_budget", LAZY_FIT_BUDGET_OBJECTIVES)):
+        pts = points.get(fam, [])
+        if pts and "objective" not in pts[0] and len(pts) % (n_budgets * len(objs)) == 0:
+            for i, q in enumerate(pts):
+                q["objective"] = objs[i % len(objs)]
+
+
+def exclude_objectives(results, excluded, args):
+    """Re-pick every cell without the fit_budget points of the ``excluded`` objectives
+    (and without the ``+refit`` families of fit_budget, whose sources are not recorded)."""
+    for r in results:
+        _tag_objectives(r["points"], len(r["cells"]))
+        for fam in ("fit_budget+refit", "lazy+fit_budget+refit"):
+            r["points"].pop(fam, None)
+        for fam in ("fit_budget", "lazy+fit_budget"):
+            if fam in r["points"]:
+                r["points"][fam] = [q for q in r["points"][fam]
+                                    if q.get("objective") not in excluded]
+        fallback = r.get("fallback")
+        if fallback is None:  # older runs: the training majority class on the same split
+            X, y, _, _ = load(r["dataset"], args)
+            _, y_tr, _, y_v, _, y_te = split(X, y, args.max_rows, r["seed"])
+            values, counts = np.unique(y_tr, return_counts=True)
+            major = values[np.argmax(counts)]
+            fallback = {"val_acc": float(np.mean(y_v == major)),
+                        "test_acc": float(np.mean(y_te == major)), "val_cost": 0.0,
+                        "test_cost": 0.0, "fallback": True}
+        r["cells"] = make_cells(r["points"], [c["frac"] for c in r["cells"]],
+                                [c["budget"] for c in r["cells"]], fallback)
+    return results
 
 
 def merged_results(paths):
@@ -631,6 +720,8 @@ def main(argv=None):
     args = parse(argv)
     if args.merge:
         results, args.budgets = merged_results(args.merge)
+        if args.exclude_objectives:
+            results = exclude_objectives(results, set(args.exclude_objectives), args)
         k, n = print_report(results, summarise(results, args.budgets), args.budgets)
         if args.plot:
             plot(results, args.plot, args.budgets)

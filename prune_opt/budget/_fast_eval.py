@@ -13,9 +13,39 @@ times faster than re-evaluating every candidate, with the same sequence as
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-__all__ = ["MaskEvaluator"]
+__all__ = ["MaskEvaluator", "greedy_masks", "cached_per_problem"]
+
+# mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
+_CACHE = {}
+_CACHE_SIZE = 16
+
+
+def cached_per_problem(problem, name, compute):
+    """``compute(problem)``, computed once per compiled data and ``name``.
+
+    ``with_lam`` / ``with_budget`` copies share the routed arrays, so the budget
+    search at several budgets and objectives reuses one result.  The entry is
+    dropped when the problem's arrays are freed (weak references).
+    """
+    key = (name, id(problem.node_error), id(problem.use_pair))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is problem.node_error and hit[1]() is problem.use_pair:
+        return hit[2]
+    value = compute(problem)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (weakref.ref(problem.node_error), weakref.ref(problem.use_pair), value)
+    return value
+
+
+def greedy_masks(problem):
+    """GreedyPrune's masks of ``problem`` (costliest first), computed once per compiled
+    data (see :func:`cached_per_problem`)."""
+    return cached_per_problem(problem, "greedy", lambda p: MaskEvaluator(p).greedy_masks())
 
 
 class MaskEvaluator:

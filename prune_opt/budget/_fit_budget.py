@@ -12,8 +12,9 @@ from .._compile import compile_problem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar
-from ..objectives import evaluate_objective, fit_budget_ensemble, get_objective
+from ..objectives import get_objective
 from ._curve import LagrangianHull
+from ._ensemble_budget import fit_budget_objective
 
 __all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES", "DEFAULT_TIME_LIMIT"]
 
@@ -109,11 +110,17 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         ``"paper"`` minimises BudgetPrune's error term (mean per-tree error) as
         above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
         ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
-        own loss on ``(X, y)`` under the budget with
-        :func:`prune_opt.objectives.fit_budget_ensemble` (block coordinate
-        descent over trees; a heuristic without a certified gap, see
-        ``docs/math/ensemble_objective.md``); ``train``, ``method``, ``solver``
-        options and ``problem`` do not apply to it.
+        own loss on ``(X, y)`` under the budget (``"accuracy"``: the error of
+        ``predict``).  Candidates: the paper search above (a third of the
+        time), the best fitting member of every baseline (GreedyPrune on the
+        error data of ``train``/``problem``, cost-complexity pruning, impurity
+        thresholds, the first m trees -- also as a sub-forest of m trees),
+        and :func:`prune_opt.objectives.fit_budget_ensemble` started from them
+        (budget descent from the best: exact block moves, loss never rising).
+        All are scored exactly on ``(X, y)`` and the lowest loss wins, so the
+        result is never worse than any baseline that fits; there is no
+        certified gap (see ``docs/math/ensemble_objective.md``).  ``problem=``
+        must be compiled on the same ``X``, and ``X``, ``y`` are still needed.
     cost_sample, client : optional
         Passed to :func:`prune_opt.compile_problem` (the budget is then met by
         the sampled average cost; ``solve_info`` records the true average cost
@@ -122,7 +129,13 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     Returns
     -------
     PrunedForest
-        ``solve_info`` holds ``budget``, ``achieved_cost``, ``budget_slack``,
+        With an ensemble objective, ``solve_info`` holds ``objective``,
+        ``budget``, ``achieved_cost``, ``ensemble_loss`` (the result's loss),
+        ``candidates_loss`` (best loss of each candidate source), ``found_by``,
+        ``paper_search`` and ``ensemble_search`` summaries; when the winner is
+        the first m whole trees, the result is a pruning of that sub-forest
+        (``n_trees_kept``).  With the paper objective, ``solve_info`` holds
+        ``budget``, ``achieved_cost``, ``budget_slack``,
         ``bound`` (best of the Lagrangian and binary-program bounds on the
         error term at the budget), ``gap`` (certified, relative), ``status``
         (``"optimal"`` or ``"time_limit"``), ``found_by`` (the heuristic that
@@ -150,11 +163,10 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
                          f"{objective!r}, runs its own search: 'search'), got {method!r}")
     if objective != "paper":
-        if cost_sample is not None or client is not None:
-            raise ValueError("cost_sample= and client= apply to objective='paper'")
-        return _fit_budget_ensemble(forest, X, y, costs=costs, budget=budget, train=train,
-                                    problem=problem, objective=objective,
-                                    time_limit=time_limit, verbose=verbose)
+        return _fit_objective(forest, X, y, costs=costs, budget=budget, train=train,
+                              problem=problem, objective=objective, time_limit=time_limit,
+                              verbose=verbose, solver_options=solver_options, method=method,
+                              cost_sample=cost_sample, client=client)
     if method not in ("search", "hull"):
         raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
     if exact_budget:
@@ -364,35 +376,24 @@ def _mip_point_cbc(p, time_limit, verbose):
     return x, pf.solve_info["status"], bound, "cbc-ip"
 
 
-def _fit_budget_ensemble(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose):
-    """``fit_budget`` with an ensemble objective (the forest's own loss on X, y).
-
-    The block-descent budget search is a heuristic that may run out of time
-    before its lambda continuation reaches the budget; so the paper's hard-budget
-    search (a third of the time) is a candidate too, and the pruning with the
-    lower ensemble loss is returned -- never worse than the paper's pruning in
-    the chosen objective, never the root-only forest when the paper's search
-    found a better fitting pruning with splits.
-    """
-    if train is not None or problem is not None:
-        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y); "
-                         "train= and problem= apply to objective='paper' only")
+def _fit_objective(forest, X, y, *, costs, budget, train, problem, objective, time_limit,
+                   verbose, solver_options, method, cost_sample, client):
+    """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
+    if cost_sample is not None or client is not None:
+        raise ValueError("cost_sample= and client= apply to objective='paper'")
+    if method != "search":
+        raise ValueError(f"method={method!r} applies to objective='paper'; an ensemble "
+                         "objective always runs the search")
     get_objective(objective)  # a clear error listing the objectives for a wrong name
-    t0 = time.perf_counter()
-    share = None if time_limit is None else time_limit / 3.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        paper = fit_budget(forest, X, y, costs=costs, budget=budget, time_limit=share)
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
-    ens = fit_budget_ensemble(forest, X, y, objective=objective, budget=budget, costs=costs,
-                              time_limit=left, verbose=verbose)
-    losses = [evaluate_objective(pf, X, y, objective=objective, lam=0.0)["loss"]
-              for pf in (ens, paper)]
-    best = ens if losses[0] <= losses[1] else paper
-    best.solve_info.update(objective=objective, ensemble_loss=min(losses),
-                           candidates_loss={"ensemble_search": losses[0],
-                                            "paper_search": losses[1]},
-                           found_by_objective="ensemble_search" if best is ens
-                           else "paper_search")
-    return best
+    if X is None or y is None:
+        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
+                         "the pruning data X and y (with problem=, the data it was "
+                         "compiled on)")
+
+    def paper_search(p, b, limit):
+        return _fit_search(p, b, limit, verbose, solver_options)
+
+    return fit_budget_objective(forest, X, y, costs=costs, budget=budget, train=train,
+                                problem=problem, objective=objective, time_limit=time_limit,
+                                verbose=verbose, solver_options=solver_options,
+                                paper_search=paper_search)

@@ -95,13 +95,29 @@ class _Search:
         return self.points[min(ok)[2]]
 
 
-def _root_run(state):
-    """The all-root pruning as a block-descent end point at lam = 0 (always feasible)."""
+def _mask_run(state, mask, start):
+    """A given pruning as an end point at lam = 0 (no descent from it yet)."""
     st = state.with_lam(0.0)
-    st.set_mask(np.zeros(state.forest.n_nodes, dtype=bool))
+    st.set_mask(mask)
     b = st.breakdown()
     return {"mask": st.mask.copy(), "trace": [b["objective"]], "iterations": 0,
-            "converged": False, "changes": [], "breakdown": b, "start": "root"}
+            "converged": False, "changes": [], "breakdown": b, "start": start}
+
+
+def _root_run(state):
+    """The all-root pruning as an end point at lam = 0 (always feasible)."""
+    return _mask_run(state, np.zeros(state.forest.n_nodes, dtype=bool), "root")
+
+
+def _check_candidates(forest, candidates):
+    """``[(name, closed split mask)]`` from the ``candidates`` argument."""
+    out = []
+    for item in candidates or ():
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            raise ValueError("candidates must be a list of (name, split_mask) pairs, got "
+                             f"an item {item!r:.60}")
+        out.append((item[0], forest.check_split_mask(item[1], name=f"candidates[{item[0]!r}]")))
+    return out
 
 
 def _lam_scale(full_run, root_run):
@@ -139,7 +155,7 @@ def _continuation(search, lam, mask, max_lams):
 
 def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                         time_limit=None, depth_cost=0.0, sample_weight=None, max_iter=50,
-                        max_lams=24, solver="auto", verbose=False):
+                        max_lams=24, solver="auto", verbose=False, candidates=None):
     """Best-loss pruning whose average acquisition cost on X is at most ``budget``.
 
     A continuation in ``lam``: starting from the best pruning at ``lam = 0``
@@ -154,6 +170,11 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     give a pruning near the budget.  Of every end point, the one with the
     lowest loss (the objective without the cost term) that fits is returned;
     the all-root pruning always fits, so a result always exists.
+
+    ``candidates`` (other prunings, e.g. the baselines' or the paper search's)
+    join the end points before anything else runs, and budget descent starts
+    first from the lowest-loss one that fits, so the result's loss is never
+    above any fitting candidate's.
 
     Parameters
     ----------
@@ -175,6 +196,8 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     solver : str
         Backend of the paper start at lam = 0.
     verbose : bool
+    candidates : list of (str, ndarray of bool), optional
+        Named split masks of the same forest to consider and start from.
 
     Returns
     -------
@@ -183,7 +206,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
         loss and average cost of every end point); ``status`` is
         ``"within_budget"`` and ``lam``/``start`` are those of the returned point
         (``start`` is ``"warm"``, ``"paper"``, ``"full"``, ``"repair"``,
-        ``"budget-descent"`` or ``"root"``).
+        ``"budget-descent"``, ``"root"`` or a candidate's name).
 
     Examples
     --------
@@ -210,6 +233,11 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                      None if time_limit is None else t0 + time_limit, verbose)
     root = _root_run(state)
     search.points.append((0.0, root))
+    extra = [(0.0, _mask_run(state, m, name)) for name, m in
+             _check_candidates(setup.forest, candidates)]
+    search.points.extend(extra)
+    if any(search.fits(r) for _, r in extra):
+        search.polish(n_points=1)
     runs = run_starts(state, setup, setup.starts("best", 0.0), max_iter=max_iter,
                       deadline=search.deadline, verbose=verbose)
     search.points.extend((0.0, r) for r in runs)

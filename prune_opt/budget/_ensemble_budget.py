@@ -1,0 +1,220 @@
+"""fit_budget with an ensemble objective: the best candidate in the forest's own loss.
+
+Candidates, all fitting the budget on the pruning data ``(X, y)``:
+
+* the paper-objective hard-budget search (a third of the time);
+* every member of every baseline that fits (GreedyPrune on the problem's error
+  data, cost-complexity pruning, impurity thresholds, the first m trees both
+  as a sub-forest and as a mask with the other trees cut to their roots), the
+  best of each family by the chosen objective;
+* the ensemble search (:func:`prune_opt.objectives.fit_budget_ensemble`)
+  started from those candidates: budget descent from the best of them (exact
+  block moves, loss never increasing, every iterate within the budget), then
+  its lambda continuation, greedy repair and descent again.
+
+Every candidate is scored exactly by :class:`VoteScorer` (the arithmetic of
+``PrunedForest.predict_proba``; ``predict``'s error for ``"accuracy"``) and
+the lowest wins, so the result is never worse than any fitting baseline.
+Each candidate is also scored with its root-only trees dropped from the vote
+(they add the same in-bag class shares to every example's vote, a bias towards
+the frequent classes, and cost nothing); the result may then be a pruning of
+that smaller forest (``solve_info["trees_kept"]``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from .._compile import compile_problem
+from .._forest import Forest
+from .._pruned import PrunedForest
+from ..objectives import fit_budget_ensemble, get_objective
+from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
+from ._fast_eval import cached_per_problem, greedy_masks
+from ._vote import VoteScorer
+
+__all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
+
+# share of the time left after the baselines given to the paper-objective search
+PAPER_SHARE = 1.0 / 3.0
+# relative slack of the budget test (float round-off of the average cost)
+BUDGET_RTOL = 1e-12
+# alphas of the cost-complexity path (the default of ccp_prunings)
+CCP_ALPHAS = 200
+
+
+def baseline_families(problem):
+    """Nested mask sequences of the baselines, costliest first: ``{name: [mask]}``.
+
+    ``"fewer-trees"`` keeps the first m trees whole and cuts the others to
+    their root (the sub-forests themselves are scored by
+    :meth:`VoteScorer.prefix_scores`).  Computed once per compiled problem.
+    """
+    return {"greedy": greedy_masks(problem),
+            **cached_per_problem(problem, "mask-baselines", _mask_baselines)}
+
+
+def _mask_baselines(problem):
+    f = problem.forest
+    risk = _node_risk(f, problem)
+    full = f.full_split_mask()
+    fewer = []
+    for m in range(f.n_trees, 0, -1):
+        mk = full.copy()
+        mk[f.node_offset[m]:] = False
+        fewer.append(mk)
+    return {"ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
+            "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
+            "fewer-trees": fewer}
+
+
+def _fits(cost, budget):
+    return cost <= budget * (1 + BUDGET_RTOL) + 1e-300
+
+
+def _best_fitting(masks, scorer, budget):
+    """``(loss, cost, mask)`` of the lowest-loss member of a nested family that fits.
+
+    The family is nested (costs non-increasing), so the fitting members are a
+    suffix, found by bisection on cost; each of them is scored.
+    """
+    lo, hi, seen = 0, len(masks), {}
+    while lo < hi:
+        mid = (lo + hi) // 2
+        seen[mid] = scorer.score(masks[mid])
+        if _fits(seen[mid][1], budget):
+            hi = mid
+        else:
+            lo = mid + 1
+    best, keys = None, set()
+    for i in range(lo, len(masks)):
+        key = masks[i].tobytes()
+        if key in keys:
+            continue
+        keys.add(key)
+        loss, cost = seen[i] if i in seen else scorer.score(masks[i])
+        if _fits(cost, budget) and (best is None or (loss, cost) < best[:2]):
+            best = (loss, cost, masks[i])
+    return best
+
+
+def _check_problem(problem, scorer):
+    if problem.depth_cost != 0:
+        raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
+                         "bounds acquisition cost only)")
+    full = problem.forest.full_split_mask()
+    mine, theirs = scorer.score(full)[1], problem.evaluate(full).average_cost
+    if not math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12):
+        raise ValueError(f"problem= measures the unpruned forest's average cost as {theirs:g} "
+                         f"but X gives {mine:g}: compile the problem on the same X (the "
+                         "budget and the objective are both measured on X)")
+
+
+def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
+                         time_limit, verbose, solver_options, paper_search):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
+
+    ``paper_search(problem, budget, time_limit)`` runs fit_budget's
+    paper-objective search (passed in to keep one definition of it).
+    """
+    obj = get_objective(objective)
+    t0 = time.perf_counter()
+    if problem is None:
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
+    f = problem.forest
+    scorer = VoteScorer(f, X, y, problem.costs, obj)
+    _check_problem(problem, scorer)
+    pool = {}
+    # the baselines first: the paper search then reuses the cached GreedyPrune sequence
+    for name, masks in baseline_families(problem).items():
+        best = _best_fitting(masks, scorer, budget)
+        if best is not None:
+            pool[f"baseline:{name}"] = best
+
+    def left(share=1.0):
+        if time_limit is None:
+            return None
+        return max(share * (time_limit - (time.perf_counter() - t0)), 0.5)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        paper = paper_search(problem, budget, left(PAPER_SHARE))
+    pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
+    ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
+                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])
+    pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
+    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
+
+
+def tree_subset(forest, trees):
+    """A Forest of the listed trees only (in order): dropped trees no longer vote."""
+    f = forest
+    out = []
+    for t in trees:
+        sl = f.tree_slice(t)
+        left, right = f.left[sl], f.right[sl]
+        out.append(dict(left=np.where(left >= 0, left - sl.start, -1),
+                        right=np.where(right >= 0, right - sl.start, -1),
+                        feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
+                        missing_go_to_left=f.missing_go_to_left[sl]))
+    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in trees]
+    return Forest(out, classes=f.classes_, n_features=f.n_features,
+                  feature_names=f.feature_names, in_bag=in_bag)
+
+
+def _without_stumps(problem, scorer, pool, budget):
+    """Each candidate with its root-only trees dropped from the vote, when that scores
+    better: ``{name: (loss, cost, mask, kept trees)}``.
+
+    A tree cut to its root adds the same class distribution (its in-bag class
+    shares) to every example's vote, a bias towards the frequent classes that
+    weighs more the more trees are cut; dropping those trees costs nothing.
+    """
+    f = problem.forest
+    out = {}
+    for name, (loss, _, mask) in pool.items():
+        kept = [t for t in range(f.n_trees) if mask[f.node_offset[t]]]
+        if 0 < len(kept) < f.n_trees:
+            d_loss, d_cost = scorer.score(mask, kept)
+            if _fits(d_cost, budget) and d_loss < loss:
+                out[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
+    return out
+
+
+def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
+    """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
+    f = problem.forest
+    fitting = {k: (*v, None) for k, v in pool.items() if _fits(v[1], budget)}
+    fitting.update(_without_stumps(problem, scorer, pool, budget))
+    subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
+            if _fits(cost, budget)]
+    if subs:
+        loss, cost, m = min(subs)
+        fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
+                                                       list(range(m)))
+    name = min(fitting, key=lambda k: fitting[k][:2])
+    loss, cost, mask, trees = fitting[name]
+    info = {"objective": obj.name, "budget": budget,
+            "candidates_loss": {k: v[0] for k, v in fitting.items()},
+            "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
+                                                                  "found_by")},
+            "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
+                                                                   "status")}}
+    if trees is None:
+        out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
+                           lam=0.0)
+    else:
+        sub = tree_subset(f, trees)
+        est = None if f.estimator is None else type(f.estimator).__name__
+        out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
+                           costs=problem.costs, estimator_class=est)
+        info.update(n_trees_kept=len(trees), trees_kept=[int(t) for t in trees])
+    info.update(found_by=name, found_by_objective=name, ensemble_loss=loss,
+                achieved_cost=cost, budget_slack=budget - cost, method="search",
+                status="within_budget", seconds=time.perf_counter() - t0)
+    out.objective, out.solve_info = loss, info
+    return out

@@ -1,0 +1,40 @@
+"""VoteScorer scores prunings exactly as PrunedForest predicts and costs them."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import prune_opt as po
+from prune_opt.budget import fewer_trees_prunings
+from prune_opt.budget._vote import VoteScorer
+from prune_opt.objectives import evaluate_objective
+from tests.forest_cases import forest_cases
+
+
+def _random_mask(forest, rng):
+    from prune_opt._problem import close_under_parents
+
+    return close_under_parents(forest, ~forest.is_leaf & (rng.random(forest.n_nodes) < 0.7))
+
+
+@given(case=forest_cases(), objective=st.sampled_from(["brier", "logloss", "accuracy"]))
+@settings(max_examples=10)
+def test_scores_match_pruned_forest(case, objective):
+    f = po.Forest.from_sklearn(case["est"])
+    Xv, yv, costs = case["X_val"], case["y_val"], case["costs"]
+    scorer = VoteScorer(f, Xv, yv, costs, objective)
+    mask = _random_mask(f, np.random.default_rng(case["seed"]))
+    pf = po.PrunedForest(f, mask, costs=costs)
+    loss, cost = scorer.score(mask)
+    assert cost == pf.average_cost(Xv)
+    if objective == "accuracy":
+        assert np.isclose(loss, 1.0 - pf.score(Xv, yv), rtol=0, atol=1e-12)
+    else:
+        ref = evaluate_objective(pf, Xv, yv, objective=objective, lam=0.0)["loss"]
+        assert np.isclose(loss, ref, rtol=1e-12, atol=1e-15)
+    for (m, sub), (s_loss, s_cost) in zip(fewer_trees_prunings(f, costs=costs)[::-1],
+                                          scorer.prefix_scores()):
+        assert sub.n_trees == m
+        assert s_cost == sub.average_cost(Xv)
+        if objective == "accuracy":
+            assert np.isclose(s_loss, 1.0 - sub.score(Xv, yv), rtol=0, atol=1e-12)
