@@ -179,7 +179,7 @@ def test_fit_budget_with_an_ensemble_objective_meets_the_budget():
     assert pruned.n_splits > 0  # a useful pruning, not the constant predictor
     with pytest.raises(ValueError, match="objective"):
         po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=1.0, objective="nope")
-    with pytest.raises(ValueError, match="method="):
+    with pytest.raises(ValueError, match="method"):
         po.fit_budget(rf, X[1::2], y[1::2], costs=costs, budget=1.0, objective="brier",
                       method="hull")
 

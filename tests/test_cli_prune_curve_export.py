@@ -19,7 +19,9 @@ def test_prune_lam_and_budget(tmp_path, capsys):
     assert (tmp_path / "u.png").read_bytes()[:4] == b"\x89PNG"
     text = capsys.readouterr().out
     assert "objective" in text and "test_accuracy" in text and "status: optimal" in text
-    assert text.startswith("[prune-opt] memory estimate for ") and "available" in text
+    lines = text.splitlines()
+    assert lines[0].startswith("task: classification")
+    assert lines[1].startswith("[prune-opt] memory estimate for ") and "available" in text
     pf = po.load(out)
     summary = json.loads((tmp_path / "s.json").read_text())
     assert pf.n_splits == summary["splits"]
