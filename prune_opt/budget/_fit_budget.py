@@ -167,8 +167,6 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
                               problem=problem, objective=objective, time_limit=time_limit,
                               verbose=verbose, solver_options=solver_options, method=method,
                               cost_sample=cost_sample, client=client)
-    if method not in ("search", "hull"):
-        raise ValueError(f"method must be 'search' or 'hull', got {method!r}")
     if exact_budget:
         warnings.warn("fit_budget(exact_budget=True) is deprecated: the default search "
                       "always solves the hard budget and reports its certified gap; pass "
@@ -381,9 +379,6 @@ def _fit_objective(forest, X, y, *, costs, budget, train, problem, objective, ti
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper'")
-    if method != "search":
-        raise ValueError(f"method={method!r} applies to objective='paper'; an ensemble "
-                         "objective always runs the search")
     get_objective(objective)  # a clear error listing the objectives for a wrong name
     if X is None or y is None:
         raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
