@@ -33,8 +33,8 @@ from .._compile import compile_problem
 from .._forest import Forest
 from .._pruned import PrunedForest
 from ..objectives import fit_budget_ensemble, get_objective
-from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
-from ._fast_eval import cached_per_problem, greedy_masks
+from ._fast_eval import greedy_masks
+from ._heuristics import mask_baseline_families
 from ._vote import VoteScorer
 
 __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
@@ -43,8 +43,6 @@ __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
 PAPER_SHARE = 1.0 / 3.0
 # relative slack of the budget test (float round-off of the average cost)
 BUDGET_RTOL = 1e-12
-# alphas of the cost-complexity path (the default of ccp_prunings)
-CCP_ALPHAS = 200
 
 
 def baseline_families(problem):
@@ -54,22 +52,7 @@ def baseline_families(problem):
     their root (the sub-forests themselves are scored by
     :meth:`VoteScorer.prefix_scores`).  Computed once per compiled problem.
     """
-    return {"greedy": greedy_masks(problem),
-            **cached_per_problem(problem, "mask-baselines", _mask_baselines)}
-
-
-def _mask_baselines(problem):
-    f = problem.forest
-    risk = _node_risk(f, problem)
-    full = f.full_split_mask()
-    fewer = []
-    for m in range(f.n_trees, 0, -1):
-        mk = full.copy()
-        mk[f.node_offset[m]:] = False
-        fewer.append(mk)
-    return {"ccp": [ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)],
-            "impurity": [pf.split_mask for _, pf in impurity_threshold_prunings(f)],
-            "fewer-trees": fewer}
+    return {"greedy": greedy_masks(problem), **mask_baseline_families(problem)}
 
 
 def _fits(cost, budget):

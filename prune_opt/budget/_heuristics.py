@@ -22,10 +22,14 @@ import scipy.sparse as sp
 
 from .._problem import close_under_parents
 from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
-from ._fast_eval import MaskEvaluator, greedy_masks
+from ._fast_eval import MaskEvaluator, cached_per_problem, greedy_masks
 from ._state import PruningState
 
-__all__ = ["tree_mixing", "greedy_unit_removal", "block_descent", "baseline_masks"]
+# alphas of the cost-complexity path (the default of ccp_prunings)
+CCP_ALPHAS = 200
+
+__all__ = ["tree_mixing", "greedy_unit_removal", "block_descent", "baseline_masks",
+           "mask_baseline_families"]
 
 
 def tree_mixing(problem, cheap, costly, budget):
@@ -189,20 +193,23 @@ def block_descent(problem, mask, budget, deadline, max_sweeps=20):
     return state.mask.copy(), moves
 
 
-def baseline_masks(problem, budget, deadline):
-    """The best fitting pruning of each baseline: ``{name: mask or None}``.
+def mask_baseline_families(problem):
+    """Nested mask sequences of the baselines but GreedyPrune, costliest first.
 
-    Each baseline is a nested sequence of prunings (GreedyPrune, cost-complexity
-    pruning over its alpha path, impurity thresholds, and fewer trees -- the
-    first m trees kept whole, the others cut to their root, which costs what the
-    m-tree sub-forest costs); the best one that fits is found by bisection on
-    cost.  GreedyPrune runs last and is skipped once the deadline has passed.
+    ``{"ccp": [...], "impurity": [...], "fewer-trees": [...]}``: cost-complexity
+    pruning over its ``CCP_ALPHAS``-point alpha path (duplicates dropped),
+    impurity thresholds (absent for a forest without node impurities), and the
+    first m trees kept whole with the others cut to their root.  Computed once
+    per compiled problem (:func:`cached_per_problem`).
     """
+    return cached_per_problem(problem, "mask-baselines", _mask_baseline_families)
+
+
+def _mask_baseline_families(problem):
     f = problem.forest
-    ev = MaskEvaluator(problem)
     risk = _node_risk(f, problem)
     families = {
-        "ccp": _unique([ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, 200)])}
+        "ccp": _unique([ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)])}
     try:
         families["impurity"] = [pf.split_mask for _, pf in impurity_threshold_prunings(f)]
     except ValueError:  # a regression forest that carries no node impurities: no seed
@@ -214,6 +221,20 @@ def baseline_masks(problem, budget, deadline):
         mk[f.node_offset[m]:] = False
         fewer.append(mk)
     families["fewer-trees"] = fewer
+    return families
+
+
+def baseline_masks(problem, budget, deadline):
+    """The best fitting pruning of each baseline: ``{name: mask or None}``.
+
+    Each baseline is a nested sequence of prunings (GreedyPrune, cost-complexity
+    pruning over its alpha path, impurity thresholds, and fewer trees -- the
+    first m trees kept whole, the others cut to their root, which costs what the
+    m-tree sub-forest costs); the best one that fits is found by bisection on
+    cost.  GreedyPrune runs last and is skipped once the deadline has passed.
+    """
+    ev = MaskEvaluator(problem)
+    families = mask_baseline_families(problem)
     out = {name: ev.best_in_nested(masks, budget) for name, masks in families.items()}
     if time.perf_counter() < deadline:
         out["greedy"] = ev.best_in_nested(greedy_masks(problem), budget)
