@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import prune_opt.datasets
 from prune_opt.checks import save_matrix
-from prune_opt.cli import EXIT_INTERRUPTED, EXIT_USAGE, main
+from prune_opt.cli import EXIT_INTERRUPTED, main
 from prune_opt.cli._common import write_csv, write_json
+from tests.cli_checks import one_line_error
 
 DATA = ["--dataset", "pima", "--trees", "2", "--max-depth", "3"]
 
@@ -51,25 +51,6 @@ def _cwd(tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
-@pytest.fixture
-def no_work(monkeypatch):
-    """Fail the test if a command starts loading data (i.e. the real work)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("the command started its work before checking its outputs")
-
-    monkeypatch.setattr(prune_opt.datasets, "load_dataset", refuse)
-
-
-def _one_line_error(capsys, code, *needles):
-    err = capsys.readouterr().err
-    assert code == EXIT_USAGE, err
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, err
-    return err
-
-
 @pytest.mark.parametrize("argv, flag", OUTPUT_OPTIONS, ids=IDS)
 @pytest.mark.parametrize("case", ["directory", "missing-parent", "read-only"])
 def test_bad_output_path_fails_before_the_work(argv, flag, case, tmp_path, capsys, no_work,
@@ -87,21 +68,21 @@ def test_bad_output_path_fails_before_the_work(argv, flag, case, tmp_path, capsy
             monkeypatch.setattr(os, "access", lambda p, mode, **kw: False
                                 if os.fspath(p) == str(target.parent) else real_access(p, mode))
     code = main([*argv, flag, str(target)])
-    _one_line_error(capsys, code, flag, why)
+    one_line_error(capsys, code, flag, why)
 
 
 def test_demo_output_folder_must_be_a_folder(tmp_path, capsys, no_work):
     a_file = tmp_path / "f"
     a_file.write_text("x")
-    _one_line_error(capsys, main(["demo", "--out", str(a_file)]), "--out", "is a file")
+    one_line_error(capsys, main(["demo", "--out", str(a_file)]), "--out", "is a file")
     code = main(["demo", "--out", str(tmp_path / "no" / "such")])
-    _one_line_error(capsys, code, "--out", "does not exist")
+    one_line_error(capsys, code, "--out", "does not exist")
 
 
 def test_two_options_naming_one_file_is_an_error(tmp_path, capsys, no_work):
     same = str(tmp_path / "same.json")
     code = main(["prune", *DATA, "--lam", "0.01", "--out", same, "--json", same])
-    _one_line_error(capsys, code, "--out and --json", "own file")
+    one_line_error(capsys, code, "--out and --json", "own file")
 
 
 def _fail_fsync(monkeypatch, exc):
@@ -130,7 +111,7 @@ def test_full_disk_is_one_line_and_keeps_the_old_file(argv, flag, tmp_path, caps
         argv = ["tu-check", "--dataset", "pima", "--trees", "1", "--examples", "10"]
     _fail_fsync(monkeypatch, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     code = main([*argv, flag, str(target)])
-    _one_line_error(capsys, code, "No space left on device", target.name)
+    one_line_error(capsys, code, "No space left on device", target.name)
     assert target.read_bytes() == b"previous content"
     assert _leftovers(out_dir) == [target.name]  # no temporary file left behind
 
@@ -145,7 +126,7 @@ def test_full_disk_while_saving_the_pruned_forest(tmp_path, capsys, monkeypatch)
     target = tmp_path / "p.json"
     _fail_fsync(monkeypatch, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     code = main(["prune", *DATA, "--lam", "0.01", "--out", str(target)])
-    _one_line_error(capsys, code, "No space left on device")
+    one_line_error(capsys, code, "No space left on device")
     assert list(tmp_path.iterdir()) == []
 
 

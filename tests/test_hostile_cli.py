@@ -10,28 +10,10 @@ import pytest
 
 import prune_opt as po
 import prune_opt.datasets
-from prune_opt.cli import EXIT_USAGE, main
+from prune_opt.cli import main
+from tests.cli_checks import one_line_error
 
 PIMA = ["--dataset", "pima", "--trees", "2", "--max-depth", "3"]
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """Fail the test if a command starts loading data (i.e. the real work)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("the command started its work before checking its options")
-
-    monkeypatch.setattr(prune_opt.datasets, "load_dataset", refuse)
-
-
-def _one_line_error(capsys, code, *needles):
-    err = capsys.readouterr().err
-    assert code == EXIT_USAGE, err
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, err
-    return err
 
 
 @pytest.fixture
@@ -50,25 +32,25 @@ def table(tmp_path):
 def test_demo_budget_time_limit_is_checked_before_the_work(value, capsys, no_work, tmp_path):
     """It was checked by fit_budget after the whole lambda grid had been solved."""
     code = main(["demo", "--budget-time-limit", value, "--out", str(tmp_path / "d")])
-    _one_line_error(capsys, code, "--budget-time-limit")
+    one_line_error(capsys, code, "--budget-time-limit")
 
 
 def test_curve_objective_and_plot_suffix_are_checked_before_the_work(capsys, no_work,
                                                                      tmp_path):
     code = main(["curve", *PIMA, "--objective", "nope", "--csv", str(tmp_path / "c.csv")])
-    _one_line_error(capsys, code, "unknown objective 'nope'")
+    one_line_error(capsys, code, "unknown objective 'nope'")
     code = main(["curve", *PIMA, "--plot", str(tmp_path / "c.csv")])
-    _one_line_error(capsys, code, "--plot", "cannot write 'csv'")
+    one_line_error(capsys, code, "--plot", "cannot write 'csv'")
     code = main(["prune", *PIMA, "--lam", "0.01", "--usage-plot", str(tmp_path / "u.txt"),
                  "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, "--usage-plot", "cannot write 'txt'")
+    one_line_error(capsys, code, "--usage-plot", "cannot write 'txt'")
 
 
 def test_budget_method_hull_with_an_ensemble_objective_is_refused(capsys, tmp_path):
     """--objective brier silently ignored --budget-method hull."""
     code = main(["prune", *PIMA, "--budget", "5", "--objective", "brier",
                  "--budget-method", "hull", "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, "method", "'hull'")
+    one_line_error(capsys, code, "method", "'hull'")
     assert not (tmp_path / "p.json").exists()
 
 
@@ -94,7 +76,7 @@ def test_bad_cost_files_are_one_clear_line(text, words, capsys, tmp_path):
     costs.write_text(text)
     code = main(["prune", *PIMA, "--lam", "0.01", "--costs", str(costs),
                  "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, words)
+    one_line_error(capsys, code, words)
 
 
 def test_cost_lines_with_comments_and_a_csv_with_quoted_bom_header(table, capsys, tmp_path):
@@ -127,13 +109,13 @@ def test_bad_csv_inputs_are_one_clear_line(content, words, capsys, tmp_path):
     path.write_bytes(content)
     code = main(["prune", "--dataset", str(path), "--trees", "2", "--lam", "0.01",
                  "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, words)
+    one_line_error(capsys, code, words)
 
 
 def test_a_folder_as_dataset_is_one_clear_line(capsys, tmp_path):
     code = main(["prune", "--dataset", str(tmp_path), "--trees", "2", "--lam", "0.01",
                  "--out", str(tmp_path / "p.json")])
-    _one_line_error(capsys, code, "not a file")
+    one_line_error(capsys, code, "not a file")
 
 
 # ------------------------------------------------------------ export formats and datasets
@@ -145,10 +127,10 @@ def test_export_formats(capsys, tmp_path):
         text = (tmp_path / name).read_text()
         assert text.startswith(head) and ("ROWS" in text) == (head == "*")
     code = main(["export", *PIMA, "--lam", "0.01", "--out", str(tmp_path / "e.mps.gz")])
-    _one_line_error(capsys, code, "cannot tell the format")
+    one_line_error(capsys, code, "cannot tell the format")
     code = main(["export", *PIMA, "--lam", "0.01", "--budget", "-1",
                  "--out", str(tmp_path / "b.lp")])
-    _one_line_error(capsys, code, "budget")
+    one_line_error(capsys, code, "budget")
 
 
 def test_datasets_without_a_shared_folder_lists_every_name(capsys, monkeypatch, tmp_path):
