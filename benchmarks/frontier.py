@@ -342,17 +342,20 @@ def cegb_fit(ctx, seed, rounds, tradeoff):
             "test_cost": float(lightgbm_acquisition_cost(m, ctx.X_te, ctx.costs).mean())}
 
 
-def cegb_points(ctx, seed, args):
+def cegb_points(ctx, seed, args, fit=None):
     """LightGBM CEGB over the tradeoff grid and both round counts.
 
     The cost falls in cliffs as the tradeoff grows, so after the log grid every
     budget with no model in ``(budget / 2, budget]`` gets ``args.cegb_refine``
     geometric bisection steps between the neighbouring grid tradeoffs whose
-    costs straddle it.
+    costs straddle it.  ``fit(ctx, seed, rounds, tradeoff)`` returns one point
+    (default :func:`cegb_fit`; ``benchmarks/regression.py`` passes its
+    regressor's).
     """
+    fit = cegb_fit if fit is None else fit
     pts = []
     for rounds in args.cegb_rounds:
-        own = [cegb_fit(ctx, seed, rounds, t) for t in args.cegb_tradeoffs]
+        own = [fit(ctx, seed, rounds, t) for t in args.cegb_tradeoffs]
         for b in ctx.budgets:
             for _ in range(args.cegb_refine):
                 if any(b / 2 < p["val_cost"] <= b for p in own):
@@ -363,7 +366,7 @@ def cegb_points(ctx, seed, args):
                     break
                 lo, hi = max(above), min(below)
                 t = float(np.sqrt(lo * hi)) if lo > 0 else hi / 100.0
-                own.append(cegb_fit(ctx, seed, rounds, t))
+                own.append(fit(ctx, seed, rounds, t))
         pts += own
     return pts
 

@@ -55,6 +55,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import frontier  # noqa: E402  (the CEGB tradeoff refinement is shared)
+
 DATASETS = ("heart-severity", "diabetes")
 BUDGETS = (0.10, 0.25, 0.50)
 CEGB_TRADEOFFS = (0.0,) + tuple(float(v) for v in np.logspace(-4, 3, 8))
@@ -168,26 +170,6 @@ def cegb_fit(ctx, seed, rounds, tradeoff):
                      rounds=rounds, tradeoff=tradeoff)
 
 
-def cegb_points(ctx, seed, args):
-    """CEGB over the tradeoff grid at both round counts, bisecting for missed budgets."""
-    pts = []
-    for rounds in args.cegb_rounds:
-        own = [cegb_fit(ctx, seed, rounds, t) for t in args.cegb_tradeoffs]
-        for b in ctx.budgets:
-            for _ in range(args.cegb_refine):
-                if any(b / 2 < p["val_cost"] <= b for p in own):
-                    break
-                above = [p["tradeoff"] for p in own if p["val_cost"] > b]
-                below = [p["tradeoff"] for p in own if p["val_cost"] <= b / 2]
-                if not above or not below or max(above) >= min(below):
-                    break
-                lo, hi = max(above), min(below)
-                own.append(cegb_fit(ctx, seed, rounds,
-                                    float(np.sqrt(lo * hi)) if lo > 0 else hi / 100.0))
-        pts += own
-    return pts
-
-
 def pick(points, budget, fallback):
     """Lowest validation MSE within the budget; ``fallback`` when none fits."""
     ok = [p for p in points if p["val_cost"] <= budget * (1 + 1e-9)]
@@ -209,7 +191,7 @@ def run_seed(name, ds, seed, args):
     points, secs, problem = project_points(rf, ctx)
     if not args.no_cegb:
         t1 = time.perf_counter()
-        points["cegb"] = cegb_points(ctx, seed, args)
+        points["cegb"] = frontier.cegb_points(ctx, seed, args, fit=cegb_fit)
         secs["cegb"] = time.perf_counter() - t1
     mean = float(np.mean(y_tr))
     fallback = ctx.point(np.full(len(y_v), mean), np.full(len(y_te), mean), 0.0, 0.0,
