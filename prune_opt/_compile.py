@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._compile_steps import error_routing, plan_memory, resolve_sample, sample_info
-from ._costs import as_feature_costs
+from ._costs import as_feature_costs, estimator_costs
 from ._forest import as_forest
 from ._problem import PruningProblem
 from ._routing import (
@@ -13,7 +13,13 @@ from ._routing import (
     route_costs,
 )
 from ._sampling import draw_cost_sample
-from ._validation import check_features, check_labels, check_nonneg_scalar, check_weights
+from ._validation import (
+    check_features,
+    check_labels,
+    check_nonneg_scalar,
+    check_weights,
+    scale_weights,
+)
 
 __all__ = ["compile_problem"]
 
@@ -89,9 +95,6 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     >>> problem.n_trees
     3
     """
-    from ._costs import estimator_costs
-    from ._validation import scale_weights
-
     costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
     sample_weight = scale_weights(sample_weight)  # scale-free: 1e18-sized weights broke LPs
     forest = as_forest(forest)

@@ -165,7 +165,7 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     if objective != "paper":
         return _fit_objective(forest, X, y, costs=costs, budget=budget, train=train,
                               problem=problem, objective=objective, time_limit=time_limit,
-                              verbose=verbose, solver_options=solver_options, method=method,
+                              verbose=verbose, solver_options=solver_options,
                               cost_sample=cost_sample, client=client)
     if exact_budget:
         warnings.warn("fit_budget(exact_budget=True) is deprecated: the default search "
@@ -375,7 +375,7 @@ def _mip_point_cbc(p, time_limit, verbose):
 
 
 def _fit_objective(forest, X, y, *, costs, budget, train, problem, objective, time_limit,
-                   verbose, solver_options, method, cost_sample, client):
+                   verbose, solver_options, cost_sample, client):
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper'")
