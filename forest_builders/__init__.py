@@ -16,6 +16,9 @@ Every grower is a scikit-learn classifier with ``to_forest()``, so
   :func:`cegb_curve` traces its accuracy-cost curve beside prune-opt's.
 - :class:`LazyCostRandomForestClassifier` - random forest grown tree by tree with
   CEGB's lazy per-example feature penalty carried across trees.
+- :class:`SubsetForestClassifier`, :func:`rank_features_by_cost` - random forest on a
+  cost-aware subset of the features (recursive elimination by importance per unit
+  of cost saved); ``max_cost`` caps every example's cost.
 
 This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
 imports it.
@@ -25,6 +28,7 @@ from .act import ACTClassifier, ACTForestClassifier
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
+from .feature_subset import SubsetForestClassifier, rank_features_by_cost, subset_costs
 from .lazy_cost_rf import LazyCostRandomForestClassifier
 from .lightgbm_import import (
     forest_from_lightgbm,
@@ -40,9 +44,12 @@ __all__ = [
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",
     "LazyCostRandomForestClassifier",
+    "SubsetForestClassifier",
     "cegb_curve",
     "forest_from_lightgbm",
     "lightgbm_acquisition_cost",
     "lightgbm_feature_usage",
     "lightgbm_trees",
+    "rank_features_by_cost",
+    "subset_costs",
 ]

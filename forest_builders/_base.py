@@ -189,6 +189,50 @@ def _partition(X, S, go, f, thr):
     return SL, SR
 
 
+class ForestPredictions:
+    """``predict_proba`` / ``predict`` / ``acquisition_cost`` of a fitted ``forest_``.
+
+    Shared by every grower whose fitted trees live in a :class:`prune_opt.Forest`
+    (``forest_``), with the checked costs in ``costs_``.  Rows are cast to
+    float32 first, as the trees were grown on (and scikit-learn compares).
+    """
+
+    def predict_proba(self, X):
+        """Average of the trees' leaf class distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "forest_")
+        X = validate_data(self, X, reset=False, dtype=np.float32, ensure_all_finite="allow-nan")
+        return self.forest_.predict_proba(X.astype(float))
+
+    def predict(self, X):
+        """Class with the highest averaged probability."""
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+    def acquisition_cost(self, X, costs=None):
+        """Per-example acquisition cost of the whole forest (units paid once).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        costs : FeatureCosts or array-like, optional
+            Defaults to the costs used for fitting.
+        """
+        check_is_fitted(self, "forest_")
+        X = validate_data(self, X, reset=False, dtype=np.float32, ensure_all_finite="allow-nan")
+        pf = PrunedForest(self.forest_, self.forest_.full_split_mask(),
+                          costs=self.costs_ if costs is None else costs)
+        return pf.acquisition_cost(X.astype(float))
+
+
 class CostAwareClassifier(ClassifierMixin, BaseEstimator):
     """Shared base of the cost-aware tree estimators of this package.
 
@@ -238,7 +282,7 @@ class CostAwareClassifier(ClassifierMixin, BaseEstimator):
         return self.forest_
 
 
-class ArrayForestClassifier(CostAwareClassifier):
+class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
     """Base class: bootstrap forests of array trees predicted through a prune_opt Forest.
 
     Subclasses implement ``fit`` with a ``choose`` callback for
@@ -373,39 +417,3 @@ class ArrayForestClassifier(CostAwareClassifier):
 
     def _stop_rule(self):
         return None
-
-    # ------------------------------------------------------------ prediction
-    def predict_proba(self, X):
-        """Average of the trees' leaf class distributions.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self, "forest_")
-        X = validate_data(self, X, reset=False, dtype=np.float32, ensure_all_finite="allow-nan")
-        return self.forest_.predict_proba(X.astype(float))
-
-    def predict(self, X):
-        """Class with the highest averaged probability."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
-
-    def acquisition_cost(self, X, costs=None):
-        """Per-example acquisition cost of the whole forest (units paid once).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        costs : FeatureCosts or array-like, optional
-            Defaults to the costs used for fitting.
-        """
-        check_is_fitted(self, "forest_")
-        X = validate_data(self, X, reset=False, dtype=np.float32, ensure_all_finite="allow-nan")
-        pf = PrunedForest(self.forest_, self.forest_.full_split_mask(),
-                          costs=self.costs_ if costs is None else costs)
-        return pf.acquisition_cost(X.astype(float))

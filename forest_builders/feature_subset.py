@@ -1,0 +1,368 @@
+"""Cost-aware feature selection, and random forests grown on the selected columns.
+
+A random forest spreads its splits over nearly every feature, and an example
+pays for a feature as soon as one tree asks for it; pruning can only remove
+a feature from an example's bill when *every* tree stops asking for it.  The
+most direct way to a budget is often to never grow on the expensive,
+redundant features at all.
+
+:func:`rank_features_by_cost` orders the features by cost-aware recursive
+feature elimination (RFE; Guyon et al., Machine Learning 2002): a random
+forest is fitted on the surviving features, and the feature with the least
+impurity importance *per unit of cost it saves* is dropped, then the forest
+is refitted.  The saving of feature j is ``cost(S) - cost(S minus j)`` under
+the :class:`~prune_opt.FeatureCosts` model, so shared acquisition units
+(a blood draw paying for several tests) and ``requires`` chains are counted
+exactly: a feature whose unit another survivor still needs saves nothing
+and is kept.  Any prefix ``ranking[:k]`` is a nested feature subset.
+
+:class:`SubsetForestClassifier` grows a scikit-learn random forest on a
+subset (given, or the longest prefix of the ranking within ``max_cost``) and
+exposes it over *all* the input columns, so ``prune_opt.prune``,
+``prune_opt.fit_budget``, ``to_sklearn()`` and the cost accounting take it
+unchanged.  With ``max_cost`` every example costs at most ``max_cost``: the
+forest can only ask for the subset's features.  Pruning it with
+``fit_budget`` then spends the budget within the subset.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_X_y, validate_data
+
+from prune_opt import Forest, as_feature_costs
+
+from ._base import CostAwareClassifier, ForestPredictions
+
+__all__ = ["SubsetForestClassifier", "rank_features_by_cost", "subset_costs"]
+
+
+def subset_costs(costs, ranking):
+    """Per-example cost of asking for every feature of ``ranking[:k]``, k = 1 .. d.
+
+    Parameters
+    ----------
+    costs : FeatureCosts
+    ranking : sequence of int
+        Feature indices, most valuable first (from :func:`rank_features_by_cost`).
+
+    Returns
+    -------
+    ndarray of shape (len(ranking),)
+        Entry k-1 is the cost of the prefix of length k, an upper bound on what
+        any example pays to a forest grown on those features.
+
+    Examples
+    --------
+    >>> from prune_opt import FeatureCosts
+    >>> subset_costs(FeatureCosts([1.0, 5.0, 2.0]), [2, 0, 1]).tolist()
+    [2.0, 3.0, 8.0]
+    """
+    ranking = np.asarray(ranking, dtype=np.int64)
+    prefix = np.zeros((ranking.size, costs.n_features), dtype=bool)
+    for k in range(ranking.size):
+        prefix[k:, ranking[k]] = True
+    return np.asarray(costs.cost_of_usage(prefix), dtype=float)
+
+
+def _savings(costs, survivors):
+    """What dropping each survivor saves: cost(S) - cost(S minus j), all j in S."""
+    used = np.zeros((survivors.size + 1, costs.n_features), dtype=bool)
+    used[:, survivors] = True
+    used[np.arange(survivors.size), survivors] = False  # row k drops survivor k
+    total = np.asarray(costs.cost_of_usage(used), dtype=float)
+    return total[-1] - total[:-1]
+
+
+def _drop_order(importance, saving, n_drop):
+    """Indices (into the survivors) of the ``n_drop`` least valuable per cost saved.
+
+    A feature whose removal saves nothing is free to keep (score +inf); ties
+    drop the one that saves more first.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(saving > 1e-12, importance / np.maximum(saving, 1e-300), np.inf)
+    order = np.lexsort((-saving, score))
+    return order[:n_drop]
+
+
+def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_features="sqrt",
+                          sample_weight=None, random_state=None, verbose=False):
+    """Order the features by cost-aware recursive feature elimination.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Training data (NaN allowed, as in scikit-learn's random forests).
+    y : array-like of shape (n_samples,)
+        Class labels.
+    costs : FeatureCosts, array-like, mapping or None
+        Acquisition costs (uniform 1.0 when None).
+    n_estimators : int, default 50
+        Trees of each elimination round's random forest.
+    step : int or float, default 1
+        Features dropped per round: a count, or a fraction (in (0, 1)) of the
+        survivors, at least one.
+    max_features : {"sqrt", "log2"}, int, float or None, default "sqrt"
+        Passed to each round's forest.
+    sample_weight : array-like of shape (n_samples,), optional
+    random_state : int, RandomState or None
+    verbose : bool, default False
+        Print one line per round.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        Feature indices, most valuable per unit of cost first: ``ranking[:k]``
+        is the subset of k features the elimination kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4))
+    >>> y = (X[:, 1] + 0.1 * X[:, 3] > 0).astype(int)
+    >>> ranking = rank_features_by_cost(X, y, costs=[1, 1, 1, 1], n_estimators=10,
+    ...                                 random_state=0)
+    >>> int(ranking[0]), sorted(ranking.tolist())
+    (1, [0, 1, 2, 3])
+    """
+    X, y = check_X_y(X, y, dtype=np.float32, ensure_all_finite="allow-nan")
+    check_classification_targets(y)
+    fc = as_feature_costs(costs, X.shape[1], None)
+    if isinstance(step, bool) or not isinstance(step, (Integral, Real)) or not step > 0 or (
+            isinstance(step, Real) and not isinstance(step, Integral) and step >= 1):
+        raise ValueError(f"step must be a positive int or a fraction in (0, 1), got {step!r}")
+    survivors = np.arange(X.shape[1])
+    dropped = []
+    while survivors.size > 1:
+        rf = RandomForestClassifier(n_estimators=n_estimators, max_features=max_features,
+                                    random_state=random_state, n_jobs=1)
+        rf.fit(X[:, survivors], y, sample_weight=sample_weight)
+        n_drop = int(step) if isinstance(step, Integral) else int(step * survivors.size)
+        n_drop = min(max(n_drop, 1), survivors.size - 1)
+        gone = _drop_order(rf.feature_importances_, _savings(fc, survivors), n_drop)
+        if verbose:
+            print(f"rank_features_by_cost: {survivors.size} features, dropping "
+                  f"{survivors[gone].tolist()}")
+        dropped.extend(survivors[gone].tolist())  # least valuable first
+        survivors = np.delete(survivors, gone)
+    return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
+
+
+
+def _resolve_features(features, n_features, names):
+    """Column indices of ``features`` (indices, or names when X had column names)."""
+    items = list(np.atleast_1d(np.asarray(features, dtype=object)))
+    if not items:
+        raise ValueError("features is empty; pass at least one column, or features=None")
+    out = []
+    for f in items:
+        if isinstance(f, (Integral, np.integer)) and not isinstance(f, bool):
+            if not 0 <= int(f) < n_features:
+                raise ValueError(f"features: index {f} is out of range for {n_features} "
+                                 "columns")
+            out.append(int(f))
+        elif isinstance(f, str) and names is not None and f in names:
+            out.append(names.index(f))
+        else:
+            known = "" if names is None else f"; columns: {names[:10]}"
+            raise ValueError(f"features: {f!r} is not a column index or name of X{known}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"features: a column is listed twice ({items})")
+    return np.asarray(out, dtype=np.int64)
+
+
+def _widen(tree, columns):
+    """One sklearn tree's arrays with split features mapped back to the input columns."""
+    tr = tree.tree_
+    feature = np.asarray(tr.feature, dtype=np.int64)
+    internal = feature >= 0
+    wide = np.full(feature.shape, -1, dtype=np.int64)
+    wide[internal] = columns[feature[internal]]
+    return dict(left=tr.children_left, right=tr.children_right, feature=wide,
+                threshold=tr.threshold, value=tr.value[:, 0, :],
+                missing_go_to_left=getattr(tr, "missing_go_to_left", None))
+
+
+class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
+    """Random forest grown on a cost-aware subset of the features.
+
+    The subset is ``features`` when given; otherwise, with ``max_cost``, the
+    longest prefix of :func:`rank_features_by_cost` whose features together
+    cost at most ``max_cost`` per example; otherwise every feature.  The
+    forest is scikit-learn's :class:`~sklearn.ensemble.RandomForestClassifier`
+    fitted on those columns and exposed over all the input columns.
+
+    Parameters
+    ----------
+    n_estimators : int, default 100
+    features : sequence of int or str, optional
+        Columns to grow on (indices, or names when ``X`` has column names).
+    max_cost : float, optional
+        Per-example cost cap: the subset is the longest prefix of the cost
+        ranking within it, so no example ever costs more.  Exclusive with
+        ``features``.  Below the cheapest feature, every tree is a single leaf
+        (the training class frequencies) and a warning says so.
+    costs : FeatureCosts, array-like, mapping or None
+        Acquisition costs (uniform 1.0 when None).
+    criterion : {"gini", "entropy", "log_loss"}, default "gini"
+    max_features : {"sqrt", "log2"}, int, float or None, default "sqrt"
+        Of the subset's columns, per split.
+    max_depth : int or None
+    min_samples_leaf : int, default 1
+    bootstrap : bool, default True
+    ranking_estimators : int, default 50
+        Trees of each elimination round of the ranking (``max_cost`` only).
+    ranking_step : int or float, default 1
+        Features dropped per elimination round (see :func:`rank_features_by_cost`).
+    n_jobs : int or None
+        For the final forest (scikit-learn's meaning).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    n_features_in_ : int
+    features_ : ndarray of int
+        The columns the forest may ask for.
+    ranking_ : ndarray of int or None
+        The cost ranking (``max_cost`` only).
+    subset_cost_ : float
+        Cost of acquiring every column of ``features_``: no example pays more.
+    estimator_ : RandomForestClassifier or None
+        The forest on ``X[:, features_]`` (None when the subset is empty).
+    forest_ : prune_opt.Forest
+        The same trees over all the input columns, with in-bag counts.
+    costs_ : prune_opt.FeatureCosts
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> import numpy as np
+    >>> import prune_opt as po
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = SubsetForestClassifier(20, max_cost=5.0, ranking_step=0.2,
+    ...                              random_state=0).fit(X, y)
+    >>> len(clf.features_), bool(clf.acquisition_cost(X).max() <= 5.0)
+    (5, True)
+    >>> bool(np.array_equal(clf.predict(X), clf.estimator_.predict(X[:, clf.features_])))
+    True
+    >>> pruned = po.fit_budget(clf, X, y, budget=3.0, time_limit=5)
+    >>> bool(pruned.average_cost(X) <= 3.0)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **CostAwareClassifier._parameter_constraints,
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "features": ["array-like", None],
+        "max_cost": [Interval(Real, 0, None, closed="left"), None],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "ranking_estimators": [Interval(Integral, 1, None, closed="left")],
+        "ranking_step": [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, n_estimators=100, *, features=None, max_cost=None, costs=None,
+                 criterion="gini", max_features="sqrt", max_depth=None, min_samples_leaf=1,
+                 bootstrap=True, ranking_estimators=50, ranking_step=1, n_jobs=None,
+                 random_state=None):
+        self.n_estimators = n_estimators
+        self.features = features
+        self.max_cost = max_cost
+        self.costs = costs
+        self.criterion = criterion
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.bootstrap = bootstrap
+        self.ranking_estimators = ranking_estimators
+        self.ranking_step = ranking_step
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Choose the columns, then grow the forest on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (NaN allowed).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        names = self._fit_costs(X.shape[1])
+        self.features_, self.ranking_ = self._choose_columns(X, y, names, sample_weight)
+        self.subset_cost_ = float(subset_costs(self.costs_, self.features_)[-1]) \
+            if self.features_.size else 0.0
+        if self.features_.size == 0:
+            self.estimator_ = None
+            return self._finish_constant(y_enc, sample_weight, names)
+        self.estimator_ = RandomForestClassifier(
+            n_estimators=self.n_estimators, criterion=self.criterion,
+            max_features=self.max_features, max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf, bootstrap=self.bootstrap, n_jobs=self.n_jobs,
+            random_state=self.random_state).fit(X[:, self.features_], y,
+                                                sample_weight=sample_weight)
+        n = X.shape[0]
+        bags = [np.bincount(s, minlength=n).astype(np.int64) if self.bootstrap
+                else np.ones(n, dtype=np.int64) for s in self.estimator_.estimators_samples_]
+        trees = [_widen(t, self.features_) for t in self.estimator_.estimators_]
+        self.forest_ = Forest(trees, classes=self.classes_, n_features=X.shape[1],
+                              feature_names=names, in_bag=bags)
+        return self
+
+    def _choose_columns(self, X, y, names, sample_weight):
+        if self.features is not None and self.max_cost is not None:
+            raise ValueError("pass features or max_cost, not both (features fixes the "
+                             "columns; max_cost chooses them by the cost ranking)")
+        if self.features is not None:
+            return _resolve_features(self.features, X.shape[1], names), None
+        if self.max_cost is None:
+            return np.arange(X.shape[1]), None
+        ranking = rank_features_by_cost(X, y, costs=self.costs_,
+                                        n_estimators=self.ranking_estimators,
+                                        step=self.ranking_step, sample_weight=sample_weight,
+                                        random_state=self.random_state)
+        fits = subset_costs(self.costs_, ranking) <= float(self.max_cost) * (1 + 1e-12)
+        k = int(np.argmin(fits)) if not fits.all() else fits.size  # prefix costs grow with k
+        if k == 0:
+            warnings.warn(f"max_cost={self.max_cost} is below the cost of every feature "
+                          f"(cheapest {subset_costs(self.costs_, ranking)[0]:.4g}); every tree "
+                          "is a single leaf predicting the training class frequencies",
+                          UserWarning, stacklevel=3)
+        return np.sort(ranking[:k]), ranking
+
+    def _finish_constant(self, y_enc, sample_weight, names):
+        w = np.ones(y_enc.size) if sample_weight is None else np.asarray(sample_weight, float)
+        value = np.bincount(y_enc, weights=w, minlength=self.classes_.size)[None, :]
+        leaf = dict(left=[-1], right=[-1], feature=[-1], threshold=[0.0], value=value)
+        self.forest_ = Forest([leaf] * self.n_estimators, classes=self.classes_,
+                              n_features=self.n_features_in_, feature_names=names)
+        return self
