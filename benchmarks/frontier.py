@@ -28,7 +28,14 @@ Project methods (errors counted on each tree's in-bag sample):
   families within each budget after ``refit_leaves(method="global")`` on the
   training rows (structure and cost unchanged);
 * ``brier``         ``po.prune(..., objective="brier")`` over a lam grid, only
-  when ``prune_opt.objectives`` is importable.
+  when ``prune_opt.objectives`` is importable;
+* ``subset``        ``SubsetForestClassifier`` (40 trees) on the k best features
+  of the cost-aware elimination ranking (``rank_features_by_cost`` on the
+  training rows), for every k until the forest costs more than the largest
+  budget;
+* ``subset+fit_budget``  at each budget, the two smallest of those forests
+  that cost more than it, each pruned by ``fit_budget`` (paper and brier
+  objectives).
 
 "best pipeline" picks, per seed and budget, the project method with the best
 validation accuracy within the budget.  CEGB is ``lightgbm.LGBMClassifier``
@@ -215,8 +222,45 @@ def brier_family(rf, ctx, lams):
                    objective="brier") for lam in lams]
 
 
+def subset_models(ctx, seed, n_trees):
+    """Forests on the nested prefixes of the cost ranking, smallest first, until two of
+    them cost more than the largest budget on validation."""
+    from forest_builders import SubsetForestClassifier, rank_features_by_cost
+
+    ranking = rank_features_by_cost(ctx.X_tr, ctx.y_tr, costs=ctx.costs, n_estimators=n_trees,
+                                    random_state=seed)
+    models, over = [], 0
+    for k in range(1, ranking.size + 1):
+        m = SubsetForestClassifier(n_trees, features=ranking[:k], costs=ctx.costs,
+                                   random_state=seed).fit(ctx.X_tr, ctx.y_tr)
+        cost = float(m.acquisition_cost(ctx.X_v).mean())
+        models.append((m, cost))
+        over += cost > max(ctx.budgets)
+        if over == 2:
+            break
+    return models
+
+
+def subset_fit_budget_family(models, ctx, objectives=("paper", "brier")):
+    """Per budget: the two smallest subset forests above it, pruned to it by fit_budget."""
+    import prune_opt as po
+
+    out = []
+    for b in ctx.budgets:
+        for m, _ in [mc for mc in models if mc[1] > b][:2]:
+            problem = po.compile_problem(m, ctx.X_v, ctx.y_v, costs=ctx.costs,
+                                         train=(ctx.X_tr, ctx.y_tr))
+            for obj in objectives:
+                pf = _quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b, problem=problem,
+                            objective=obj, time_limit=ctx.time_limit)
+                pf.solve_info["fit_objective"] = obj
+                out.append(pf)
+    return out
+
+
 def project_families(rf, ctx, seed, args, base_val):
     """Dict method -> list of PrunedForest, and seconds per method."""
+    import prune_opt as po
     from forest_builders import BudgetRandomForestClassifier
     from prune_opt.budget import ccp_prunings, fewer_trees_prunings, greedy_prunings
 
@@ -249,6 +293,11 @@ def project_families(rf, ctx, seed, args, base_val):
         fams["lazy+hull"] += fam
         fams["lazy+fit_budget"] += timed("lazy+fit_budget", lambda m=m, prob=prob: (
             fit_budget_family(m, prob, ctx, LAZY_FIT_BUDGET_OBJECTIVES)))
+    subsets = timed("subset", lambda: subset_models(ctx, seed, args.trees))
+    fams["subset"] = [po.PrunedForest(m.forest_, m.forest_.full_split_mask(), costs=ctx.costs)
+                      for m, _ in subsets]
+    fams["subset+fit_budget"] = timed("subset+fit_budget",
+                                      lambda: subset_fit_budget_family(subsets, ctx))
     if has_brier_objective():
         lams = sorted({float(p.lam) for p in hull if p.lam} or {1e-3})
         lams = lams[:: max(1, len(lams) // 8)]
@@ -256,7 +305,7 @@ def project_families(rf, ctx, seed, args, base_val):
     return fams, secs
 
 
-REFIT = ("hull", "fit_budget", "lazy+hull", "lazy+fit_budget")
+REFIT = ("hull", "fit_budget", "lazy+hull", "lazy+fit_budget", "subset+fit_budget")
 
 
 # ---------------------------------------------------------------- evaluation
@@ -679,9 +728,9 @@ def exclude_objectives(results, excluded, args):
     (and without the ``+refit`` families of fit_budget, whose sources are not recorded)."""
     for r in results:
         _tag_objectives(r["points"], len(r["cells"]))
-        for fam in ("fit_budget+refit", "lazy+fit_budget+refit"):
+        for fam in ("fit_budget+refit", "lazy+fit_budget+refit", "subset+fit_budget+refit"):
             r["points"].pop(fam, None)
-        for fam in ("fit_budget", "lazy+fit_budget"):
+        for fam in ("fit_budget", "lazy+fit_budget", "subset+fit_budget"):
             if fam in r["points"]:
                 r["points"][fam] = [q for q in r["points"][fam]
                                     if q.get("objective") not in excluded]
