@@ -201,3 +201,32 @@ def test_ensemble_budget_is_never_worse_than_the_paper_search_in_its_own_loss():
     assert info["ensemble_loss"] == min(info["candidates_loss"].values())
     assert ens.average_cost(Xv) <= budget + 1e-9
     assert ens.n_splits > 0
+
+
+def test_time_limit_covers_the_compile(monkeypatch):
+    """time_limit bounds the whole call: a slow compile leaves the search the rest
+    (never less than MIN_SEARCH_SHARE of the limit)."""
+    import time
+
+    from prune_opt.budget import _fit_budget as fb
+
+    rf, Xt, yt, X, y, costs = _case(0)
+    real_compile, seen = fb.compile_problem, []
+
+    def slow_compile(*a, **kw):
+        out = real_compile(*a, **kw)
+        time.sleep(0.3)
+        return out
+
+    def spy_search(problem, budget, time_limit, verbose, solver_options):
+        seen.append(time_limit)
+        return real_search(problem, budget, time_limit, verbose, solver_options)
+
+    real_search = fb._fit_search
+    monkeypatch.setattr(fb, "compile_problem", slow_compile)
+    monkeypatch.setattr(fb, "_fit_search", spy_search)
+    for limit in (1.0, 0.2):
+        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), time_limit=limit)
+        assert pf.average_cost(X) <= 2.0 + 1e-12
+    assert fb.MIN_SEARCH_SHARE * 1.0 <= seen[0] <= 1.0 - 0.3
+    assert seen[1] == pytest.approx(fb.MIN_SEARCH_SHARE * 0.2)  # the floor

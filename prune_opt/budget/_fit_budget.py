@@ -23,6 +23,8 @@ __all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES", "DEFAULT_TIME_
 MAX_MIP_VARIABLES = 60_000
 # seconds fit_budget's hard-budget search may take by default
 DEFAULT_TIME_LIMIT = 30.0
+# the search always gets at least this share of time_limit, however long the compile took
+MIN_SEARCH_SHARE = 0.05
 
 
 def _point_info(p):
@@ -98,7 +100,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         ``time_limit=None`` to run its binary program to proven optimality.
     verbose : bool
     time_limit : float or None, default 30
-        Seconds for the whole search (``None`` or ``inf``: no limit).
+        Seconds for the whole call, compiling the problem included (``None`` or
+        ``inf``: no limit).  The search itself always gets at least 5% of it.
     problem : PruningProblem, optional
         Reuse a compiled problem (``X``, ``y``, ``costs``, ``train`` ignored).
     max_mip_variables : int
@@ -177,9 +180,13 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
                       "closure binary program of the budget search has no size cap",
                       FutureWarning, stacklevel=2)
     cost_rows = local_rows(X) if problem is None else None  # for the true cost
+    t_start = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
+    if time_limit is not None:  # the limit covers the compile too (the whole call)
+        time_limit = max(time_limit - (time.perf_counter() - t_start), MIN_SEARCH_SHARE *
+                         time_limit)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
