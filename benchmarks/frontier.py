@@ -24,8 +24,8 @@ Project methods (errors counted on each tree's in-bag sample):
   (CEGB's lazy penalty carried across a random forest's trees) over a
   tradeoff grid, each model pruned by its hull / by ``fit_budget`` (brier and
   accuracy objectives);
-* ``...+refit``     the three best prunings (validation accuracy) of those
-  families within each budget after ``refit_leaves(method="global")`` on the
+* ``...+refit``     the three best prunings (validation accuracy) of the
+  pruned families (``REFIT``: hull, fit_budget, the lazy and subset ones) within each budget after ``refit_leaves(method="global")`` on the
   training rows (structure and cost unchanged);
 * ``brier``         ``po.prune(..., objective="brier")`` over a lam grid, only
   when ``prune_opt.objectives`` is importable;
