@@ -262,6 +262,16 @@ class CostAwareClassifier(ClassifierMixin, BaseEstimator):
         self.costs_ = costs
         return names
 
+    def _fit_data(self, X, y):
+        """Checked training data: ``(X as float32, y as class indices, column names)``;
+        sets ``classes_``, ``n_classes_`` and ``costs_``."""
+        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        self.n_classes_ = int(self.classes_.size)
+        names = self._fit_costs(X.shape[1])
+        return X, y_enc.astype(np.int64), names
+
     def _seed(self):
         """An int seed from ``random_state`` (int, RandomState instance or None).
 
@@ -313,11 +323,7 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
 
     # ------------------------------------------------------------ validation
     def _fit_validate(self, X, y, X_val, y_val):
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        self.n_classes_ = int(self.classes_.size)
-        self._fit_costs(X.shape[1])
+        X, y_enc, _ = self._fit_data(X, y)
         if (X_val is None) != (y_val is None):
             raise ValueError("pass both X_val and y_val, or neither")
         if X_val is not None:
@@ -332,7 +338,7 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
         if self.budget is not None and X_val is None:
             raise ValueError("budget needs validation data: pass fit(X, y, X_val=..., "
                              "y_val=...) to measure the average acquisition cost")
-        return X, y_enc.astype(np.int64), X_val, y_val
+        return X, y_enc, X_val, y_val
 
     # ------------------------------------------------------------ growth
     def _tree_grower(self, X, y, chooser):

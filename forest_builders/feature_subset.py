@@ -35,7 +35,7 @@ from sklearn.base import _fit_context
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_X_y, validate_data
+from sklearn.utils.validation import check_X_y
 
 from prune_opt import Forest, as_feature_costs
 
@@ -314,10 +314,8 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        names = self._fit_costs(X.shape[1])
+        X, y_enc, names = self._fit_data(X, y)
+        y = self.classes_[y_enc]  # labels as validated (a column vector flattened)
         self.features_, self.ranking_ = self._choose_columns(X, y, names, sample_weight)
         self.subset_cost_ = float(subset_costs(self.costs_, self.features_)[-1]) \
             if self.features_.size else 0.0

@@ -29,8 +29,6 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from ._base import ArrayForestClassifier, CostAwareClassifier, resolve_max_features
 from ._impurity import get_impurity
@@ -142,11 +140,7 @@ class LazyCostRandomForestClassifier(ArrayForestClassifier):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        self.n_classes_ = int(self.classes_.size)
-        self._fit_costs(X.shape[1])
+        X, y_enc, _ = self._fit_data(X, y)
         fu = self.costs_.feature_units.toarray().astype(bool)
         scale = float(self.costs_.feature_cost().mean())
         spec = LazyTreeSpec(get_impurity(self.criterion), fu,
@@ -155,7 +149,7 @@ class LazyCostRandomForestClassifier(ArrayForestClassifier):
                             max_depth=self.max_depth, min_samples_split=self.min_samples_split,
                             stop_on_penalty=self.stop_on_penalty)
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, self.n_estimators)
-        trees, bags, paid_cost = self._grow(spec, X, y_enc.astype(np.int64), seeds)
+        trees, bags, paid_cost = self._grow(spec, X, y_enc, seeds)
         self.train_paid_cost_ = np.asarray(paid_cost)
         return self._finish(trees, bags)
 
