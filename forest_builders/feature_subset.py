@@ -134,9 +134,10 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     >>> int(ranking[0]), sorted(ranking.tolist())
     (1, [0, 1, 2, 3])
     """
+    names = [str(c) for c in X.columns] if hasattr(X, "columns") else None  # DataFrame
     X, y = check_X_y(X, y, dtype=np.float32, ensure_all_finite="allow-nan")
     check_classification_targets(y)
-    fc = as_feature_costs(costs, X.shape[1], None)
+    fc = as_feature_costs(costs, X.shape[1], names)
     if isinstance(step, bool) or not isinstance(step, (Integral, Real)) or not step > 0 or (
             isinstance(step, Real) and not isinstance(step, Integral) and step >= 1):
         raise ValueError(f"step must be a positive int or a fraction in (0, 1), got {step!r}")

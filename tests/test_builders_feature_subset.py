@@ -159,6 +159,9 @@ def test_named_columns_and_errors_name_the_argument():
                        ([1, 1], "listed twice"), ([], "features is empty")):
         with pytest.raises(ValueError, match=match):
             SubsetForestClassifier(3, features=bad).fit(df, y)
+    by_name = rank_features_by_cost(df, y, costs={f"c{i}": 1.0 + i for i in range(6)},
+                                    n_estimators=3, random_state=0)
+    assert sorted(by_name.tolist()) == list(range(6))
     with pytest.raises(ValueError, match="features or max_cost, not both"):
         SubsetForestClassifier(3, features=[0], max_cost=2.0).fit(X, y)
     with pytest.raises(ValueError, match="step"):
