@@ -90,6 +90,7 @@ OPTIONAL_MODULES = (
     "forest_builders.cegb",
     "forest_builders.lightgbm_import",
     "forest_builders.lazy_cost_rf",
+    "forest_builders.feature_subset",
 )
 
 
