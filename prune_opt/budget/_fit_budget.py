@@ -25,6 +25,9 @@ MAX_MIP_VARIABLES = 60_000
 DEFAULT_TIME_LIMIT = 30.0
 # the search always gets at least this share of time_limit, however long the compile took
 MIN_SEARCH_SHARE = 0.05
+# the searches aim at this share of time_limit: CP-SAT and the ensemble search stop a few
+# tenths of a second after their deadline, and the result is assembled after that
+TARGET_SHARE = 0.95
 
 
 def _point_info(p):
@@ -101,7 +104,9 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     verbose : bool
     time_limit : float or None, default 30
         Seconds for the whole call, compiling the problem included (``None`` or
-        ``inf``: no limit).  The search itself always gets at least 5% of it.
+        ``inf``: no limit).  The searches aim at 95% of it (their last step
+        and the result's assembly run past their deadline) and always get at
+        least 5% of it.
     problem : PruningProblem, optional
         Reuse a compiled problem (``X``, ``y``, ``costs``, ``train`` ignored).
     max_mip_variables : int
@@ -166,8 +171,9 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
                          f"{objective!r}, runs its own search: 'search'), got {method!r}")
     if objective != "paper":
+        target = None if time_limit is None else TARGET_SHARE * time_limit
         return _fit_objective(forest, X, y, costs=costs, budget=budget, train=train,
-                              problem=problem, objective=objective, time_limit=time_limit,
+                              problem=problem, objective=objective, time_limit=target,
                               verbose=verbose, solver_options=solver_options,
                               cost_sample=cost_sample, client=client)
     if exact_budget:
@@ -185,8 +191,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
     if time_limit is not None:  # the limit covers the compile too (the whole call)
-        time_limit = max(time_limit - (time.perf_counter() - t_start), MIN_SEARCH_SHARE *
-                         time_limit)
+        time_limit = max(TARGET_SHARE * time_limit - (time.perf_counter() - t_start),
+                         MIN_SEARCH_SHARE * time_limit)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
