@@ -68,3 +68,28 @@ def test_excluding_an_objective_repicks_cells_from_the_points():
     assert cell["chosen"]["greedy"]["fallback"]  # 2.0 does not fit 1.0
     assert "fit_budget+refit" not in cell["chosen"]
     assert cell["best_method"] == "fit_budget"
+
+
+def test_subset_pipelines_stay_within_their_budgets():
+    """The subset families: nested prefixes grown until two forests exceed the largest
+    budget, and each budget's prunings of the forests just above it fit that budget."""
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+
+    from prune_opt import FeatureCosts
+
+    fr = _frontier()
+    X, y = load_breast_cancer(return_X_y=True)
+    data = fr.split(X, y, 4000, 0)
+    costs = FeatureCosts.uniform(X.shape[1])
+    ctx = fr.Context(data, costs, [1.5, 3.0], time_limit=1.0)
+    models = fr.subset_models(ctx, 0, 5)
+    sizes = [m.features_.size for m, _ in models]
+    assert sizes == list(range(1, len(models) + 1))
+    assert sum(c > 3.0 for _, c in models) == 2 and models[-1][1] > 3.0
+    for m, c in models:  # the recorded cost is the forest's on validation
+        assert c == pytest.approx(float(np.mean(m.acquisition_cost(ctx.X_v))))
+    prunings = fr.subset_fit_budget_family(models, ctx, objectives=("paper",))
+    assert len(prunings) == 4  # two forests per budget, one objective
+    for budget, pf in zip([1.5, 1.5, 3.0, 3.0], prunings):
+        assert pf.average_cost(ctx.X_v) <= budget + 1e-9
