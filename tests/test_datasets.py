@@ -59,6 +59,14 @@ def test_csv_round_trip(tmp_path):
     ("a,b\n1,2\n3\n", "row 3 has 1 fields"),
     ("a,b\n1,x\n", "non-numeric"),
     ("a,b\n1,\n", "missing values"),
+    ("a,b,label\n1,x,0\n", "non-numeric"),
+    ("a,b,label\n1,2\n", "row 2 has 2 fields"),
+    ("a,a,label\n1,2,0\n", "duplicate"),
+    ("a,b,label\n1,2,0\n3,4,\n", "missing values"),
+    ("a,b,label\n1,inf,0\n", "inf"),
+    ("label\n1\n", "feature column"),
+    ("a,b,label\n", "data row"),
+    ("\n\n", "empty"),
 ])
 def test_csv_bad_files(tmp_path, content, match):
     p = tmp_path / "bad.csv"
