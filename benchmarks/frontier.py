@@ -25,7 +25,8 @@ Project methods (errors counted on each tree's in-bag sample):
   tradeoff grid, each model pruned by its hull / by ``fit_budget`` (brier and
   accuracy objectives);
 * ``...+refit``     the three best prunings (validation accuracy) of the
-  pruned families (``REFIT``: hull, fit_budget, the lazy and subset ones) within each budget after ``refit_leaves(method="global")`` on the
+  pruned families (``REFIT``: hull, fit_budget, the lazy and subset ones)
+  within each budget after ``refit_leaves(method="global")`` on the
   training rows (structure and cost unchanged);
 * ``brier``         ``po.prune(..., objective="brier")`` over a lam grid, only
   when ``prune_opt.objectives`` is importable;
@@ -245,11 +246,13 @@ def subset_fit_budget_family(models, ctx, objectives=("paper", "brier")):
     """Per budget: the two smallest subset forests above it, pruned to it by fit_budget."""
     import prune_opt as po
 
-    out = []
+    out, problems = [], {}  # a forest above several budgets is compiled once
     for b in ctx.budgets:
-        for m, _ in [mc for mc in models if mc[1] > b][:2]:
-            problem = po.compile_problem(m, ctx.X_v, ctx.y_v, costs=ctx.costs,
-                                         train=(ctx.X_tr, ctx.y_tr))
+        for i, (m, _) in [(i, mc) for i, mc in enumerate(models) if mc[1] > b][:2]:
+            if i not in problems:
+                problems[i] = po.compile_problem(m, ctx.X_v, ctx.y_v, costs=ctx.costs,
+                                                 train=(ctx.X_tr, ctx.y_tr))
+            problem = problems[i]
             for obj in objectives:
                 pf = _quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b, problem=problem,
                             objective=obj, time_limit=ctx.time_limit)

@@ -11,7 +11,7 @@ takes B = a share of what a 40-tree random forest costs on validation and builds
   ``SubsetForestClassifier``): the two smallest subsets whose forests cost more
   than B, each pruned to B by ``fit_budget``;
 * LightGBM's cost-efficient gradient boosting (CEGB) over a tradeoff grid, when
-  lightgbm is installed (its models are not pruned; the cheapest that fit count).
+  lightgbm is installed (its models are not pruned; those within B compete).
 
 Every candidate must cost at most B on the validation rows; the one with the best
 validation accuracy is chosen, and its test accuracy and cost are reported.

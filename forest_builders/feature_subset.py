@@ -87,8 +87,9 @@ def _drop_order(importance, saving, n_drop):
     A feature whose removal saves nothing is free to keep (score +inf); ties
     drop the one that saves more first.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(saving > 1e-12, importance / np.maximum(saving, 1e-300), np.inf)
+    score = np.full(saving.shape, np.inf)
+    pays = saving > 1e-12
+    score[pays] = importance[pays] / saving[pays]
     order = np.lexsort((-saving, score))
     return order[:n_drop]
 
@@ -318,8 +319,9 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         X, y_enc, names = self._fit_data(X, y)
         y = self.classes_[y_enc]  # labels as validated (a column vector flattened)
         self.features_, self.ranking_ = self._choose_columns(X, y, names, sample_weight)
-        self.subset_cost_ = float(subset_costs(self.costs_, self.features_)[-1]) \
-            if self.features_.size else 0.0
+        every = np.zeros((1, X.shape[1]), dtype=bool)
+        every[0, self.features_] = True
+        self.subset_cost_ = float(self.costs_.cost_of_usage(every)[0])
         if self.features_.size == 0:
             self.estimator_ = None
             return self._finish_constant(y_enc, sample_weight, names)
@@ -349,11 +351,11 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
                                         n_estimators=self.ranking_estimators,
                                         step=self.ranking_step, sample_weight=sample_weight,
                                         random_state=self.random_state)
-        fits = subset_costs(self.costs_, ranking) <= float(self.max_cost) * (1 + 1e-12)
-        k = int(np.argmin(fits)) if not fits.all() else fits.size  # prefix costs grow with k
+        prefix = subset_costs(self.costs_, ranking)
+        k = int(np.sum(prefix <= float(self.max_cost) * (1 + 1e-12)))  # costs grow with k
         if k == 0:
             warnings.warn(f"max_cost={self.max_cost} is below the cost of every feature "
-                          f"(cheapest {subset_costs(self.costs_, ranking)[0]:.4g}); every tree "
+                          f"(cheapest {prefix[0]:.4g}); every tree "
                           "is a single leaf predicting the training class frequencies",
                           UserWarning, stacklevel=3)
         return np.sort(ranking[:k]), ranking

@@ -170,8 +170,8 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     if method not in ("search", "hull") or (objective != "paper" and method != "search"):
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
                          f"{objective!r}, runs its own search: 'search'), got {method!r}")
+    target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
-        target = None if time_limit is None else TARGET_SHARE * time_limit
         return _fit_objective(forest, X, y, costs=costs, budget=budget, train=train,
                               problem=problem, objective=objective, time_limit=target,
                               verbose=verbose, solver_options=solver_options,
@@ -191,8 +191,7 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
     if time_limit is not None:  # the limit covers the compile too (the whole call)
-        time_limit = max(TARGET_SHARE * time_limit - (time.perf_counter() - t_start),
-                         MIN_SEARCH_SHARE * time_limit)
+        time_limit = max(target - (time.perf_counter() - t_start), MIN_SEARCH_SHARE * time_limit)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
