@@ -16,9 +16,9 @@ from ._memory import (
 )
 from ._routing import (
     chunk_records,
-    in_bag_weights,
     new_units_table,
     paid_feature_units,
+    require_in_bag,
     route_errors,
 )
 from ._sampling import resolve_cost_sample
@@ -34,7 +34,7 @@ def error_routing(forest, Xc, yc, w, train, chunk_size):
         raise TypeError("train must be a pair (X_train, y_train)")
     Xt = check_features(forest, train[0], name="train[0] (X_train)")
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
-    bags = in_bag_weights(forest, Xt.shape[0])
+    bags = require_in_bag(forest, Xt.shape[0])
     return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
 
 

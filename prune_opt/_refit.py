@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pruned import PrunedForest
-from ._routing import in_bag_weights
+from ._routing import require_in_bag
 from ._validation import check_features, check_labels, check_nonneg_scalar
 
 __all__ = ["refit_leaves"]
@@ -51,10 +51,8 @@ def _refit_data(pruned, X, y, in_bag, train):
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
     if not in_bag:
         return Xt, yt, None
-    bags = in_bag_weights(forest, Xt.shape[0])
-    if bags is None:
-        raise ValueError("in_bag=True but this forest records no in-bag samples; pass "
-                         "in_bag=False to refit on every row of train")
+    bags = require_in_bag(forest, Xt.shape[0], alternative="pass in_bag=False to refit on "
+                          "every row of train, or drop train= to refit on (X, y)")
     return Xt, yt, bags
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["CostRouting", "ErrorRouting", "route_costs", "route_errors", "first_use_records",
-           "chunk_records", "merge_identical_rows"]
+           "chunk_records", "merge_identical_rows", "in_bag_weights", "require_in_bag"]
 
 DEFAULT_CHUNK = 65536
 
@@ -527,8 +527,10 @@ def in_bag_weights(forest, n_train):
     """Per-tree in-bag multiplicities of the training examples, or None.
 
     For sklearn forests this is ``estimators_samples_`` counted with
-    multiplicity (all ones when ``bootstrap=False``); for array-built forests
-    the ``in_bag`` they carry.
+    multiplicity (all ones when ``bootstrap=False``), for a single sklearn
+    tree all ones; for array-built forests the ``in_bag`` they carry.  None
+    when the forest has no such record (a forest loaded from a file, a
+    sub-forest, a LightGBM import, the ``to_sklearn()`` export of one).
     """
     est = forest.estimator
     if est is not None and hasattr(est, "estimators_"):
@@ -538,10 +540,12 @@ def in_bag_weights(forest, n_train):
                 f"train has {n_train} rows but the forest was fitted on {n_fit}; pass the exact "
                 "training data (X_train, y_train) used in fit"
             )
-        if getattr(est, "bootstrap", False):
-            return [np.bincount(s, minlength=n_train).astype(float)
-                    for s in est.estimators_samples_]
-        return [np.ones(n_train) for _ in range(forest.n_trees)]
+        if not getattr(est, "bootstrap", False):
+            return [np.ones(n_train) for _ in range(forest.n_trees)]
+        if n_fit is None:  # rebuilt, not fitted: its bootstrap samples are unknown
+            return None
+        return [np.bincount(s, minlength=n_train).astype(float)
+                for s in est.estimators_samples_]
     if forest.in_bag is not None:
         bags = [np.asarray(b, dtype=float) for b in forest.in_bag]
         if any(b.shape != (n_train,) for b in bags):
@@ -550,4 +554,22 @@ def in_bag_weights(forest, n_train):
                 f"{bags[0].shape[0]}; pass the exact training data used in fit"
             )
         return bags
+    if est is not None:  # one sklearn tree: grown on every training row
+        return [np.ones(n_train)]
     return None
+
+
+def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):
+    """:func:`in_bag_weights`, refusing a forest without an in-bag record.
+
+    Counting every training row instead would silently charge each tree for
+    the rows it learned from, so ``train=`` is refused with the fix.
+    """
+    bags = in_bag_weights(forest, n_train)
+    if bags is None:
+        raise ValueError(
+            "train=: this forest records no in-bag (bootstrap) samples (it was loaded from "
+            "a file, is a sub-forest, a LightGBM import or the to_sklearn() export of one), "
+            "so errors cannot be counted on each tree's in-bag rows; pass the estimator as "
+            f"fitted, or {alternative}")
+    return bags
