@@ -5,12 +5,18 @@ A temporary file is written in the destination's own directory (so the final
 flushed and fsynced, then renamed over the destination.  On any error,
 including ``KeyboardInterrupt``, the temporary file is removed and the
 destination is left as it was.
+
+The file gets the mode an ordinary ``open(path, "w")`` would leave: the
+mode of the file it replaces, else ``0o666`` less the umask.  A destination
+that is a symbolic link is written through (its target is replaced, the link
+stays a link).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -61,10 +67,12 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    p = Path(os.fspath(path))
+    p = _through_links(Path(os.fspath(path)))
     directory = p.parent if str(p.parent) else Path(".")
+    mode_of_file = _new_file_mode(p)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
     try:
+        os.chmod(tmp, mode_of_file)  # mkstemp's 0o600 would otherwise end up on the file
         if mode == "wb":
             fh = os.fdopen(fd, "wb")
         else:
@@ -78,3 +86,24 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _through_links(p):
+    """The file a (chain of) symbolic link(s) points to; ``p`` itself otherwise."""
+    if not p.is_symlink():
+        return p
+    return Path(os.path.realpath(p))
+
+
+def _current_umask():
+    mask = os.umask(0o022)  # the only portable way to read it: set, then restore
+    os.umask(mask)
+    return mask
+
+
+def _new_file_mode(p):
+    """The replaced file's permission bits, else ``0o666`` less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(p).st_mode)
+    except OSError:
+        return 0o666 & ~_current_umask()

@@ -1,0 +1,207 @@
+"""Hostile cases for saved files and exports: labels keep their kind through
+save/load, to_sklearn() keeps the estimator class, written files follow the
+umask (or the replaced file's mode) and write through symlinks.  Every case is
+checked against an independent computation (predictions of the source, modes
+computed from the umask, the link's target)."""
+
+import os
+import stat
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
+
+import prune_opt as po
+from prune_opt._io import atomic_write
+
+
+@pytest.fixture(scope="module")
+def cls_data():
+    X, y = make_classification(n_samples=200, n_features=5, n_informative=3, random_state=2)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def reg_data():
+    X, y = make_regression(n_samples=200, n_features=5, random_state=2)
+    return X, y
+
+
+def _roundtrip(pruned, tmp_path, name="m.json"):
+    path = tmp_path / name
+    pruned.save(path)
+    return po.load(path)
+
+
+# ----------------------------------------------------------- to_sklearn keeps the class
+CLASSIFIERS = [RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+               ExtraTreesClassifier(n_estimators=3, max_depth=3, random_state=0),
+               DecisionTreeClassifier(max_depth=3, random_state=0),
+               ExtraTreeClassifier(max_depth=3, random_state=0)]
+REGRESSORS = [RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0),
+              ExtraTreesRegressor(n_estimators=3, max_depth=3, random_state=0),
+              DecisionTreeRegressor(max_depth=3, random_state=0),
+              ExtraTreeRegressor(max_depth=3, random_state=0)]
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS + REGRESSORS, ids=lambda e: type(e).__name__)
+def test_loaded_export_keeps_the_class(est, cls_data, reg_data, tmp_path):
+    X, y = reg_data if "Regressor" in type(est).__name__ else cls_data
+    est = est.fit(X, y)
+    pruned = po.prune(est, X, y, lam=0.01)
+    loaded = _roundtrip(pruned, tmp_path)
+    out = loaded.to_sklearn()
+    assert type(out) is type(est)
+    assert np.array_equal(out.predict(X), pruned.predict(X))
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS[:2] + REGRESSORS[:2],
+                         ids=lambda e: type(e).__name__)
+def test_sub_forest_export_keeps_the_class(est, cls_data, reg_data):
+    from prune_opt.budget._ensemble_budget import tree_subset
+
+    X, y = reg_data if "Regressor" in type(est).__name__ else cls_data
+    est = est.fit(X, y)
+    f = po.as_forest(est)
+    sub = tree_subset(f, [0, 2])
+    sub.task = f.task
+    pf = po.PrunedForest(sub, sub.full_split_mask(), estimator_class=type(est).__name__)
+    out = pf.to_sklearn()
+    assert type(out) is type(est)
+    # brute force: the mean of the two kept trees of the source
+    kept = [est.estimators_[0], est.estimators_[2]]
+    if f.task == "regression":
+        assert np.allclose(out.predict(X), np.mean([t.predict(X) for t in kept], axis=0))
+    else:
+        assert np.allclose(out.predict_proba(X),
+                           np.mean([t.predict_proba(X) for t in kept], axis=0))
+
+
+# ----------------------------------------------------------- labels keep their kind
+LABELS = {
+    "bytes": np.array([b"no", b"yes"]),
+    "object_bytes": np.array([b"no", b"yes"], dtype=object),
+    "object_int": np.array([3, 7], dtype=object),
+    "bool": np.array([False, True]),
+    "uint8": np.array([3, 200], dtype=np.uint8),
+    "int8": np.array([-3, 100], dtype=np.int8),
+    "int32": np.array([-5, 9], dtype=np.int32),
+    "uint64": np.array([0, 2**64 - 1], dtype=np.uint64),
+    "float32": np.array([0.5, 2.25], dtype=np.float32),
+    "object_str": np.array(["a", "b"], dtype=object),
+    "str": np.array(["a", "bé"]),
+    "int64": np.array([-(2**63), 2**63 - 1], dtype=np.int64),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LABELS))
+def test_labels_keep_their_kind(kind, cls_data, tmp_path):
+    X, y01 = cls_data
+    y = LABELS[kind][y01]
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    pruned = po.prune(rf, X, y, lam=0.01)
+    loaded = _roundtrip(pruned, tmp_path)
+    before, after = pruned.predict(X), loaded.predict(X)
+    assert after.dtype == before.dtype
+    assert [type(v) for v in after[:5]] == [type(v) for v in before[:5]]
+    assert np.array_equal(after, before)
+    assert (after == y).mean() == (before == y).mean()  # predict(X) == y still compares
+    # to_sklearn of the loaded forest predicts the same labels
+    assert np.array_equal(loaded.to_sklearn().predict(X), before)
+
+
+def test_labels_the_file_cannot_store_are_refused_at_save(cls_data, tmp_path):
+    X, y01 = cls_data
+    y = np.array([np.datetime64("2020-01-01"), np.datetime64("2021-01-01")])[y01]
+    f = po.Forest([dict(left=[-1], right=[-1], feature=[-1], threshold=[0.0],
+                        value=[[1.0, 1.0]])], classes=np.unique(y), n_features=5)
+    path = tmp_path / "m.json"
+    with pytest.raises(ValueError, match="cannot save.*classes"):
+        po.PrunedForest(f, f.full_split_mask()).save(path)
+    assert not path.exists()
+
+
+def test_mixed_object_labels_refused_at_save(tmp_path):
+    f = po.Forest([dict(left=[-1], right=[-1], feature=[-1], threshold=[0.0],
+                        value=[[1.0, 1.0]])], classes=np.array([1, "a"], dtype=object),
+                  n_features=2)
+    with pytest.raises(ValueError, match="cannot save.*classes"):
+        po.PrunedForest(f, f.full_split_mask()).save(tmp_path / "m.json")
+
+
+# ----------------------------------------------------------- file modes and symlinks
+def _umask():
+    old = os.umask(0)
+    os.umask(old)
+    return old
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002, 0o027])
+def test_new_file_follows_the_umask(umask, tmp_path):
+    old = os.umask(umask)
+    try:
+        path = tmp_path / "out.txt"
+        with atomic_write(path) as fh:
+            fh.write("x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o600, 0o664, 0o640, 0o755])
+def test_replaced_file_keeps_its_mode(mode, tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    os.chmod(path, mode)
+    with atomic_write(path) as fh:
+        fh.write("new")
+    assert path.read_text() == "new"
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_saved_model_follows_the_umask(cls_data, tmp_path):
+    X, y = cls_data
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    path = tmp_path / "m.json"
+    po.prune(rf, X, y, lam=0.0).save(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_saving_through_a_symlink_writes_through_it(relative, cls_data, tmp_path):
+    X, y = cls_data
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    target = real_dir / "model.json"
+    target.write_text("{}")
+    os.chmod(target, 0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(os.path.relpath(target, tmp_path) if relative else target)
+    pruned = po.prune(rf, X, y, lam=0.0)
+    pruned.save(link)
+    assert link.is_symlink()
+    assert np.array_equal(po.load(target).predict(X), pruned.predict(X))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in real_dir.iterdir()) == ["model.json"]  # no temp left
+
+
+def test_dangling_symlink_creates_its_target(tmp_path):
+    target = tmp_path / "new.txt"
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    with atomic_write(link) as fh:
+        fh.write("x")
+    assert link.is_symlink() and target.read_text() == "x"
