@@ -37,7 +37,7 @@ ESTIMATORS = CLASSIFIERS + REGRESSORS
 TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
 _REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
 #: "classes" and "classes_kind" are required for classification, absent for regression
-_OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",
+_OPTIONAL = ("task", "classes", "classes_kind", "classes_dtype", "feature_names", "allow_nan", "objective",
              "lam", "solve_info")
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left",)
@@ -68,12 +68,60 @@ def _jsonable(obj):
     return str(obj)
 
 
+#: numpy dtypes a file may restore its classes to, per classes_kind ("object": an object
+#: array of the kind's Python values, as scikit-learn keeps labels given as objects)
+CLASS_DTYPES = {"int": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                        "uint64", "object"),
+                "float": ("float16", "float32", "float64", "object"),
+                "bool": ("bool", "object"), "str": ("str", "object"),
+                "bytes": ("bytes", "object")}
+_KIND_OF_DTYPE = {"i": "int", "u": "int", "f": "float", "b": "bool", "U": "str", "S": "bytes"}
+
+
+def _kind_of_object_classes(classes):
+    """The classes_kind of an object array whose labels all have one storable type."""
+    kinds = set()
+    for c in classes:
+        if isinstance(c, (bool, np.bool_)):
+            kinds.add("bool")
+        elif isinstance(c, (int, np.integer)):
+            kinds.add("int")
+        elif isinstance(c, (float, np.floating)):
+            kinds.add("float")
+        elif isinstance(c, str):
+            kinds.add("str")
+        elif isinstance(c, bytes):
+            kinds.add("bytes")
+        else:
+            kinds.add(type(c).__name__)
+    if len(kinds) != 1 or not kinds <= set(CLASS_DTYPES):
+        raise ValueError(f"cannot save: the classes have type(s) {sorted(kinds)}; the file "
+                         "stores labels of one kind only (integers, floats, booleans, strings "
+                         "or bytes): encode the labels as one of these before fitting")
+    return kinds.pop()
+
+
 def _encode_classes(classes):
-    if classes.dtype.kind in "iub":
-        return [int(c) for c in classes], "int"
-    if classes.dtype.kind == "f":
-        return [float(c) for c in classes], "float"
-    return [str(c) for c in classes], "str"
+    """(values, classes_kind, classes_dtype or None): labels as JSON values, with the
+    numpy dtype to restore when it is not the kind's default."""
+    dtype = classes.dtype
+    if dtype.kind == "O":
+        kind, dtype_name = _kind_of_object_classes(classes), "object"
+    elif dtype.kind in _KIND_OF_DTYPE:
+        kind = _KIND_OF_DTYPE[dtype.kind]
+        dtype_name = {"U": "str", "S": "bytes"}.get(dtype.kind, dtype.name)
+    else:
+        raise ValueError(f"cannot save: classes of dtype {dtype} cannot be stored (the file "
+                         "stores integer, float, boolean, string or bytes labels); encode "
+                         "the labels as one of these before fitting")
+    default = {"int": "int64", "float": "float64", "bool": "bool", "str": "str",
+               "bytes": "bytes"}[kind]
+    convert = {"int": int, "float": float, "bool": bool, "str": str,
+               "bytes": lambda b: bytes(b).decode("latin-1")}[kind]
+    values = [convert(c) for c in classes]
+    if kind == "float" and not all(math.isfinite(v) for v in values):
+        raise ValueError("cannot save: a class label is NaN or infinite")
+    return values, kind, (None if dtype_name == default else dtype_name)
 
 
 def _encode_tree(forest, split_mask, t):
@@ -130,7 +178,9 @@ def encode(pruned):
         "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
     if f.task == "classification":
-        doc["classes"], doc["classes_kind"] = _encode_classes(f.classes_)
+        doc["classes"], doc["classes_kind"], dtype = _encode_classes(f.classes_)
+        if dtype is not None:  # e.g. uint8, bool or object labels come back as such
+            doc["classes_dtype"] = dtype
     return doc
 
 
@@ -195,7 +245,7 @@ def _decode_task(doc):
     if doc["estimator"] not in TASK_ESTIMATORS[task]:
         _fail(f"estimator {doc['estimator']!r} does not match task {task!r}; expected one of "
               f"{TASK_ESTIMATORS[task]}")
-    present = [k for k in ("classes", "classes_kind") if k in doc]
+    present = [k for k in ("classes", "classes_kind", "classes_dtype") if k in doc]
     if task == "regression" and present:
         _fail(f"a regression forest has no classes, but the file has {present}")
     if task == "classification" and len(present) < 2:
@@ -216,20 +266,45 @@ def _is_number(v):
 
 def _decode_classes(doc):
     kind, classes = doc["classes_kind"], doc["classes"]
-    if kind not in ("int", "float", "str"):
-        _fail(f"classes_kind must be 'int', 'float' or 'str', got {str(kind)[:40]!r}")
+    if not isinstance(kind, str) or kind not in CLASS_DTYPES:
+        _fail(f"classes_kind must be one of {sorted(CLASS_DTYPES)}, got {str(kind)[:40]!r}")
     if not isinstance(classes, list) or not classes:
         _fail("classes must be a non-empty list")
-    check = {"int": _is_int, "float": _is_number, "str": lambda v: isinstance(v, str)}[kind]
+    check = {"int": _is_int, "float": _is_number, "bool": lambda v: type(v) is bool,
+             "str": lambda v: isinstance(v, str),
+             "bytes": lambda v: isinstance(v, str) and all(ord(ch) < 256 for ch in v)}[kind]
     if not all(check(c) for c in classes):
-        _fail(f"classes must all be {'integers' if kind == 'int' else kind + ' values'} "
-              f"(classes_kind {kind!r}), got {str(classes)[:80]}")
+        what = {"int": "integers", "bytes": "strings of code points below 256 (latin-1 "
+                "bytes)"}.get(kind, kind + " values")
+        _fail(f"classes must all be {what} (classes_kind {kind!r}), got {str(classes)[:80]}")
     if len(set(classes)) != len(classes):
         _fail("classes must be distinct, got duplicates")
+    dtype = doc.get("classes_dtype")
+    if dtype is not None and (not isinstance(dtype, str) or dtype not in CLASS_DTYPES[kind]):
+        _fail(f"classes_dtype must be one of {CLASS_DTYPES[kind]} for classes_kind {kind!r}, "
+              f"got {str(dtype)[:40]!r}")
+    values = [c.encode("latin-1") for c in classes] if kind == "bytes" else classes
+    if dtype == "object":
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    if dtype in (None, "str", "bytes", "bool", "float64"):
+        return np.asarray(values, dtype={"int": np.int64, "float": float, "bool": bool,
+                                         "str": str, "bytes": bytes}[kind])
+    if kind == "int":
+        info = np.iinfo(dtype)
+        if not all(info.min <= c <= info.max for c in values):
+            _fail(f"an integer class does not fit classes_dtype {dtype!r}")
     try:
-        return np.asarray(classes, dtype={"int": np.int64, "float": float, "str": str}[kind])
+        with np.errstate(over="ignore"):  # a float beyond float16's range: refused below
+            out = np.asarray(values, dtype=dtype)
     except OverflowError:
-        _fail("an integer class does not fit in 64 bits")
+        _fail(f"an integer class does not fit classes_dtype {dtype or 'int64'!r}")
+    if kind == "float" and not np.isfinite(out).all():
+        _fail(f"a float class does not fit classes_dtype {dtype!r}")
+    if np.unique(out).size != out.size:
+        _fail(f"classes are no longer distinct as {dtype!r}")
+    return out
 
 
 def _decode_features(doc):

@@ -309,9 +309,11 @@ class PrunedForest:
     def to_sklearn(self):
         """A fitted sklearn estimator of the source's class holding the pruned trees.
 
-        For forests built from arrays (forest_builders, loaded JSON) the result
-        is a ``RandomForestClassifier`` (``RandomForestRegressor`` for a
-        regression forest), or the saved single-tree class.  ``predict_proba``
+        For forests built from arrays (forest_builders, loaded JSON, sub-forests)
+        the result is of the recorded ``estimator_class`` when that is one of
+        the eight supported scikit-learn classes (an ``ExtraTreesClassifier``
+        stays one), else a ``RandomForestClassifier`` (``RandomForestRegressor``
+        for a regression forest).  ``predict_proba``
         (regression: ``predict``) is identical to this object's.  The estimator is independent of this object
         and of the source estimator (refitting either changes nothing here).
         """

@@ -52,11 +52,25 @@ def build_sklearn_tree(arrays, n_features, n_classes, template=None):
     return tree
 
 
-def _fresh_tree_estimator(forest, tree):
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+def _sklearn_class(name, task, single):
+    """The sklearn estimator class called ``name`` (one of the supported eight), else the
+    default of the task: a decision tree (``single``) or a random forest."""
+    from sklearn import ensemble, tree
 
+    supported = {"RandomForestClassifier": ensemble, "ExtraTreesClassifier": ensemble,
+                 "RandomForestRegressor": ensemble, "ExtraTreesRegressor": ensemble,
+                 "DecisionTreeClassifier": tree, "ExtraTreeClassifier": tree,
+                 "DecisionTreeRegressor": tree, "ExtraTreeRegressor": tree}
+    suffix = "Regressor" if task == "regression" else "Classifier"
+    if name in supported and name.endswith(suffix) and (name in SINGLE_TREES) == single:
+        return getattr(supported[name], name)
+    default = ("DecisionTree" if single else "RandomForest") + suffix
+    return getattr(supported[default], default)
+
+
+def _fresh_tree_estimator(forest, tree, name=None):
     regression = forest.task == "regression"
-    est = DecisionTreeRegressor() if regression else DecisionTreeClassifier()
+    est = _sklearn_class(name, forest.task, single=True)()
     est.tree_ = tree
     est.n_features_in_ = forest.n_features
     est.n_outputs_ = 1
@@ -93,23 +107,25 @@ def pruned_to_sklearn(pruned):
             est.tree_ = trees[0]
         return est
     if pruned.estimator_class in SINGLE_TREES and f.n_trees == 1:
-        est = _fresh_tree_estimator(f, trees[0])
+        est = _fresh_tree_estimator(f, trees[0], pruned.estimator_class)
         if f.task == "classification":
             est.classes_ = f.classes_
     else:
-        est = _fresh_forest(f, trees)
+        est = _fresh_forest(f, trees, pruned.estimator_class)
     if f.feature_names is not None:
         est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
     return est
 
 
-def _fresh_forest(f, trees):
-    """A fitted ``RandomForestClassifier`` (``RandomForestRegressor``) of the trees."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-
-    cls = RandomForestRegressor if f.task == "regression" else RandomForestClassifier
+def _fresh_forest(f, trees, name=None):
+    """A fitted forest of the trees: of the class ``name`` when it is a supported
+    ensemble (ExtraTrees* keep their class), else ``RandomForestClassifier``
+    (``RandomForestRegressor``); its trees are of the matching single-tree class."""
+    cls = _sklearn_class(name, f.task, single=False)
     est = cls(n_estimators=f.n_trees)
-    est.estimators_ = [_fresh_tree_estimator(f, tree) for tree in trees]
+    tree_name = ("ExtraTree" if cls.__name__.startswith("ExtraTrees") else "DecisionTree") + (
+        "Regressor" if f.task == "regression" else "Classifier")
+    est.estimators_ = [_fresh_tree_estimator(f, tree, tree_name) for tree in trees]
     est.estimator_ = est.estimators_[0]
     if f.task == "classification":
         est.classes_ = f.classes_

@@ -99,7 +99,7 @@ LABELS = {
     "int8": np.array([-3, 100], dtype=np.int8),
     "int32": np.array([-5, 9], dtype=np.int32),
     "uint64": np.array([0, 2**64 - 1], dtype=np.uint64),
-    "float32": np.array([0.5, 2.25], dtype=np.float32),
+    "float32": np.array([1.0, 2.0], dtype=np.float32),
     "object_str": np.array(["a", "b"], dtype=object),
     "str": np.array(["a", "bé"]),
     "int64": np.array([-(2**63), 2**63 - 1], dtype=np.int64),
@@ -110,7 +110,12 @@ LABELS = {
 def test_labels_keep_their_kind(kind, cls_data, tmp_path):
     X, y01 = cls_data
     y = LABELS[kind][y01]
-    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    if kind in ("object_int", "object_bytes"):  # scikit-learn does not fit these: a Forest
+        stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                     threshold=[0.0, 0, 0], value=[[2, 2], [3, 1], [1, 3]])
+        rf = po.Forest([stump], classes=LABELS[kind], n_features=X.shape[1])
+    else:
+        rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     pruned = po.prune(rf, X, y, lam=0.01)
     loaded = _roundtrip(pruned, tmp_path)
     before, after = pruned.predict(X), loaded.predict(X)
@@ -205,3 +210,57 @@ def test_dangling_symlink_creates_its_target(tmp_path):
     with atomic_write(link) as fh:
         fh.write("x")
     assert link.is_symlink() and target.read_text() == "x"
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS[:2] + REGRESSORS[:2],
+                         ids=lambda e: type(e).__name__)
+def test_fewer_trees_export_keeps_the_class(est, cls_data, reg_data):
+    from prune_opt.budget import fewer_trees_prunings
+
+    X, y = reg_data if "Regressor" in type(est).__name__ else cls_data
+    est = est.fit(X, y)
+    for _, pf in fewer_trees_prunings(est, sizes=[1, 2]):
+        out = pf.to_sklearn()
+        assert type(out) is type(est)
+        assert np.allclose(out.predict(X), pf.predict(X))
+
+
+@pytest.mark.parametrize("patch, match", [
+    ({"classes_dtype": "datetime64"}, "classes_dtype must be one of"),
+    ({"classes_dtype": "uint8", "classes": [0, 256]}, "does not fit classes_dtype"),
+    ({"classes_dtype": "int8", "classes": [-129, 0]}, "does not fit classes_dtype"),
+    ({"classes_dtype": "float16", "classes_kind": "float", "classes": [0.5, 1e6]},
+     "does not fit classes_dtype"),
+    ({"classes_dtype": "float16", "classes_kind": "float", "classes": [1.0, 1.0001]},
+     "no longer distinct"),
+    ({"classes_kind": "bool", "classes": [0, 1]}, "classes must all be bool"),
+    ({"classes_kind": "bytes", "classes": ["a", "\u20ac"]}, "latin-1"),
+    ({"classes_dtype": 3}, "classes_dtype must be one of"),
+    ({"classes_kind": "complex"}, "classes_kind must be one of"),
+])
+def test_tampered_class_kinds_refused(patch, match, cls_data, tmp_path):
+    import json
+
+    X, y = cls_data
+    rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    path = tmp_path / "m.json"
+    po.prune(rf, X, y, lam=0.0).save(path)
+    doc = json.loads(path.read_text())
+    doc.update(patch)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        po.load(path)
+
+
+def test_regression_file_with_classes_dtype_refused(reg_data, tmp_path):
+    import json
+
+    X, y = reg_data
+    rf = RandomForestRegressor(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    path = tmp_path / "m.json"
+    po.prune(rf, X, y, lam=0.0).save(path)
+    doc = json.loads(path.read_text())
+    doc["classes_dtype"] = "uint8"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="regression forest has no classes"):
+        po.load(path)

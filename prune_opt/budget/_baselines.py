@@ -273,7 +273,9 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     for m in sizes:
         sub = f if m == f.n_trees else sub_forest(f, m)
         out.append((m, PrunedForest(sub, sub.full_split_mask(), costs=costs,
-                                    solve_info={"method": "fewer-trees", "n_trees": m})))
+                                    solve_info={"method": "fewer-trees", "n_trees": m},
+                                    estimator_class=None if f.estimator is None
+                                    else type(f.estimator).__name__)))
     return out
 
 
