@@ -109,7 +109,8 @@ class LazyPredictor:
         group unit (no features) may return ``None``.  A returned NaN is a
         real missing value, routed as the trees route missing values.  A
         pandas Series or DataFrame indexed by the requested rows is matched by
-        label, in any order; complex or masked values are refused.
+        label, in any order; complex or masked values, ``None`` among the
+        values and text (even numeric strings) are refused.
     costs : FeatureCosts, optional
         Defaults to the costs the forest was pruned with; when given, the
         units fetched and ``cost_paid`` follow these costs.
@@ -358,6 +359,26 @@ def _align_by_label(values, rows, unit):
     return values.reindex(rows)
 
 
+def _refuse_junk(values, unit):
+    """Refuse what numpy would quietly turn into numbers: None (read as NaN, a missing
+    value) and strings or bytes (``"1.5"`` parsed as 1.5)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError):  # ragged: the float conversion names it
+        return
+    if raw.dtype.kind in "USV":
+        raise TypeError(f"acquire returned non-numeric text ({raw.dtype}) for unit {unit.name!r}; return "
+                        "numbers, with NaN for a missing value")
+    if raw.dtype.kind == "O":
+        kinds = set(map(type, raw.ravel()))  # one C-level pass over the values
+        if type(None) in kinds:
+            raise TypeError(f"acquire returned None among the values for unit {unit.name!r}; "
+                            "return numbers, with NaN (not None) for a missing value")
+        if any(issubclass(k, (str, bytes)) for k in kinds):
+            raise TypeError(f"acquire returned non-numeric text for unit {unit.name!r}; return numbers, "
+                            "with NaN for a missing value")
+
+
 def _check_values(values, rows, unit):
     n_rows, width = rows.size, len(unit.features)
     if values is None:
@@ -372,6 +393,7 @@ def _check_values(values, rows, unit):
     if np.iscomplexobj(values):
         raise TypeError(f"acquire returned complex values for unit {unit.name!r}; return real "
                         "values")
+    _refuse_junk(values, unit)
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):

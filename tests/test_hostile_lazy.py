@@ -267,3 +267,47 @@ def test_rows_whose_plan_is_empty_are_never_asked_for(case, seed, share):
     np.testing.assert_array_equal(out.proba, pruned.predict_proba(df))
     for r, name in first.items():
         assert name in plan[r]
+
+
+# junk a callback may return that must never be read as missing values or numbers
+JUNK_RESULTS = {
+    "list of None": lambda v: np.full(v.shape, None, dtype=object).tolist(),
+    "object array of None": lambda v: np.full(v.shape, None, dtype=object),
+    "one None among numbers": lambda v: np.where(np.arange(v.size).reshape(v.shape) == 0,
+                                                 None, v.astype(object)),
+    "numeric strings": lambda v: v.astype(str),
+    "numeric strings as objects": lambda v: v.astype(str).astype(object),
+    "numeric bytes": lambda v: v.astype(str).astype(bytes),
+    "list of numeric strings": lambda v: v.astype(str).tolist(),
+    "DataFrame of numeric strings": lambda v: pd.DataFrame(v.astype(str)),
+    "DataFrame of None": lambda v: pd.DataFrame(np.full(v.shape, None, dtype=object)),
+    "strings 'nan'": lambda v: np.full(v.shape, "nan"),
+}
+
+
+@pytest.mark.parametrize("name", list(JUNK_RESULTS))
+def test_junk_is_refused_naming_the_unit(case, name):
+    X, _, pruned = case
+    asked = []
+
+    def acquire(rows, unit):
+        if not unit.features:
+            return None
+        asked.append(unit.name)
+        return JUNK_RESULTS[name](X[np.ix_(rows, list(unit.features))])
+
+    with pytest.raises(TypeError, match="acquire returned") as info:
+        po.LazyPredictor(pruned, acquire).predict(_unknown(len(X)))
+    assert repr(asked[-1]) in str(info.value)
+
+
+def test_python_numbers_in_an_object_array_are_accepted(case):
+    X, _, pruned = case
+
+    def acquire(rows, unit):
+        if not unit.features:
+            return None
+        return X[np.ix_(rows, list(unit.features))].astype(object)
+
+    out = po.LazyPredictor(pruned, acquire).predict_proba(_unknown(len(X)))
+    assert np.array_equal(out.proba, pruned.predict_proba(X))
