@@ -14,10 +14,15 @@ is refitted.  The saving of feature j is ``cost(S) - cost(S minus j)`` under
 the :class:`~prune_opt.FeatureCosts` model, so shared acquisition units
 (a blood draw paying for several tests) and ``requires`` chains are counted
 exactly: a feature whose unit another survivor still needs saves nothing
-and is kept.  Any prefix ``ranking[:k]`` is a nested feature subset.
+alone, and is scored by what dropping it with the other such survivors of
+that unit saves (so a shared unit's members do not look free and crowd the
+short prefixes).  Savings count as zero only relative to the subset's cost,
+so scaling every cost leaves the ranking unchanged.  Any prefix
+``ranking[:k]`` is a nested feature subset.
 
 :class:`SubsetForestClassifier` grows a scikit-learn random forest on a
-subset (given, or the longest prefix of the ranking within ``max_cost``) and
+subset (given, or the ranking's features taken in order while they fit within
+``max_cost``) and
 exposes it over *all* the input columns, so ``prune_opt.prune``,
 ``prune_opt.fit_budget``, ``to_sklearn()`` and the cost accounting take it
 unchanged.  With ``max_cost`` every example costs at most ``max_cost``: the
@@ -65,11 +70,29 @@ def subset_costs(costs, ranking):
     >>> subset_costs(FeatureCosts([1.0, 5.0, 2.0]), [2, 0, 1]).tolist()
     [2.0, 3.0, 8.0]
     """
-    ranking = np.asarray(ranking, dtype=np.int64)
+    ranking = _check_ranking(ranking, costs.n_features)
     prefix = np.zeros((ranking.size, costs.n_features), dtype=bool)
     for k in range(ranking.size):
         prefix[k:, ranking[k]] = True
     return np.asarray(costs.cost_of_usage(prefix), dtype=float)
+
+
+def _check_ranking(ranking, n_features):
+    """``ranking`` as a 1-D int64 array of column indices in [0, n_features)."""
+    arr = np.asarray(ranking, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"ranking must be a 1-D sequence of feature indices, got shape "
+                         f"{arr.shape}")
+    bad = [r for r in arr.tolist() if isinstance(r, bool) or not isinstance(
+        r, (Integral, np.integer))]
+    if bad:
+        raise ValueError(f"ranking must hold integer feature indices, got {bad[0]!r}")
+    out = np.asarray(arr.tolist(), dtype=np.int64)
+    wrong = out[(out < 0) | (out >= n_features)]
+    if wrong.size:
+        raise ValueError(f"ranking: feature index {int(wrong[0])} is out of range for "
+                         f"{n_features} features (valid: 0 .. {n_features - 1})")
+    return out
 
 
 def _savings(costs, survivors):
@@ -81,14 +104,43 @@ def _savings(costs, survivors):
     return total[-1] - total[:-1]
 
 
-def _drop_order(importance, saving, n_drop):
+def _drop_savings(costs, survivors):
+    """The savings the drop score divides by, and the tolerance under which a saving is
+    zero (relative to cost(S): the ranking does not change when every cost is scaled).
+
+    A survivor whose removal alone saves nothing (a member of a shared unit, or a
+    free feature that ``requires`` a paid one, while a partner survives) is
+    credited with what dropping it *with* those partners saves: the other
+    survivors that save nothing alone and need one of its paid units.  Without
+    this, such a member looks free (score +inf) and is kept to the end, so the
+    ranking's short prefixes start with an expensive unit.
+    """
+    saving = _savings(costs, survivors)
+    every = np.zeros((1, costs.n_features), dtype=bool)
+    every[0, survivors] = True
+    total = float(costs.cost_of_usage(every)[0])
+    tol = 1e-12 * total
+    alone = np.flatnonzero(~(saving > tol))
+    if alone.size and total > 0:
+        paid = costs.feature_units[survivors[alone]].multiply(costs.unit_costs > 0).tocsr()
+        partners = (paid @ paid.T).toarray() > 0  # pairs sharing a paid unit
+        group = np.repeat(every, alone.size, axis=0)
+        for r in range(alone.size):  # a loop over features
+            group[r, survivors[alone[partners[r]]]] = False
+            group[r, survivors[alone[r]]] = False
+        saving = saving.copy()
+        saving[alone] = total - np.asarray(costs.cost_of_usage(group), dtype=float)
+    return saving, tol
+
+
+def _drop_order(importance, saving, n_drop, tol=0.0):
     """Indices (into the survivors) of the ``n_drop`` least valuable per cost saved.
 
-    A feature whose removal saves nothing is free to keep (score +inf); ties
-    drop the one that saves more first.
+    A feature whose removal saves nothing (at most ``tol``) is free to keep
+    (score +inf); ties drop the one that saves more first.
     """
     score = np.full(saving.shape, np.inf)
-    pays = saving > 1e-12
+    pays = saving > tol
     score[pays] = importance[pays] / saving[pays]
     order = np.lexsort((-saving, score))
     return order[:n_drop]
@@ -150,7 +202,8 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
         rf.fit(X[:, survivors], y, sample_weight=sample_weight)
         n_drop = int(step) if isinstance(step, Integral) else int(step * survivors.size)
         n_drop = min(max(n_drop, 1), survivors.size - 1)
-        gone = _drop_order(rf.feature_importances_, _savings(fc, survivors), n_drop)
+        saving, tol = _drop_savings(fc, survivors)
+        gone = _drop_order(rf.feature_importances_, saving, n_drop, tol)
         if verbose:
             print(f"rank_features_by_cost: {survivors.size} features, dropping "
                   f"{survivors[gone].tolist()}")
@@ -158,6 +211,18 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
         survivors = np.delete(survivors, gone)
     return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
 
+
+
+def _fill_within(costs, ranking, max_cost):
+    """The ranking's features taken in order, each kept when the subset still costs at
+    most ``max_cost``: the longest prefix within it, then every later feature that
+    still fits (a cheap feature ranked after an expensive one is not lost)."""
+    cap = max_cost * (1 + 1e-12)
+    chosen = []
+    for j in ranking:  # a loop over features, each a cost of at most d features
+        if costs.cost_of([*chosen, int(j)]) <= cap:
+            chosen.append(int(j))
+    return chosen
 
 
 def _resolve_features(features, n_features, names):
@@ -198,8 +263,10 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
     """Random forest grown on a cost-aware subset of the features.
 
     The subset is ``features`` when given; otherwise, with ``max_cost``, the
-    longest prefix of :func:`rank_features_by_cost` whose features together
-    cost at most ``max_cost`` per example; otherwise every feature.  The
+    features of :func:`rank_features_by_cost` taken in ranking order, each
+    kept when the subset still costs at most ``max_cost`` per example (the
+    longest prefix within it, then any later feature that still fits);
+    otherwise every feature.  The
     forest is scikit-learn's :class:`~sklearn.ensemble.RandomForestClassifier`
     fitted on those columns and exposed over all the input columns.
 
@@ -209,10 +276,11 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
     features : sequence of int or str, optional
         Columns to grow on (indices, or names when ``X`` has column names).
     max_cost : float, optional
-        Per-example cost cap: the subset is the longest prefix of the cost
-        ranking within it, so no example ever costs more.  Exclusive with
-        ``features``.  Below the cheapest feature, every tree is a single leaf
-        (the training class frequencies) and a warning says so.
+        Per-example cost cap: the subset is filled in cost-ranking order
+        within it, so no example ever costs more.  Exclusive with
+        ``features``.  Below the cheapest feature (its cost alone, units and
+        requirements included), every tree is a single leaf (the training
+        class frequencies) and a warning says so.
     costs : FeatureCosts, array-like, mapping or None
         Acquisition costs (uniform 1.0 when None).
     criterion : {"gini", "entropy", "log_loss"}, default "gini"
@@ -351,14 +419,14 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
                                         n_estimators=self.ranking_estimators,
                                         step=self.ranking_step, sample_weight=sample_weight,
                                         random_state=self.random_state)
-        prefix = subset_costs(self.costs_, ranking)
-        k = int(np.sum(prefix <= float(self.max_cost) * (1 + 1e-12)))  # costs grow with k
-        if k == 0:
+        chosen = _fill_within(self.costs_, ranking, float(self.max_cost))
+        if not chosen:
+            cheapest = float(self.costs_.feature_cost().min())
             warnings.warn(f"max_cost={self.max_cost} is below the cost of every feature "
-                          f"(cheapest {prefix[0]:.4g}); every tree "
+                          f"(cheapest {cheapest:.4g}); every tree "
                           "is a single leaf predicting the training class frequencies",
                           UserWarning, stacklevel=3)
-        return np.sort(ranking[:k]), ranking
+        return np.sort(np.asarray(chosen, dtype=np.int64)), ranking
 
     def _finish_constant(self, y_enc, sample_weight, names):
         w = np.ones(y_enc.size) if sample_weight is None else np.asarray(sample_weight, float)

@@ -179,3 +179,28 @@ def test_all_features_without_a_cap_is_a_plain_random_forest():
     np.testing.assert_allclose(clf.predict_proba(X), rf.predict_proba(X), rtol=1e-12)
     assert clf.ranking_ is None
     assert list(itertools.chain(clf.features_)) == list(range(6))
+
+
+@given(seed=st.integers(0, 10_000), size=st.integers(1, 6))
+def test_drop_savings_credit_a_member_with_its_partners(seed, size):
+    """Brute force: a survivor that saves nothing alone is credited with dropping it
+    together with every other such survivor sharing one of its paid units."""
+    from forest_builders.feature_subset import _drop_savings
+
+    rng = np.random.default_rng(seed)
+    fc = _group_costs()
+    survivors = np.sort(rng.choice(6, size, replace=False))
+    got, tol = _drop_savings(fc, survivors)
+    S = set(survivors.tolist())
+
+    def paid_units(j):
+        return {u for u in fc.feature_units[j].indices if fc.unit_costs[u] > 0}
+
+    alone = {j for j in S if fc.cost_of(S) - fc.cost_of(S - {j}) <= tol}
+    for k, j in enumerate(survivors):
+        if j in alone:
+            group = {i for i in alone if paid_units(i) & paid_units(j)} | {j}
+        else:
+            group = {j}
+        assert got[k] == pytest.approx(fc.cost_of(S) - fc.cost_of(S - group), abs=1e-12)
+    assert tol == pytest.approx(1e-12 * fc.cost_of(S))

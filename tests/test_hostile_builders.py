@@ -156,3 +156,107 @@ def test_cegb_that_never_splits_says_so():
         warnings.simplefilter("error", UserWarning)
         fitted = fb.CEGBClassifier(n_estimators=10, cegb_tradeoff=0.0).fit(X, y)
     assert np.mean(fitted.predict(X) == y) > 0.9
+
+
+# ------------------------------------------------------------ cost ranking (feature_subset)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from forest_builders.feature_subset import (  # noqa: E402
+    SubsetForestClassifier,
+    rank_features_by_cost,
+    subset_costs,
+)
+
+
+def _shared_unit_data(seed=0, n=400):
+    """Columns 0, 1 (a shared unit of cost 10, free on their own), 2 (cost 1, informative),
+    3 (cost 1, noise)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 2] + 0.8 * X[:, 0] + 0.8 * X[:, 1] > 0).astype(int)
+    return X, y
+
+
+SHARED = po.FeatureCosts([0.0, 0.0, 1.0, 1.0], groups={"panel": (10.0, [0, 1])})
+REQUIRES = po.FeatureCosts([0.0, 10.0, 1.0, 1.0], requires={0: [1]})
+
+
+def _brute_cheapest(fc):
+    return min(fc.cost_of([j]) for j in range(fc.n_features))
+
+
+@pytest.mark.parametrize("fc", [SHARED, REQUIRES], ids=["shared unit", "requires"])
+def test_free_looking_member_does_not_crowd_out_a_cheap_feature(fc):
+    X, y = _shared_unit_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SubsetForestClassifier(10, max_cost=5.0, costs=fc, random_state=0).fit(X, y)
+    # cheap informative column 2 fits within 5; so does 3 (the two together cost 2)
+    assert set(clf.features_.tolist()) == {2, 3}
+    assert clf.subset_cost_ == fc.cost_of(clf.features_) <= 5.0
+    assert clf.acquisition_cost(X).max() <= 5.0
+    # maximal: no other column fits beside the chosen ones
+    for j in set(range(4)) - set(clf.features_.tolist()):
+        assert fc.cost_of([*clf.features_, j]) > 5.0
+
+
+@pytest.mark.parametrize("fc", [SHARED, REQUIRES], ids=["shared unit", "requires"])
+def test_ranking_prefixes_do_not_start_with_the_expensive_unit(fc):
+    X, y = _shared_unit_data()
+    ranking = rank_features_by_cost(X, y, costs=fc, n_estimators=10, random_state=0)
+    assert sorted(ranking.tolist()) == [0, 1, 2, 3]
+    # column 2 is worth far more per unit of cost than the 10-cost unit's members
+    assert ranking[0] == 2
+
+
+def test_warning_names_the_true_cheapest_cost():
+    X, y = _shared_unit_data()
+    fc = po.FeatureCosts([0.0, 0.0, 3.0, 4.0], groups={"panel": (10.0, [0, 1])})
+    with pytest.warns(UserWarning, match=r"cheapest 3\)") as record:
+        clf = SubsetForestClassifier(5, max_cost=2.0, costs=fc, random_state=0).fit(X, y)
+    assert _brute_cheapest(fc) == 3.0 and len(record) == 1
+    assert clf.features_.size == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), power=st.integers(-60, 60),
+       costs=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.0]), min_size=5, max_size=5),
+       group=st.booleans())
+def test_ranking_is_invariant_under_cost_scaling(seed, power, costs, group):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 5))
+    y = (X[:, 0] + X[:, rng.integers(1, 5)] > 0).astype(int)
+    groups = {"g": (3.0, [1, 2])} if group else None
+    scale = 2.0 ** power
+    fc = po.FeatureCosts(costs, groups=groups)
+    fc_s = po.FeatureCosts([c * scale for c in costs],
+                           groups=None if groups is None else {"g": (3.0 * scale, [1, 2])})
+    a = rank_features_by_cost(X, y, costs=fc, n_estimators=5, random_state=seed)
+    b = rank_features_by_cost(X, y, costs=fc_s, n_estimators=5, random_state=seed)
+    assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-200, 1e13, 1e200])
+def test_ranking_is_invariant_under_decimal_scaling_of_uniform_costs(scale):
+    X, y = _shared_unit_data(seed=3, n=200)
+    a = rank_features_by_cost(X, y, costs=[1.0] * 4, n_estimators=5, random_state=0)
+    b = rank_features_by_cost(X, y, costs=[scale] * 4, n_estimators=5, random_state=0)
+    assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("ranking, match", [
+    ([0, 4], "out of range"), ([-1, 0], "out of range"), ([0, 1.5], "integer"),
+    ([[0, 1]], "1-D"), (["a"], "integer"), ([True, 0], "integer"),
+])
+def test_subset_costs_refuses_bad_rankings(ranking, match):
+    with pytest.raises(ValueError, match=f"ranking.*{match}"):
+        subset_costs(po.FeatureCosts([1.0, 2.0, 3.0, 4.0]), ranking)
+
+
+def test_subset_costs_match_brute_force():
+    fc = po.FeatureCosts([0.0, 0.0, 3.0, 4.0], groups={"panel": (10.0, [0, 1])},
+                         requires={3: [2]})
+    ranking = [3, 0, 2, 1]
+    brute = [fc.cost_of(ranking[:k]) for k in range(1, 5)]
+    assert subset_costs(fc, ranking).tolist() == brute
