@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._pruned import PrunedForest
-from ._routing import require_in_bag
+from ._routing import require_in_bag, target_unit
 from ._validation import check_features, check_labels, check_nonneg_scalar
 
 __all__ = ["refit_leaves"]
@@ -107,7 +107,11 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
     target = _targets(f, y)
     project = (_project_rows_to_simplex if f.task == "classification"
                else (lambda V: V))  # leaf means are unconstrained
-    v0 = f.value[cols]
+    # regression: work in units of a power of two near the targets (exact), so the
+    # squared residuals of targets near 1e160 neither overflow nor underflow
+    unit = target_unit(target) if f.task == "regression" else 1.0
+    target = target / unit
+    v0 = f.value[cols] / unit
     ridge = smoothing / T
 
     def loss(V):
@@ -128,7 +132,7 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
         if cur < best_loss:
             best, best_loss = V, cur
     values = f.value.copy()
-    values[cols] = best
+    values[cols] = best * unit
     return values
 
 

@@ -409,10 +409,11 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         pooled = np.zeros(n)
         for t in range(forest.n_trees):
             pooled += weight_of(t)
-        scale, centre = target_scale(y_index, pooled)
-        y_col = y_index - centre
+        unit = target_unit(y_index)  # squares of 1e160 overflow: work in units of 2**k
+        scale, centre = target_scale(y_index / unit, pooled, unit=unit)
+        y_col = y_index / unit - centre
     else:
-        scale, centre, y_col = 1.0, 0.0, y_index
+        scale, centre, y_col, unit = 1.0, 0.0, y_index, 1.0
     width = 3 if regression else forest.n_classes
     stats = np.zeros((forest.n_nodes, width))
     tree_weight = np.zeros(forest.n_trees)
@@ -428,13 +429,13 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         _sum_up_tree(forest, stats, sl)  # ... then summed up to every ancestor
     if regression:
         node_weight = stats[:, 0]
-        node_error = squared_error(forest.value[:, 0] - centre, stats) / scale
+        node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
     else:
         node_weight = stats.sum(axis=1)
         majority = np.argmax(forest.value, axis=1)
         node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
     return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight,
-                        error_scale=scale)
+                        error_scale=scale * unit * unit)
 
 
 def node_moments(forest, X, y, sample_weight=None, chunk_size=DEFAULT_CHUNK):
@@ -485,12 +486,36 @@ def squared_error(value, moments):
     return np.where(sse > roundoff, sse, 0.0)
 
 
-def target_scale(y, w):
+def target_unit(y):
+    """A power of two near the targets' magnitude (1 for moderate targets).
+
+    Dividing by it is exact, and keeps every square of a target finite and
+    normal: targets around 1e160 (or 1e-160) would overflow (underflow) when
+    squared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt._routing import target_unit
+    >>> target_unit(np.array([1.0, -3.0])), target_unit(np.array([1e160])) > 1e150
+    (1.0, True)
+    """
+    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if not np.isfinite(top) or 2.0**-400 <= top <= 2.0**400 or top == 0.0:
+        return 1.0
+    return float(2.0 ** np.floor(np.log2(top)))
+
+
+def target_scale(y, w, *, unit=1.0):
     """Weighted mean and variance of regression targets: the error term's (scale, centre).
 
     A variance of 0 (constant targets) would make the normalised error
     undefined: the scale is then 1 (the error term is the plain mean squared
-    error, in squared target units) and a warning says so.
+    error, in squared target units) and a warning says so.  ``y`` may be
+    given in units of ``unit`` (see :func:`target_unit`): the scale and
+    centre are then in those units too (for constant targets the error term
+    is then the mean squared error in units of ``unit**2``, which the
+    warning names: in squared target units it would overflow).
 
     Examples
     --------
@@ -506,9 +531,10 @@ def target_scale(y, w):
     centre = float(w @ y / total)
     var = float(w @ (y - centre) ** 2 / total)
     if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
+        units = "squared target units" if unit == 1.0 else f"units of ({unit:.6g})^2"
         warnings.warn("the regression targets of the error data are constant (variance 0), "
                       "so the error term cannot be normalised by their variance; it is the "
-                      "plain mean squared error (squared target units): choose lam on that "
+                      f"plain mean squared error ({units}): choose lam on that "
                       "scale", RuntimeWarning, stacklevel=3)
         return 1.0, centre
     return var, centre

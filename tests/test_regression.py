@@ -7,6 +7,7 @@ command line in ``test_regression_cli.py``.
 """
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -371,3 +372,72 @@ def test_every_mutation_of_a_regression_file_loads_identically_or_raises(
     if target[0] in _METADATA:
         np.testing.assert_array_equal(pred, original.predict(X))
         np.testing.assert_array_equal(loaded.acquisition_cost(X), original.acquisition_cost(X))
+
+
+# ------------------------------------------------------------------ extreme target scales
+def _scaled_forest(forest, factor):
+    """The same trees with every node mean multiplied by ``factor``."""
+    trees = []
+    for t in range(forest.n_trees):
+        sl = forest.tree_slice(t)
+        left, right = forest.left[sl], forest.right[sl]
+        trees.append(dict(left=np.where(left >= 0, left - sl.start, -1),
+                          right=np.where(right >= 0, right - sl.start, -1),
+                          feature=forest.feature[sl], threshold=forest.threshold[sl],
+                          value=forest.value[sl] * factor))
+    return po.Forest(trees, classes=None, n_features=forest.n_features)
+
+
+@pytest.mark.parametrize("factor", [1e160, 3e300, 1e-160, 1e-300])
+def test_extreme_target_scales_keep_the_normalised_error(factor):
+    """Targets near 1e160 overflowed the variance (a root-only forest, a wrong "constant
+    targets" warning); the normalised error term is scale-free, so it must equal the
+    brute-force one of the unscaled targets."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    y = X[:, 0] + 0.3 * rng.normal(size=150)
+    est = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    big = _scaled_forest(po.as_forest(est), factor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        problem = po.compile_problem(big, X, y * factor, lam=0.0)
+        pruned = po.prune(big, X, y * factor, lam=0.001)
+    ones = [np.ones(len(y))] * problem.n_trees
+    rng2 = np.random.default_rng(1)
+    for mask in (random_mask(problem.forest, rng2), problem.forest.full_split_mask(),
+                 np.zeros(problem.n_nodes, dtype=bool)):
+        expected = brute_force_error_term(est, mask, X, y, ones)
+        assert problem.evaluate(mask).error_term == pytest.approx(expected, rel=1e-9)
+    small = po.prune(po.as_forest(est), X, y, lam=0.001)
+    assert pruned.n_splits == small.n_splits > 0
+    np.testing.assert_array_equal(pruned.split_mask, small.split_mask)
+    assert problem.error_scale == pytest.approx(float(np.var(y)) * factor * factor, rel=1e-9)
+
+
+@pytest.mark.parametrize("level", [1e200, -3e250, 1e-200])
+def test_constant_extreme_targets_fall_back_without_nan(level):
+    X = np.arange(40.0).reshape(20, 2)
+    rf = RandomForestRegressor(n_estimators=2, max_depth=2, random_state=0).fit(X, X[:, 0])
+    big = _scaled_forest(po.as_forest(rf), 0.0)  # every node predicts 0
+    y = np.full(20, level)
+    with pytest.warns(RuntimeWarning, match="constant"):
+        problem = po.compile_problem(big, X, y)
+    assert np.isfinite(problem.node_error).all() and (problem.node_error > 0).all()
+
+
+@pytest.mark.parametrize("method", ["counts", "global"])
+@pytest.mark.parametrize("factor", [1e160, 1e-160])
+def test_refit_of_extreme_targets_is_the_scaled_refit(method, factor):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + 0.3 * rng.normal(size=120)
+    est = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X[:60], y[:60])
+    small_f = po.as_forest(est)
+    big_f = _scaled_forest(small_f, factor)
+    small = po.refit_leaves(po.PrunedForest(small_f, small_f.full_split_mask()), X[60:],
+                            y[60:], method=method, smoothing=1.0)
+    big = po.refit_leaves(po.PrunedForest(big_f, big_f.full_split_mask()), X[60:],
+                          y[60:] * factor, method=method, smoothing=1.0)
+    np.testing.assert_allclose(big.predict(X) / factor, small.predict(X), rtol=1e-9)
+    assert not np.allclose(small.predict(X), po.PrunedForest(
+        small_f, small_f.full_split_mask()).predict(X))  # the refit changed something
