@@ -106,10 +106,6 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     if client is not None:
-        if forest.task == "regression":
-            raise ValueError("client=: compiling on a Dask cluster supports classification "
-                             "forests only; compile a regression forest in process (drop "
-                             "client=, or pass cost_sample= for large data)")
         from ._distributed import compile_on_cluster
 
         return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,

@@ -18,6 +18,8 @@ import numpy as np
 from ._problem import PruningProblem
 from ._routing import (
     CostRouting,
+    _leaf_statistics,
+    _sum_up_tree,
     assemble_records,
     chunk_records,
     leaf_matrix,
@@ -25,6 +27,8 @@ from ._routing import (
     new_units_table,
     paid_feature_units,
     record_chunk_rows,
+    regression_scale,
+    squared_error,
     tree_leaves,
 )
 from ._sampling import draw_cost_sample, resolve_cost_sample
@@ -98,6 +102,45 @@ def _class_block(forest, block, w):
     return out
 
 
+def _moment_block(forest, block, w, unit, centre):
+    """Per tree, weighted (count, sum y, sum y^2) of the centred targets ``y / unit -
+    centre`` at the leaves of one block, (n_nodes, 3): the regression counterpart of
+    :func:`_class_block` (the same arithmetic as the single-process routing)."""
+    Xc, yc = block
+    w = np.ones(Xc.shape[0]) if w is None else w
+    sel = np.flatnonzero(w > 0)
+    y_col = np.asarray(yc, dtype=float) / unit - centre
+    out = np.zeros((forest.n_nodes, 3))
+    for t in range(forest.n_trees):
+        sl = forest.tree_slice(t)
+        leaf = tree_leaves(forest, Xc[sel], t).astype(np.int64)
+        out[sl] = _leaf_statistics(leaf, y_col[sel], w[sel], sl.stop - sl.start, 3, True)
+    return out
+
+
+def _regression_errors(client, forest, forest_f, blocks, offsets, w):
+    """Node errors of a regression forest on the blocked error data: the target scale
+    from the gathered targets (one float a row), the node moments summed block by block."""
+    n = int(offsets[-1])
+    y = np.concatenate(client.gather([_submit(client, lambda b: np.asarray(b[1], float), b)
+                                      for b in blocks]))
+    wt = np.ones(n) if w is None else w
+    pooled = np.zeros(n)
+    for _ in range(forest.n_trees):  # as the single-process routing pools the tree weights
+        pooled += wt
+    unit, scale, centre = regression_scale(y, pooled)
+    parts = [_submit(client, _moment_block, forest_f, b,
+                     None if w is None else w[offsets[i]:offsets[i + 1]], unit, centre)
+             for i, b in enumerate(blocks)]
+    stats = np.zeros((forest.n_nodes, 3))
+    for f in parts:  # summed in block order: deterministic
+        stats += f.result()
+    for t in range(forest.n_trees):
+        _sum_up_tree(forest, stats, forest.tree_slice(t))
+    node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
+    return node_error, np.full(forest.n_trees, float(wt.sum())), scale * unit * unit
+
+
 def _record_block(forest, fu, tables, blocks, picks, wc):
     Xr = np.concatenate([b[0][p] for b, p in zip(blocks, picks)])
     return chunk_records(forest, Xr, wc, fu, tables)
@@ -146,7 +189,6 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
                        chunk_size, sample_weight, train, cost_sample, random_state, verbose):
     """The body of ``compile_problem(..., client=client)`` (arguments already checked)."""
     from ._compile_steps import error_routing, plan_memory, sample_info
-    from ._routing import _sum_up_tree
 
     check_client(client)  # a closed or wrong client: one clear error before any work
     forest_f = client.scatter(forest, broadcast=True, hash=False)
@@ -169,7 +211,11 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
         plan_memory(forest, probe, fc, merge=merge, verbose=True, n_rows=sel.size)
     routing, ws = _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge,
                                 chunk_size)
-    if train is None:
+    error_scale = 1.0
+    if train is None and forest.task == "regression":
+        node_error, tree_weight, error_scale = _regression_errors(client, forest, forest_f,
+                                                                  blocks, offsets, w)
+    elif train is None:
         parts = [_submit(client, _class_block, forest_f, b,
                                None if w is None else w[offsets[i]:offsets[i + 1]])
                  for i, b in enumerate(blocks)]
@@ -181,10 +227,10 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
         node_error, tree_weight = _errors_from_classes(forest, cw, w, n)
     else:
         err = error_routing(forest, None, None, None, train, chunk_size)
-        node_error, tree_weight = err.node_error, err.tree_weight
+        node_error, tree_weight, error_scale = err.node_error, err.tree_weight, err.error_scale
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=node_error, tree_error_weight=tree_weight,
-                             cost_routing=routing, budget=budget)
+                             cost_routing=routing, budget=budget, error_scale=error_scale)
     if m is not None:
         problem.cost_sample = sample_info(routing, sel, None if w is None else ws, n, w)
     return problem

@@ -409,8 +409,7 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         pooled = np.zeros(n)
         for t in range(forest.n_trees):
             pooled += weight_of(t)
-        unit = target_unit(y_index)  # squares of 1e160 overflow: work in units of 2**k
-        scale, centre = target_scale(y_index / unit, pooled, unit=unit)
+        unit, scale, centre = regression_scale(y_index, pooled)
         y_col = y_index / unit - centre
     else:
         scale, centre, y_col, unit = 1.0, 0.0, y_index, 1.0
@@ -484,6 +483,16 @@ def squared_error(value, moments):
     sse = n * value * value - 2.0 * value * s1 + s2
     roundoff = 8 * np.finfo(float).eps * (n * value * value + 2.0 * np.abs(value * s1) + s2)
     return np.where(sse > roundoff, sse, 0.0)
+
+
+def regression_scale(y, pooled):
+    """(unit, scale, centre) of regression targets with pooled row weights: the error
+    term works on ``y / unit - centre`` and divides squared errors by ``scale``
+    (all in units of ``unit``, a power of two: squares of targets near 1e160
+    would overflow)."""
+    unit = target_unit(y)
+    scale, centre = target_scale(y / unit, pooled, unit=unit)
+    return unit, scale, centre
 
 
 def target_unit(y):

@@ -134,3 +134,51 @@ def test_cluster_input_errors_name_the_argument(process_client, forest_data):
     rf, X, y = forest_data
     with pytest.raises(ValueError, match="y"):
         po.compile_problem(rf, X, y[:-1], lam=0.02, client=process_client)
+
+
+# ------------------------------------------------- regression forests on a cluster
+@pytest.fixture(scope="module")
+def regression_data():
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = load_digits(return_X_y=True)
+    target = X[:, 20] * 1.5 + X[:, 43] + 0.1 * y
+    rf = RandomForestRegressor(n_estimators=4, max_depth=6, random_state=2).fit(X[:700],
+                                                                               target[:700])
+    return rf, X, target
+
+
+def test_cluster_compile_of_a_regression_forest_equals_single_process(process_client,
+                                                                       regression_data):
+    rf, X, y = regression_data
+    Xv, yv = X[700:], y[700:]
+    serial = po.compile_problem(rf, Xv, yv, lam=0.02, chunk_size=256)
+    remote = po.compile_problem(rf, Xv, yv, lam=0.02, chunk_size=256, client=process_client)
+    assert_same_problem(serial, remote)  # bit for bit: the same blocks, summed in order
+    assert serial.error_scale == remote.error_scale
+    a, b = po.solve(serial, solver="mincut"), po.solve(remote, solver="mincut")
+    assert np.array_equal(a.split_mask, b.split_mask) and a.objective == b.objective
+    # brute force: the root's error is the tree's root SSE over the target variance
+    root = serial.forest.node_offset[0]
+    v = rf.estimators_[0].tree_.value[0, 0, 0]
+    assert remote.node_error[root] == pytest.approx(np.sum((yv - v) ** 2) / np.var(yv),
+                                                    rel=1e-9)
+
+
+def test_cluster_regression_with_weights_partitions_and_train(process_client, regression_data):
+    da = pytest.importorskip("dask.array")
+    rf, X, y = regression_data
+    Xv, yv = X[700:], y[700:]
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(yv))
+    serial = po.compile_problem(rf, Xv, yv, sample_weight=w, chunk_size=300)
+    parts = po.compile_problem(rf, da.from_array(Xv, chunks=(300, 64)),
+                               da.from_array(yv, chunks=300), sample_weight=w,
+                               chunk_size=300, client=process_client)
+    for name in ATTRS:
+        np.testing.assert_allclose(getattr(parts, name), getattr(serial, name), rtol=1e-12,
+                                   err_msg=name)
+    assert parts.error_scale == pytest.approx(serial.error_scale, rel=1e-12)
+    trained = po.compile_problem(rf, Xv, yv, train=(X[:700], y[:700]), client=process_client)
+    assert_same_problem(po.compile_problem(rf, Xv, yv, train=(X[:700], y[:700])), trained)
+    with pytest.warns(RuntimeWarning, match="constant"):
+        po.compile_problem(rf, Xv, np.full(len(yv), 3.0), client=process_client)
