@@ -366,6 +366,9 @@ def _refuse_junk(values, unit):
         raw = np.asarray(values)
     except (TypeError, ValueError):  # ragged: the float conversion names it
         return
+    if raw.dtype.kind in "Mm":
+        raise TypeError(f"acquire returned dates or durations ({raw.dtype}) for unit "
+                        f"{unit.name!r}; return numbers, with NaN for a missing value")
     if raw.dtype.kind in "USV":
         raise TypeError(f"acquire returned non-numeric text ({raw.dtype}) for unit {unit.name!r}; return "
                         "numbers, with NaN for a missing value")
