@@ -216,8 +216,12 @@ class PrunedForest:
         if self.forest.task == "regression":
             from sklearn.metrics import r2_score
 
+            from ._routing import target_unit
+
             pred = self.predict(X)
-            return float(r2_score(check_labels(self.forest, y, pred.shape[0]), pred))
+            y = check_labels(self.forest, y, pred.shape[0])
+            unit = target_unit(y)  # R^2 is scale-free; squares of 1e160 are not finite
+            return float(r2_score(y / unit, pred / unit))
         pred = np.argmax(self._average_value(X), axis=1)
         return float(np.mean(pred == check_labels(self.forest, y, pred.shape[0])))
 

@@ -441,3 +441,16 @@ def test_refit_of_extreme_targets_is_the_scaled_refit(method, factor):
     np.testing.assert_allclose(big.predict(X) / factor, small.predict(X), rtol=1e-9)
     assert not np.allclose(small.predict(X), po.PrunedForest(
         small_f, small_f.full_split_mask()).predict(X))  # the refit changed something
+
+
+@pytest.mark.parametrize("factor", [1e160, 1e-160])
+def test_score_of_extreme_targets_is_the_unscaled_r2(factor):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(100, 3))
+    y = X[:, 0] + 0.2 * rng.normal(size=100)
+    est = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    small_f = po.as_forest(est)
+    big_f = _scaled_forest(small_f, factor)
+    small = po.PrunedForest(small_f, small_f.full_split_mask()).score(X, y)
+    big = po.PrunedForest(big_f, big_f.full_split_mask()).score(X, y * factor)
+    assert big == pytest.approx(small, rel=1e-9) and small == pytest.approx(est.score(X, y))
