@@ -284,13 +284,24 @@ def _decode_classes(doc):
         _fail(f"classes_dtype must be one of {CLASS_DTYPES[kind]} for classes_kind {kind!r}, "
               f"got {str(dtype)[:40]!r}")
     values = [c.encode("latin-1") for c in classes] if kind == "bytes" else classes
+    out = _class_array(values, kind, dtype)
+    if np.unique(out).size != out.size:  # e.g. b"a" and b"a\x00" are one numpy bytes value
+        _fail(f"classes are no longer distinct as {dtype or kind!r} values")
+    return out
+
+
+def _class_array(values, kind, dtype):
+    """The checked class values as an array of ``dtype`` (the kind's default when None)."""
     if dtype == "object":
         out = np.empty(len(values), dtype=object)
         out[:] = values
         return out
     if dtype in (None, "str", "bytes", "bool", "float64"):
-        return np.asarray(values, dtype={"int": np.int64, "float": float, "bool": bool,
-                                         "str": str, "bytes": bytes}[kind])
+        try:
+            return np.asarray(values, dtype={"int": np.int64, "float": float, "bool": bool,
+                                             "str": str, "bytes": bytes}[kind])
+        except OverflowError:
+            _fail("an integer class does not fit in 64 bits")
     if kind == "int":
         info = np.iinfo(dtype)
         if not all(info.min <= c <= info.max for c in values):
@@ -302,8 +313,6 @@ def _decode_classes(doc):
         _fail(f"an integer class does not fit classes_dtype {dtype or 'int64'!r}")
     if kind == "float" and not np.isfinite(out).all():
         _fail(f"a float class does not fit classes_dtype {dtype!r}")
-    if np.unique(out).size != out.size:
-        _fail(f"classes are no longer distinct as {dtype!r}")
     return out
 
 

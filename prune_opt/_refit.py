@@ -193,9 +193,12 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
     if method == "global":
         values = _global_values(pruned, Xr, yr, weights, smoothing)
     else:
-        counts, n = _node_counts(pruned, Xr, yr, weights)
-        shrunk = (counts + smoothing * f.value) / np.where(n + smoothing > 0, n + smoothing, 1.0)
-        values = np.where(n > 0, shrunk, f.value)
+        # regression: sums of targets near 1e308 overflow; work in units of a power of two
+        unit = target_unit(yr) if f.task == "regression" else 1.0
+        counts, n = _node_counts(pruned, Xr, yr / unit if unit != 1.0 else yr, weights)
+        v0 = f.value / unit
+        shrunk = (counts + smoothing * v0) / np.where(n + smoothing > 0, n + smoothing, 1.0)
+        values = np.where(n > 0, shrunk * unit, f.value)
     forest = copy.copy(f)  # shares every structure array; only the leaf values differ
     forest.value = values
     out = PrunedForest(forest, pruned.split_mask, costs=pruned.costs, lam=pruned.lam,

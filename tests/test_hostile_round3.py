@@ -3,6 +3,7 @@ cost ranking, the Dask compile and the leaf refit.  Every case is checked agains
 an independent brute force: the predictions and costs of the source forest, a
 Python walk over the trees, counts by hand, modes computed from the umask."""
 
+import json
 import os
 import stat
 import warnings
@@ -485,3 +486,132 @@ def test_d04_bad_regression_targets_are_refused_on_a_cluster(client, reg):
     bad[3] = np.nan
     with pytest.raises(ValueError, match="y"):
         po.compile_problem(m, Xv, bad, client=client)
+
+
+# ------------------------------------------------------------------ second batch
+def test_d05_regression_with_zero_weights_on_a_cluster(client, reg):
+    m, _, _, Xv, yv = reg
+    w = np.where(np.arange(len(yv)) % 4 == 0, 0.0, 1.5)
+    a = po.compile_problem(m, Xv, yv, sample_weight=w, chunk_size=32)
+    b = po.compile_problem(m, Xv, yv, sample_weight=w, chunk_size=32, client=client)
+    np.testing.assert_allclose(b.node_error, a.node_error, rtol=1e-12, atol=1e-12)
+    # brute force at the first root: weighted SSE over the weighted variance
+    v = m.estimators_[0].tree_.value[0, 0, 0]
+    mean = np.sum(w * yv) / w.sum()
+    var = np.sum(w * (yv - mean) ** 2) / w.sum()
+    assert b.node_error[0] == pytest.approx(np.sum(w * (yv - v) ** 2) / var, rel=1e-9)
+
+
+def test_r06_max_samples_bootstrap_is_counted_by_hand(data):
+    Xt, yt, Xv, yv = data
+    m = RandomForestClassifier(n_estimators=3, max_depth=3, max_samples=0.4,
+                               random_state=0).fit(Xt, yt)
+    problem = po.compile_problem(m, Xv, yv, train=(Xt, yt))
+    for t, (est, s) in enumerate(zip(m.estimators_, m.estimators_samples_)):
+        mult = np.bincount(s, minlength=len(yt))
+        majority = m.classes_[np.argmax(est.tree_.value[0, 0])]
+        assert problem.node_error[problem.forest.node_offset[t]] == float(mult @ (yt != majority))
+
+
+def test_r07_train_of_the_wrong_length_names_the_rows(rf, data):
+    Xt, yt, Xv, yv = data
+    with pytest.raises(ValueError, match="199 rows.*fitted on 200"):
+        po.compile_problem(rf, Xv, yv, train=(Xt[1:], yt[1:]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_p11_non_integral_small_float_classes_round_trip_exactly(dtype, data, tmp_path):
+    classes = np.array([0.1, 0.7], dtype=dtype)
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.0, 0, 0], value=[[2, 2], [3, 1], [1, 3]])
+    f = po.Forest([stump], classes=classes, n_features=5)
+    pf = po.PrunedForest(f, f.full_split_mask())
+    loaded, _ = _save_load(pf, tmp_path)
+    assert loaded.classes_.dtype == dtype
+    assert np.array_equal(loaded.predict(data[2]), pf.predict(data[2]))
+    assert np.array_equal(pf.predict(data[2]), classes[(data[2][:, 0] > 0).astype(int)])
+
+
+def test_p12_bytes_classes_that_collapse_in_numpy_are_refused(pruned, tmp_path):
+    path = tmp_path / "m.json"
+    pruned.save(path)
+    doc = json.loads(path.read_text())
+    doc.update(classes_kind="bytes", classes=["a", "a\x00"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="distinct"):
+        po.load(path)
+
+
+def test_l06_nullable_integer_frames_are_numbers(pruned, data):
+    Xr = np.round(data[2] * 3).astype(int)
+    lazy = _lazy(pruned, lambda rows, unit: pd.DataFrame(
+        Xr[np.ix_(rows, list(unit.features))]).astype("Int64"))
+    out = lazy.predict_proba(np.full(Xr.shape, np.nan))
+    assert np.allclose(out.proba, brute_proba(pruned, Xr.astype(float)))
+    assert np.allclose(out.cost_paid, brute_cost(pruned, Xr.astype(float), FC))
+
+
+def test_l07_object_arrays_of_numpy_floats_are_numbers(pruned, data):
+    Xv = data[2]
+    lazy = _lazy(pruned, lambda rows, unit: np.array(
+        [[np.float32(v) for v in r] for r in Xv[np.ix_(rows, list(unit.features))]],
+        dtype=object))
+    out = lazy.predict_proba(np.full(Xv.shape, np.nan))
+    assert np.allclose(out.proba, brute_proba(pruned, Xv.astype(np.float32).astype(float)))
+
+
+def test_f09_named_costs_and_frames_rank_every_column(data):
+    Xt, yt = data[:2]
+    names = list("vwxyz")
+    r = rank_features_by_cost(pd.DataFrame(Xt, columns=names), yt,
+                              costs={"v": 1, "w": 2, "x": 3, "y": 4, "z": 5}, n_estimators=3,
+                              random_state=0)
+    assert sorted(r.tolist()) == list(range(5))
+
+
+@pytest.mark.parametrize("top", [1.5e308, -1.7e308, 4e-320])
+def test_g01_targets_at_the_float_limits(top):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=80)
+    z = y / np.max(np.abs(y))
+    y = z * top
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.0, 0, 0],
+                 value=[[np.mean(z) * top], [np.mean(z[X[:, 0] <= 0]) * top],
+                        [np.mean(z[X[:, 0] > 0]) * top]])
+    f = po.Forest([stump], classes=None, n_features=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        problem = po.compile_problem(f, X, y)
+    # brute force in rescaled arithmetic: the root's and the children's normalised SSE
+    left = X[:, 0] <= 0
+    sse_root = np.sum((z - z.mean()) ** 2)
+    sse_split = np.sum((z[left] - z[left].mean()) ** 2) + np.sum((z[~left] - z[~left].mean())
+                                                                   ** 2)
+    var = np.var(z)
+    got = problem.node_error
+    if top > 1e-300 or top < -1e-300:
+        assert got[0] == pytest.approx(sse_root / var, rel=1e-6)
+        assert got[1] + got[2] == pytest.approx(sse_split / var, rel=1e-6)
+    assert np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("method", ["counts", "global"])
+def test_r08_refit_of_targets_near_the_float_limit(reg, method):
+    m, Xt, yt, Xv, yv = reg
+    f = po.as_forest(m.estimators_[0])  # one tree: its prediction is a leaf value
+    z = (yv - yv.min()) / np.ptp(yv)  # in [0, 1]: sums of 1.5e308 overflow
+    arrays = dict(left=f.left, right=f.right, feature=f.feature, threshold=f.threshold)
+    small_f = po.Forest([dict(arrays, value=f.value / np.ptp(yt))], classes=None,
+                        n_features=f.n_features)
+    big_f = po.Forest([dict(arrays, value=f.value / np.ptp(yt) * 1.5e308)], classes=None,
+                      n_features=f.n_features)
+    small = po.refit_leaves(po.PrunedForest(small_f, small_f.full_split_mask()), Xv, z,
+                            method=method, smoothing=1.0)
+    big = po.refit_leaves(po.PrunedForest(big_f, big_f.full_split_mask()), Xv, z * 1.5e308,
+                          method=method, smoothing=1.0)
+    # counts: one division per node; global: 300 FISTA steps, rounded differently
+    np.testing.assert_allclose(big.predict(Xv) / 1.5e308, small.predict(Xv),
+                               rtol=1e-9 if method == "counts" else 1e-6,
+                               atol=0 if method == "counts" else 1e-7)
