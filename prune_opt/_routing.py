@@ -575,10 +575,10 @@ def in_bag_weights(forest, n_train):
                 f"train has {n_train} rows but the forest was fitted on {n_fit}; pass the exact "
                 "training data (X_train, y_train) used in fit"
             )
+        if n_fit is None:  # rebuilt from arrays, not fitted: how it was grown is unknown
+            return None
         if not getattr(est, "bootstrap", False):
             return [np.ones(n_train) for _ in range(forest.n_trees)]
-        if n_fit is None:  # rebuilt, not fitted: its bootstrap samples are unknown
-            return None
         return [np.bincount(s, minlength=n_train).astype(float)
                 for s in est.estimators_samples_]
     if forest.in_bag is not None:
