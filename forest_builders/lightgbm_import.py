@@ -17,7 +17,9 @@ training data through every tree and stores, at every node, the class
 frequencies of the training examples that reach it.  A node no training
 example reaches inherits its parent's distribution.  LightGBM does not expose
 which rows each bagged tree saw, so all training rows are used
-(``Forest.in_bag`` is None).
+(``Forest.in_bag`` is None); for the same reason ``prune_opt.prune(...,
+train=...)`` refuses the imported forest (errors are then counted on the
+``X, y`` given to it).
 
 Float caveat: LightGBM compares ``x <= threshold`` in float64, the Forest IR
 compares ``float32(x) <= threshold``.  Both agree on every value that is
