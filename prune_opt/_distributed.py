@@ -3,7 +3,8 @@
 The data stays on the workers as blocks of rows (the partitions of a dask
 array or dataframe, or a NumPy input scattered in ``chunk_size`` blocks).
 Each block is validated where it lives; leaf signatures, per-block class
-weights at the leaves and the first-use records of each block of merged cost
+weights (regression: target moments, the targets' scale fixed first from
+the gathered targets) at the leaves and the first-use records of each block of merged cost
 rows are computed by tasks (the same functions as the single-process path),
 and the driver only merges rows (from the leaf signatures), concatenates the
 blocks in row order and sums node tables in block order.  The problem is
