@@ -37,8 +37,10 @@ ESTIMATORS = CLASSIFIERS + REGRESSORS
 TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
 _REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
 #: "classes" and "classes_kind" are required for classification, absent for regression
-_OPTIONAL = ("task", "classes", "classes_kind", "classes_dtype", "feature_names", "allow_nan", "objective",
+_OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",
              "lam", "solve_info")
+#: the numpy dtype of the classes when not their kind's default (uint8, bool, object ...)
+_OPTIONAL += ("classes_dtype",)
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left",)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
