@@ -9,7 +9,8 @@ destination is left as it was.
 The file gets the mode an ordinary ``open(path, "w")`` would leave: the
 mode of the file it replaces, else ``0o666`` less the umask.  A destination
 that is a symbolic link is written through (its target is replaced, the link
-stays a link).
+stays a link).  A destination that is a named pipe or a device (``/dev/stdout``)
+is written into directly: there is no file to replace.
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    p = _through_links(Path(os.fspath(path)))
+    p = Path(os.fspath(path))
+    if _is_special_file(p):  # a pipe or a device (/dev/stdout): write into it, as open does
+        with open(p, mode, **({} if mode == "wb" else
+                              {"encoding": encoding or "utf-8", "newline": newline})) as fh:
+            yield fh
+        return
+    p = _through_links(p)
     directory = p.parent if str(p.parent) else Path(".")
     mode_of_file = _new_file_mode(p)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
@@ -86,6 +93,16 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _is_special_file(p):
+    """True for an existing destination that is neither a regular file nor a directory
+    (a named pipe, a character device, a socket): renaming over it would replace it."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return False
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
 def _through_links(p):

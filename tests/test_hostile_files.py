@@ -264,3 +264,35 @@ def test_regression_file_with_classes_dtype_refused(reg_data, tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="regression forest has no classes"):
         po.load(path)
+
+
+def test_a_named_pipe_is_written_into_not_replaced(tmp_path):
+    """Like ``--out /dev/stdout`` or a FIFO: a destination that is not a regular file is
+    written into (renaming a temporary file over it would replace the device)."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    with atomic_write(fifo) as fh:
+        fh.write("through the pipe")
+    reader.join(timeout=10)
+    assert got == ["through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
+def test_dev_stdout_is_written_into(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from prune_opt._io import atomic_write\n"
+            "with atomic_write('/dev/stdout') as fh:\n    fh.write('hello')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert out.stdout == "hello" and os.path.islink("/dev/stdout")
+    assert list(tmp_path.iterdir()) == []
