@@ -291,8 +291,8 @@ def test_dev_stdout_is_written_into(tmp_path):
 
     code = ("from prune_opt._io import atomic_write\n"
             "with atomic_write('/dev/stdout') as fh:\n    fh.write('hello')\n")
+    root = os.path.dirname(os.path.dirname(po.__file__))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+                         check=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": root})
     assert out.stdout == "hello" and os.path.islink("/dev/stdout")
     assert list(tmp_path.iterdir()) == []
