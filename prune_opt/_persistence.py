@@ -157,6 +157,17 @@ def _finite_or_none(v):
     return None if v is None or not math.isfinite(float(v)) else float(v)
 
 
+def _encode_solve_info(info):
+    """``solve_info`` without its bulky entries, as JSON values; refused when nested
+    deeper than :func:`read_pruned` accepts (a file save writes is a file load reads)."""
+    out = _jsonable({k: v for k, v in info.items() if k not in _BULKY_SOLVE_INFO})
+    if _depth(out, MAX_SOLVE_INFO_DEPTH) > MAX_SOLVE_INFO_DEPTH:
+        raise ValueError(f"cannot save: solve_info is nested deeper than "
+                         f"{MAX_SOLVE_INFO_DEPTH} levels, which the file format refuses; "
+                         "drop or flatten the deep entries of pruned.solve_info")
+    return out
+
+
 def encode(pruned):
     """The JSON document (a dict) of a pruned forest."""
     f = pruned.forest
@@ -175,8 +186,7 @@ def encode(pruned):
         "objective": _finite_or_none(pruned.objective),
         "lam": _finite_or_none(pruned.lam),
         # per-record duals and iteration histories can be millions of numbers: not kept
-        "solve_info": _jsonable({k: v for k, v in pruned.solve_info.items()
-                                 if k not in _BULKY_SOLVE_INFO}),
+        "solve_info": _encode_solve_info(pruned.solve_info),
         "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
     if f.task == "classification":

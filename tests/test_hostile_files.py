@@ -296,3 +296,29 @@ def test_dev_stdout_is_written_into(tmp_path):
                          check=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": root})
     assert out.stdout == "hello" and os.path.islink("/dev/stdout")
     assert list(tmp_path.iterdir()) == []
+
+
+def _nested(levels):
+    d = cur = {}
+    for _ in range(levels - 1):
+        cur["k"] = {}
+        cur = cur["k"]
+    return d
+
+
+@pytest.mark.parametrize("levels, loads", [(7, True), (8, False), (12, False)])
+def test_a_file_save_writes_is_a_file_load_reads(levels, loads, tmp_path):
+    """solve_info nested deeper than the schema allows is refused when saving (no file a
+    later load would refuse); within the limit it round-trips."""
+    stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+                 threshold=[0.0, 0, 0], value=[[2, 2], [3, 1], [1, 3]])
+    f = po.Forest([stump], classes=[0, 1], n_features=2)
+    pf = po.PrunedForest(f, f.full_split_mask(), solve_info={"deep": _nested(levels)})
+    path = tmp_path / "m.json"
+    if loads:
+        pf.save(path)
+        assert po.load(path).solve_info == {"deep": _nested(levels)}
+    else:
+        with pytest.raises(ValueError, match="cannot save.*solve_info"):
+            pf.save(path)
+        assert not path.exists()
