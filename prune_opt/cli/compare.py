@@ -22,7 +22,6 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
     format_table,
     score_metrics,
     task_line,
@@ -44,7 +43,6 @@ def add_parser(sub):
         "best, seconds, peak extra memory, integrality, status, test accuracy (regression: "
         "R^2 and MSE) and test cost.")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     p.add_argument("--lam", type=float, default=1e-3, help="cost weight lambda (default 1e-3)")
     p.add_argument("--depth-cost", type=float, default=0.0,
                    help="weight of the average path length inside the lambda term")

@@ -8,7 +8,7 @@ from ..budget import BASELINES, baseline_curve, get_baseline, tradeoff_curve
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
+    check_solver_name,
     format_table,
     naming_errors,
     score_metrics,
@@ -32,7 +32,6 @@ def add_parser(sub):
         "early stopping); evaluate all on the test split, print a summary, and write a "
         "plot, CSV and/or JSON.  Regression forests (--task) are scored by test R^2.")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     p.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated subset of {','.join(METHODS)} "
                         f"(default {DEFAULT_METHODS})")
@@ -118,6 +117,7 @@ def run(args):
     from ..plotting import plot_tradeoff
 
     methods = parse_methods(args.methods)
+    check_solver_name(args.solver)
     if args.cost_resolution < 0:
         raise ValueError(f"--cost-resolution must be >= 0, got {args.cost_resolution}")
     if args.objective != "paper":  # a wrong name fails before the work

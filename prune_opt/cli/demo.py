@@ -39,7 +39,7 @@ def add_parser(sub):
                        "default), prune it over a lambda grid with every installed backend, "
                        "print a table and save an accuracy-cost plot (PNG) and the table "
                        "(JSON).")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, task=False)
     p.add_argument("--lams", default=",".join(str(x) for x in DEFAULT_LAMS),
                    help="comma-separated lambda grid")
     p.add_argument("--solvers", default=None,

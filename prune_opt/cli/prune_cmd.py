@@ -9,8 +9,9 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
+    check_solver_name,
     naming_errors,
+    save_model,
     score_metrics,
     setup_experiment,
     task_line,
@@ -26,7 +27,6 @@ def add_parser(sub):
         "split (--budget), print objective, accuracy (regression: R^2 and MSE), cost and "
         "status, and save the pruned forest as JSON (load it with prune_opt.load).")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
@@ -72,8 +72,7 @@ def run(args):
     for k, v in summary.items():
         if v is not None:
             print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
-    with naming_errors(args.out):
-        pruned.save(args.out)
+    save_model(pruned, args.out, exp["dataset"])
     print(f"wrote {args.out}")
     if args.usage_plot:
         with naming_errors(args.usage_plot):
@@ -92,6 +91,11 @@ def _check_goal(args):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
     if args.exact_budget and args.budget is None:
         raise ValueError("--exact-budget needs --budget")
+    check_solver_name(args.solver)
+    if args.objective != "paper":
+        from ..objectives import get_objective
+
+        get_objective(args.objective)  # an unknown name lists the objectives
 
 
 def _prune(args, exp):
@@ -150,7 +154,7 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
 
 
 def _summary(args, exp, pruned):
-    from .. import acquisition_cost
+    from .. import acquisition_cost, as_forest
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
@@ -159,7 +163,8 @@ def _summary(args, exp, pruned):
         "lam": info.get("lam", args.lam), "budget": args.budget,
         "objective": pruned.objective, "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
-        "unpruned_splits": int((~pruned.forest.is_leaf).sum()),
+        # the whole fitted forest (an ensemble objective may keep a sub-forest)
+        "unpruned_splits": int((~as_forest(rf).is_leaf).sum()),
         "validation_cost": pruned.average_cost(exp["X_val"]),
         **score_metrics(pruned, Xte, yte, exp["task"]),
         "test_cost": pruned.average_cost(Xte),
