@@ -47,3 +47,22 @@ def test_user_errors_exit_2_with_one_line(argv, match, capsys, tmp_path):
 def test_debug_shows_traceback(tmp_path):
     with pytest.raises(ValueError):
         main(["--debug", "demo", "--dataset", "no-such-data", "--out", str(tmp_path)])
+
+
+def test_zero_objective_with_float_noise_in_the_bound_has_no_gap():
+    """At lambda = 0 a min-cut can prove an objective of 0 with a bound of -5e-16: that is
+    no gap (it was reported as 5e-4, relative to the 1e-12 floor)."""
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier
+
+    import prune_opt as po
+    from prune_opt._solve import _relative_gap
+
+    assert _relative_gap(0.0, -5.242659605053657e-16) == 0.0
+    assert _relative_gap(0.1, 0.09) == pytest.approx(0.1)
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X[:600], y[:600])
+    for solver in ("mincut", "highs"):
+        p = po.prune(rf, X[600:900], y[600:900], lam=0.0, solver=solver, train=(X[:600], y[:600]))
+        assert p.solve_info["status"] == "optimal"
+        assert p.solve_info["gap"] <= 1e-9 * max(1.0, p.objective), solver

@@ -66,7 +66,7 @@ def run(args):
     if not (0 <= args.budget_time_limit < float("inf")):  # NaN too: fail before the work
         raise ValueError(f"--budget-time-limit must be a finite number of seconds >= 0, got "
                          f"{args.budget_time_limit}")
-    solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
+    solvers = parse_solvers(args.solvers or "all")  # a misspelt backend fails first
     exp = setup_experiment(args)
     unpruned = _unpruned_figures(args, exp)
     rows = _solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=not args.no_progress)
