@@ -429,3 +429,38 @@ def save_model(pruned, path, dataset=None):
     text = json.dumps(doc, allow_nan=False)
     with naming_errors(path), atomic_write(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+@contextlib.contextmanager
+def phase(desc, *, enabled=True):
+    """Show ``desc`` and the seconds it has taken on stderr while a step without a
+    progress bar of its own runs (refreshed twice a second from a helper thread).
+
+    Examples
+    --------
+    >>> from prune_opt.cli._common import phase
+    >>> with phase("scoring", enabled=False):
+    ...     pass
+    """
+    import threading
+
+    from tqdm import tqdm
+
+    if not enabled:
+        yield
+        return
+    bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False)
+    done = threading.Event()
+
+    def tick():
+        while not done.wait(0.5):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()

@@ -11,6 +11,7 @@ from ._common import (
     check_solver_name,
     format_table,
     naming_errors,
+    phase,
     score_metrics,
     setup_experiment,
     task_line,
@@ -96,11 +97,15 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
             for r in rows:
                 r.update(method="budgetprune", param=r["lam_lo"])
             if objective != "paper":
-                out[objective] = objective_curve(exp, objective, [r["lam_lo"] for r in rows])
+                with phase(f"{objective} curve", enabled=progress):
+                    out[objective] = objective_curve(exp, objective,
+                                                     [r["lam_lo"] for r in rows])
         else:
-            prunings = get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem)
-            rows = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
-                                  method=m).to_dict("records")
+            with phase(f"baseline {m}: pruning", enabled=progress):
+                prunings = get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem)
+            with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
+                rows = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
+                                      method=m).to_dict("records")
         out[m] = rows
     return out
 
