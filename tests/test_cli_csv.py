@@ -126,7 +126,9 @@ def test_cost_file_from_to_dict_is_matched_by_name(tmp_path):
 
 
 def test_requires_in_a_reordered_cost_file_follow_names(tmp_path):
-    fc = po.datasets.load_dataset("thyroid").costs
+    from prune_opt.datasets import load_dataset
+
+    fc = load_dataset("thyroid").costs
     names = fc.feature_names
     spec = fc.to_dict()
     order = np.random.default_rng(0).permutation(len(names))
