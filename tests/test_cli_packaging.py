@@ -2,8 +2,9 @@
 license is an SPDX expression, which needs setuptools 77 or later to build."""
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 

@@ -234,7 +234,9 @@ def setup_experiment(args, *, fit=True):
     out = dict(dataset=ds, costs=costs, X_train=X_tr, y_train=y_tr, X_val=X_val, y_val=y_val,
                X_test=X_te, y_test=y_te, task=task, task_reason=why)
     if fit:
-        out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
+        with phase(f"growing {args.trees} trees on {len(y_tr):,} rows",
+                   enabled=not getattr(args, "no_progress", True)):
+            out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
     return out
 
 
@@ -433,8 +435,9 @@ def save_model(pruned, path, dataset=None):
 
 @contextlib.contextmanager
 def phase(desc, *, enabled=True):
-    """Show ``desc`` and the seconds it has taken on stderr while a step without a
-    progress bar of its own runs (refreshed twice a second from a helper thread).
+    """Show ``desc`` and the seconds it has taken on stderr (a terminal) while a step
+    without a progress bar of its own runs (refreshed twice a second from a helper
+    thread).
 
     Examples
     --------
@@ -442,14 +445,18 @@ def phase(desc, *, enabled=True):
     >>> with phase("scoring", enabled=False):
     ...     pass
     """
+    import sys
     import threading
 
     from tqdm import tqdm
 
-    if not enabled:
+    # a terminal only: in a log or a pipe, carriage-return refreshes are noise, and an
+    # error must stay the one line on stderr
+    if not enabled or not sys.stderr.isatty():
         yield
         return
-    bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False)
+    bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False,
+               file=sys.stderr)
     done = threading.Event()
 
     def tick():

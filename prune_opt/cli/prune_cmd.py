@@ -11,6 +11,7 @@ from ._common import (
     add_output_argument,
     check_solver_name,
     naming_errors,
+    phase,
     save_model,
     score_metrics,
     setup_experiment,
@@ -54,6 +55,8 @@ def add_parser(sub):
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
                         help="also write the printed summary as JSON")
+    p.add_argument("--no-progress", action="store_true",
+                   help="hide what each step is doing (shown on stderr)")
     p.set_defaults(func=run)
 
 
@@ -64,8 +67,11 @@ def run(args):
     exp = setup_experiment(args)
     print(task_line(exp))
     print(memory_report(exp["forest"], exp["X_val"], exp["costs"]))  # before compiling
-    pruned = _prune(args, exp)
-    summary = _summary(args, exp, pruned)
+    progress = not args.no_progress
+    with phase(_solve_phase(args), enabled=progress):
+        pruned = _prune(args, exp)
+    with phase("scoring on the test split", enabled=progress):
+        summary = _summary(args, exp, pruned)
     info = pruned.solve_info
     if info.get("note"):
         print(f"note: {info['note']}")
@@ -82,6 +88,15 @@ def run(args):
         write_json(args.json, {**summary, "solve_info": info})
         print(f"wrote {args.json}")
     return 0
+
+
+def _solve_phase(args):
+    """What the solve step says while it runs."""
+    if args.lam is not None:
+        return f"pruning at lambda={args.lam:g} ({args.objective} objective)"
+    limit = 30.0 if args.time_limit is None else args.time_limit
+    return (f"searching the best pruning within budget {args.budget:g} "
+            f"({args.objective} objective, at most {limit:g} s)")
 
 
 def _check_goal(args):
