@@ -159,8 +159,12 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
         ax.scatter([reference[0]], [reference[1]], marker="*", s=160, color="k",
                    label="unpruned forest", zorder=6)
     if budget is not None:
-        for b in np.atleast_1d(np.asarray(budget, dtype=float)):
-            ax.axvline(float(b), color="grey", ls="--", lw=1, label=f"budget {b:g}")
+        budgets = np.atleast_1d(np.asarray(budget, dtype=float))
+        label = ("budget " if budgets.size == 1 else "budgets ") + ", ".join(
+            f"{b:.3g}" for b in budgets)
+        for k, b in enumerate(budgets):  # one legend entry for all of them
+            ax.axvline(float(b), color="grey", ls="--", lw=1,
+                       label=label if k == 0 else "_nolegend_")
     ax.set_xlabel("average feature acquisition cost per example")
     ax.set_ylabel("R^2" if y.startswith("r2") else "accuracy")
     if title:

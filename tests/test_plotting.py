@@ -83,7 +83,9 @@ def test_exact_hull_is_drawn_as_steps_and_extra_points_as_markers():
     assert "fit_budget" in labels
     np.testing.assert_array_equal(ax.collections[labels.index("fit_budget")].get_offsets(),
                                   [[10.0, 0.8]])
-    assert sum(ln.get_label().startswith("budget ") for ln in ax.lines) == 2
+    budget_lines = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert sorted(ln.get_xdata()[0] for ln in budget_lines) == [10.0, 20.0]
+    assert [ln.get_label() for ln in budget_lines][0] == "budgets 10, 20"
 
 
 def test_regression_curves_plot_r2_and_errors_name_the_r2_column():

@@ -202,7 +202,7 @@ def _budget_table(exp, shares, time_limit, *, progress=True):
     for share in shares:
         for label, (loss, fit) in BUDGET_METHODS.items():
             with warnings.catch_warnings(), phase(
-                    f"{label} at {share:.0%} of the cost ({time_limit:g} s at most)",
+                    f"{label} at {share:.0%} of the cost (time limit {time_limit:g} s)",
                     enabled=progress):
                 warnings.simplefilter("ignore")
                 pf = fit(exp, share * full, time_limit)
