@@ -48,6 +48,9 @@ def test_prune_then_predict_a_csv_with_text_columns(heart_csv):
     assert enc["categories"]["cp"] == sorted(CHEST_PAIN.values())
     assert set(enc["categories"]) == {"sex", "cp", "thal"}
     assert doc["classes"] == ["no", "yes"]
+    # one column per source column: a categorical column is one feature with one cost,
+    # charged once whichever of its categories a split tests
+    assert doc["n_features"] == len(heart_names()) == len(doc["costs"]["costs"])
     # a new table: other column order, fewer rows; the same coding by column name
     cols = ["disease", *heart_names()[::-1]]
     write_heart_csv(d / "new.csv", rows=50, columns=cols)
@@ -165,3 +168,14 @@ def test_brier_summary_counts_the_whole_forest(tmp_path):
     whole = sum(int((e.tree_.children_left >= 0).sum()) for e in rf.estimators_)
     assert summary["unpruned_splits"] == whole
     assert summary["splits"] <= whole
+
+
+def test_feature_usage_of_a_bundled_dataset_names_its_features():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from prune_opt.datasets import PIMA_NAMES, load_dataset
+
+    d = load_dataset("pima")
+    rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(d.X, d.y)
+    usage = po.prune(rf, d.X, d.y, costs=d.costs, lam=1e-3).feature_usage(d.X)
+    assert list(usage["feature"]) == PIMA_NAMES  # glucose, insulin, ... not x0 ... x7
