@@ -50,6 +50,10 @@ def add_parser(sub):
                         help="write all curve rows as CSV")
     add_output_argument(p, "--json", default=None, metavar="FILE",
                         help="write all curve rows as JSON")
+    p.add_argument("--baseline-points", type=int, default=50, metavar="N",
+                   help="score at most N members of each baseline family, evenly spread "
+                        "(default 50; 0 = all: cost-complexity pruning has hundreds, each "
+                        "scored on the validation and test rows)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)
 
@@ -80,10 +84,29 @@ def objective_curve(exp, objective, lams, *, max_points=12):
                           y_eval=exp["y_test"], method=objective).to_dict("records")
 
 
+def thin(prunings, max_points):
+    """At most ``max_points`` members of a nested family, evenly spread over it (the
+    first and last kept); ``max_points`` 0 or None keeps all.
+
+    Examples
+    --------
+    >>> from prune_opt.cli.curve import thin
+    >>> thin(list(range(10)), 4)
+    [0, 3, 6, 9]
+    """
+    import numpy as np
+
+    if not max_points or len(prunings) <= max_points:
+        return list(prunings)
+    keep = np.unique(np.linspace(0, len(prunings) - 1, int(max_points)).round().astype(int))
+    return [prunings[k] for k in keep]
+
+
 def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress=True,
-                   objective="paper"):
+                   objective="paper", max_points=None):
     """All requested curves as {method: list of row dicts} (test-set columns
-    ``accuracy_eval`` and ``cost_eval``); baselines dispatch through
+    ``accuracy_eval`` and ``cost_eval``); a baseline family longer than
+    ``max_points`` is scored on that many evenly spread members; baselines dispatch through
     :data:`prune_opt.budget.BASELINES` (an unknown name is an error)."""
     rf, costs = exp["forest"], exp["costs"]
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
@@ -102,7 +125,8 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
                                                      [r["lam_lo"] for r in rows])
         else:
             with phase(f"baseline {m}: pruning", enabled=progress):
-                prunings = get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem)
+                prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
+                                max_points)
             with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
                 rows = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
                                       method=m).to_dict("records")
@@ -123,6 +147,9 @@ def run(args):
 
     methods = parse_methods(args.methods)
     check_solver_name(args.solver)
+    if args.baseline_points < 0:
+        raise ValueError(f"--baseline-points must be >= 0 (0 = all), got "
+                         f"{args.baseline_points}")
     if args.cost_resolution < 0:
         raise ValueError(f"--cost-resolution must be >= 0, got {args.cost_resolution}")
     if args.objective != "paper":  # a wrong name fails before the work
@@ -141,7 +168,8 @@ def run(args):
         raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     curves = compute_curves(exp, methods, solver=args.solver,
                             cost_resolution=args.cost_resolution,
-                            progress=not args.no_progress, objective=args.objective)
+                            progress=not args.no_progress, objective=args.objective,
+                            max_points=args.baseline_points)
     extra = f", MSE {base['test_mse']:.4g}" if regression else ""
     print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test {short} "
           f"{base_score:.4f}{extra}, test cost {base_cost:.4g}")

@@ -34,6 +34,8 @@ DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
 DEFAULT_BUDGETS = (0.1, 0.25, 0.5)
 DEFAULT_BASELINES = "greedy,fewer-trees"
+#: members of a baseline family drawn (evenly spread; see curve --baseline-points)
+BASELINE_POINTS = 50
 #: budget table: 'method' names what was fitted, 'loss' what it minimised
 BUDGET_COLUMNS = ["budget_share", "budget", "method", "loss", "test_accuracy", "test_cost",
                   "status", "gap", "seconds"]
@@ -137,6 +139,7 @@ def _frontier(exp, baselines, resolution, *, progress=True):
     """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
     from .. import acquisition_cost, compile_problem
     from ..budget import baseline_curve, get_baseline, tradeoff_curve
+    from .curve import thin
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     Xte, yte = exp["X_test"], exp["y_test"]
@@ -147,7 +150,8 @@ def _frontier(exp, baselines, resolution, *, progress=True):
     curves = {"BudgetPrune exact hull": hull.to_dict("records")}
     for m in baselines:
         with phase(f"baseline {m}: pruning", enabled=progress):
-            prunings = get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem)
+            prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
+                            BASELINE_POINTS)
         with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
             curves[m] = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
                                        method=m).to_dict("records")
