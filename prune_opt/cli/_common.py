@@ -434,6 +434,39 @@ def save_model(pruned, path, dataset=None):
 
 
 @contextlib.contextmanager
+def ticking(bar, *, every=0.5):
+    """Redraw the tqdm ``bar`` every ``every`` seconds while the block runs, so that
+    its elapsed time moves during one long step (a single LP solve can take a minute).
+
+    Examples
+    --------
+    >>> from tqdm import tqdm
+    >>> from prune_opt.cli._common import ticking
+    >>> bar = tqdm(total=1, disable=True)
+    >>> with ticking(bar):
+    ...     bar.update()
+    """
+    import threading
+
+    if getattr(bar, "disable", False):
+        yield bar
+        return
+    done = threading.Event()
+
+    def tick():
+        while not done.wait(every):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        done.set()
+        thread.join()
+
+
+@contextlib.contextmanager
 def phase(desc, *, enabled=True):
     """Show ``desc`` and the seconds it has taken on stderr (a terminal) while a step
     without a progress bar of its own runs (refreshed twice a second from a helper
@@ -446,7 +479,6 @@ def phase(desc, *, enabled=True):
     ...     pass
     """
     import sys
-    import threading
 
     from tqdm import tqdm
 
@@ -457,17 +489,8 @@ def phase(desc, *, enabled=True):
         return
     bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False,
                file=sys.stderr)
-    done = threading.Event()
-
-    def tick():
-        while not done.wait(0.5):
-            bar.refresh()
-
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
     try:
-        yield
+        with ticking(bar):
+            yield
     finally:
-        done.set()
-        thread.join()
         bar.close()

@@ -306,6 +306,8 @@ def run(args):
         print(skipped)
     bar = tqdm(solvers, unit="solver", disable=args.no_progress)
     for name in bar:
+        # no redrawing thread here: the solve forks, and a fork while that thread holds
+        # stderr's lock would leave the child unable to write to stderr
         bar.set_description(f"solving with {name}")
         rows.append(mark_fractional(
             measure_solve(problem, name, time_limit=args.time_limit, test=test)))

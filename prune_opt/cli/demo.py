@@ -26,6 +26,7 @@ from ._common import (
     naming_errors,
     phase,
     setup_experiment,
+    ticking,
     write_json,
 )
 from .compare import parse_solvers
@@ -288,8 +289,9 @@ def _solve_grid(exp, jobs, *, progress=True):
     bar = tqdm(jobs, unit="solve", disable=not progress)
     for lam, s in bar:
         bar.set_description(f"lambda grid: {s} at lambda={lam:g}")
-        pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
-                       lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
+        with ticking(bar):  # one LP solve can take a minute: keep the clock moving
+            pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                           lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
         info = pruned.solve_info
         rows.append({"lam": lam, "solver": s, "objective": pruned.objective,
                      "seconds": info["seconds"], "status": info["status"],
