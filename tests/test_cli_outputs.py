@@ -202,7 +202,7 @@ def test_phase_shows_the_step_on_a_terminal_and_nothing_in_a_pipe(monkeypatch):
     term = Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     with phase("baseline ccp: scoring 12 prunings"):
-        time.sleep(0.6)  # one refresh of the helper thread
+        time.sleep(0.6)  # one refresh of the background thread
     assert "baseline ccp: scoring 12 prunings: 00:00" in term.getvalue()
     pipe = io.StringIO()
     monkeypatch.setattr(sys, "stderr", pipe)

@@ -469,7 +469,7 @@ def ticking(bar, *, every=0.5):
 @contextlib.contextmanager
 def phase(desc, *, enabled=True):
     """Show ``desc`` and the seconds it has taken on stderr (a terminal) while a step
-    without a progress bar of its own runs (refreshed twice a second from a helper
+    without a progress bar of its own runs (refreshed twice a second from a background
     thread).
 
     Examples
