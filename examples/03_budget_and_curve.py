@@ -6,10 +6,9 @@ breakpoint of the Lagrangian curve exactly (each row is a pruning optimal on
 a whole interval of lam); ``fit_budget`` solves the hard budget (average cost
 on the validation rows at most the budget) with a certified gap and reports
 the hull vertex below the budget next to it; the curve of the "first m trees"
-baseline is printed alongside.  A plot is written only when ``--plot FILE`` is given.
-
-Needs the ``prune_opt.budget`` module; without it the script says so and
-exits with status 0.
+baseline is printed alongside.  A plot (``plot_tradeoff``: the exact curve as
+steps, the baseline, the budget pruning as a point) is written only when
+``--plot FILE`` is given.
 
 Run::
 
@@ -19,13 +18,14 @@ Run::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
 import prune_opt as po
+from prune_opt.budget import baseline_curve, fewer_trees_prunings, fit_budget, tradeoff_curve
 from prune_opt.datasets import load_dataset
+from prune_opt.plotting import plot_tradeoff
 
 
 def main(argv=None):
@@ -35,12 +35,6 @@ def main(argv=None):
     parser.add_argument("--trees", type=int, default=30)
     parser.add_argument("--plot", default=None, help="write the curves to this PNG file")
     args = parser.parse_args(argv)
-
-    if importlib.util.find_spec("prune_opt.budget") is None:
-        print("prune_opt.budget is not present in this installation of prune-opt; "
-              "fit_budget and tradeoff_curve are unavailable, nothing to show.")
-        return 0
-    from prune_opt.budget import baseline_curve, fewer_trees_prunings, fit_budget, tradeoff_curve
 
     data = load_dataset("pima")
     X, X_test, y, y_test = train_test_split(data.X, data.y, test_size=0.3, random_state=0,
@@ -55,7 +49,7 @@ def main(argv=None):
     # compile once, reuse for the curve and the budget search
     problem = po.compile_problem(rf, X_val, y_val, costs=data.costs, train=(X_train, y_train))
     curve = tradeoff_curve(problem, X_eval=X_test, y_eval=y_test)
-    rows = curve.to_dict("records") if hasattr(curve, "to_dict") else curve
+    rows = curve.to_dict("records")
     print(f"\nexact trade-off curve: {len(rows)} hull vertices")
     print(f"{'lam from':>10} {'lam to':>10} {'error':>8} {'val cost':>9} {'splits':>6} "
           f"{'test acc':>8} {'test cost':>9}")
@@ -81,31 +75,21 @@ def main(argv=None):
 
     base = baseline_curve(fewer_trees_prunings(rf, costs=data.costs), X_val, X_eval=X_test, y_eval=y_test,
                           method="fewer-trees")
-    brows = base.to_dict("records") if hasattr(base, "to_dict") else base
+    brows = base.to_dict("records")
     print("\nbaseline 'first m trees' (every 5th m):")
     for r in brows[::5]:
         print(f"  m={r['param']!s:>3}: test accuracy {r['accuracy_eval']:.4f}, test cost "
               f"{r['cost_eval']:.3f}")
 
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.step([r["cost_eval"] for r in rows], [r["accuracy_eval"] for r in rows],
-                where="post", marker="o", label="BudgetPrune (exact curve)")
-        ax.plot([r["cost_eval"] for r in brows], [r["accuracy_eval"] for r in brows],
-                marker=".", alpha=0.6, label="first m trees")
-        ax.axvline(args.budget, color="grey", ls=":", label=f"budget {args.budget:g}")
-        ax.set_xlabel("average acquisition cost (test)")
-        ax.set_ylabel("test accuracy")
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
-        plt.close(fig)
+        budget_point = {"cost_eval": pruned.average_cost(X_test),
+                        "accuracy_eval": pruned.score(X_test, y_test)}
+        plot_tradeoff({"budgetprune (exact curve)": rows, "first m trees": brows},
+                      points={f"fit_budget({args.budget:g})": [budget_point]},
+                      budget=args.budget, path=args.plot,
+                      reference=(po.acquisition_cost(rf, X_test, data.costs).mean(),
+                                 rf.score(X_test, y_test)),
+                      title="pima: test accuracy vs feature cost")
         print(f"wrote {args.plot}")
     return 0
 

@@ -38,7 +38,7 @@ TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
 _REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
 #: "classes" and "classes_kind" are required for classification, absent for regression
 _OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",
-             "lam", "solve_info")
+             "lam", "solve_info", "feature_encoding")
 #: the numpy dtype of the classes when not their kind's default (uint8, bool, object ...)
 _OPTIONAL += ("classes_dtype",)
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
@@ -489,6 +489,21 @@ def _decode_meta(doc):
     return out, allow_nan
 
 
+def _check_feature_encoding(enc, n_features):
+    """The command line's record of how a table became X (read back by its predict)."""
+    if enc is None:
+        return
+    cols = enc.get("columns") if isinstance(enc, dict) else None
+    if not (isinstance(cols, list) and len(cols) == n_features
+            and all(isinstance(c, str) for c in cols)):
+        _fail("feature_encoding must be an object whose columns lists n_features names")
+    cats = enc.get("categories") or {}
+    if not (isinstance(cats, dict) and all(
+            k in cols and isinstance(v, list) and all(isinstance(c, str) for c in v)
+            for k, v in cats.items())):
+        _fail("feature_encoding.categories must map feature columns to lists of strings")
+
+
 def decode(doc):
     """Keyword arguments of :class:`~prune_opt.PrunedForest` from a parsed document.
 
@@ -507,6 +522,7 @@ def decode(doc):
                for t, tr in enumerate(doc["trees"])]
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
+    _check_feature_encoding(doc.get("feature_encoding"), n_features)
     try:
         forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
                         feature_names=names, task=task)

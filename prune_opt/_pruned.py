@@ -274,7 +274,10 @@ class PrunedForest:
         """
         Xc = self.forest.check_X(X)
         counts = self.used_features(Xc).toarray()
-        names = self.forest.feature_names or [f"x{k}" for k in range(self.forest.n_features)]
+        # a forest fitted on an array has no names; the costs often do (bundled datasets,
+        # CSV headers, cost files)
+        names = (self.forest.feature_names or self.costs.feature_names
+                 or [f"x{k}" for k in range(self.forest.n_features)])
         records = []
         for k, name in enumerate(names):
             c = counts[:, k]

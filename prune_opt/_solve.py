@@ -11,6 +11,10 @@ __all__ = ["solve", "OBJECTIVE_RTOL"]
 
 # relative agreement demanded between a solver's optimal objective and the shared evaluation
 OBJECTIVE_RTOL = 1e-6
+#: a bound below the objective by less than this (times max(1, |objective|)) is float
+#: noise, not a gap: at lambda = 0 a min-cut bound of -5e-16 under an objective of 0
+#: once read as a relative gap of 5e-4
+GAP_NOISE = 1e-12
 
 
 def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_options=None):
@@ -78,8 +82,7 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
         "seconds": result.seconds,
         "solver_objective": result.objective,
         "bound": min(result.bound, breakdown.objective),
-        "gap": max(breakdown.objective - result.bound, 0.0) / max(abs(breakdown.objective),
-                                                                    1e-12),
+        "gap": _relative_gap(breakdown.objective, result.bound),
         "max_fractionality": result.max_fractionality,
         "iterations": result.iterations,
         "problem_size": problem.size(),
@@ -90,3 +93,18 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
     return PrunedForest(problem.forest, result.split_mask, costs=problem.costs,
                         objective=breakdown.objective, breakdown=breakdown, solve_info=info,
                         lam=problem.lam)
+
+
+def _relative_gap(objective, bound):
+    """``(objective - bound) / |objective|``, with float noise below the objective read as 0.
+
+    Examples
+    --------
+    >>> from prune_opt._solve import _relative_gap
+    >>> _relative_gap(0.0, -5.2e-16), _relative_gap(2.0, 1.0)
+    (0.0, 0.5)
+    """
+    slack = max(objective - bound, 0.0)
+    if slack <= GAP_NOISE * max(1.0, abs(objective)):
+        return 0.0
+    return slack / max(abs(objective), 1e-12)

@@ -25,7 +25,7 @@ import numpy as np
 from ._costs import FeatureCosts
 
 __all__ = ["Dataset", "load_dataset", "list_datasets", "dataset_catalog", "shared_data_dir",
-           "load_csv"]
+           "load_csv", "read_table", "encode_table"]
 
 BUNDLED = ("digits", "thyroid", "heart", "pima", "heart-severity", "diabetes")
 #: datasets whose target is a real number (the rest are classification)
@@ -76,6 +76,11 @@ class Dataset:
     description : str
     task : {"classification", "regression"}
         What ``y`` holds: class labels or real targets.
+    encoding : dict or None
+        How a table's text became ``X`` (see :func:`load_csv`): ``target``,
+        ``columns`` (the feature names in order) and ``categories`` (for each
+        text column, the sorted values coded 0, 1, 2, ...).  Kept in a model
+        saved by the command line so that prediction reads a new table alike.
     """
 
     name: str
@@ -88,6 +93,7 @@ class Dataset:
     description: str = ""
     extra: dict = field(default_factory=dict)
     task: str = "classification"
+    encoding: dict | None = None
 
     def costs_or_uniform(self):
         """The real costs, or uniform 1.0 per feature where none are published."""
@@ -224,7 +230,7 @@ PIMA_NAMES = ["timespreg", "glucose", "diastolic", "triceps", "insulin", "massin
 
 
 def _load_pima():
-    X, y, _ = _parse_table(_read_text("pima.tsv.gz"), "\t", "target")
+    X, y, _, _ = _parse_table(_read_text("pima.tsv.gz"), "\t", "target")
     own = {"timespreg": 1.0, "glucose": 15.51, "diastolic": 1.0, "triceps": 1.0,
            "insulin": 20.68, "massindex": 1.0, "pedigree": 1.0, "age": 1.0}
     costs = FeatureCosts(own, groups={"blood_draw": (2.10, ["glucose", "insulin"])},
@@ -243,14 +249,127 @@ def _load_digits():
                    description="sklearn's bundled UCI optical digits (8x8, 10 classes)")
 
 
-def _parse_table(text, sep, target):
+MISSING_TOKENS = ("", "?", "NA", "N/A", "nan", "NaN", "null")
+#: a column where at least this share of the filled values are numbers is numeric: its
+#: other values are typos to fix, not categories
+NUMERIC_SHARE = 0.9
+
+
+def _split_rows(text, sep):
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) < 2:
         raise ValueError("the table needs a header row and at least one data row")
     rows = list(csv.reader(lines, delimiter=sep))  # quoted fields as CSV defines them
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
-        raise ValueError(f"the table header has duplicate column names: {header}")
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise ValueError(f"the table header has duplicate column names {dup}; rename them")
+    body = rows[1:]
+    if any(len(r) != len(header) for r in body):
+        bad = next(i for i, r in enumerate(body) if len(r) != len(header))
+        raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
+                         f"{len(header)}")
+    return header, body
+
+
+def _column_values(body, j):
+    """Column ``j`` as stripped strings and its missing-value mask."""
+    vals = np.array([r[j].strip() for r in body], dtype=object)
+    return vals, np.isin(vals, MISSING_TOKENS)
+
+
+def _bad_numbers(vals):
+    """Positions of the values that are not numbers."""
+    bad = []
+    for i, v in enumerate(vals):
+        try:
+            float(v)
+        except ValueError:
+            bad.append(i)
+    return bad
+
+
+def _parse_numbers(name, vals, missing):
+    """Float column (NaN where missing); None when the column holds text."""
+    out = np.full(vals.size, np.nan)
+    filled = np.flatnonzero(~missing)
+    try:
+        out[filled] = np.asarray(vals[filled].astype(str), dtype=float)
+    except ValueError:
+        return None
+    return out
+
+
+def _check_finite(name, col, target=False):
+    inf = np.flatnonzero(np.isinf(col))
+    if inf.size:
+        raise ValueError(f"column {name!r} row {inf[0] + 2}: value is infinite; replace it "
+                         "with a finite number or leave it empty (missing)")
+
+
+def _numeric_or_text(name, vals, missing):
+    """``("numeric", floats)`` or ``("text", None)``; a mostly numeric column with a few
+    words is an error naming the first unreadable value (column and row)."""
+    col = _parse_numbers(name, vals, missing)
+    if col is not None:
+        _check_finite(name, col)
+        return "numeric", col
+    filled = np.flatnonzero(~missing)
+    bad = _bad_numbers(vals[filled])
+    if len(bad) <= (1 - NUMERIC_SHARE) * filled.size:
+        i = filled[bad[0]]
+        raise ValueError(
+            f"column {name!r} row {i + 2}: cannot read {vals[i]!r} as a number ({len(bad)} "
+            f"such value(s) in a column of numbers); fix it or leave it empty (missing: "
+            f"{', '.join(repr(t) for t in MISSING_TOKENS if t)})")
+    return "text", None
+
+
+def encode_categories(name, vals, missing, categories):
+    """Ordinal codes (float, NaN where missing) of a text column, given its categories.
+
+    A value outside ``categories`` is an error naming the column, row and value.
+    """
+    index = {c: k for k, c in enumerate(categories)}
+    codes = np.full(vals.size, np.nan)
+    for i in np.flatnonzero(~missing):
+        k = index.get(vals[i])
+        if k is None:
+            shown = ", ".join(map(repr, categories[:10])) + (" ..." if len(categories) > 10
+                                                              else "")
+            raise ValueError(f"column {name!r} row {i + 2}: category {vals[i]!r} was not seen "
+                             f"when the model was trained (known: {shown})")
+        codes[i] = k
+    return codes
+
+
+def _parse_target(name, vals, missing):
+    """Class labels (int where every value is an exactly representable integer, else
+    strings) or real targets (float)."""
+    if missing.any():
+        rows = (np.flatnonzero(missing)[:5] + 2).tolist()
+        raise ValueError(f"target column {name!r} has missing values (rows {rows}"
+                         f"{' ...' if missing.sum() > 5 else ''}); drop those rows")
+    y = _parse_numbers(name, vals, missing)
+    if y is None:  # text labels: classes by name
+        return vals.astype(str)
+    _check_finite(name, y)
+    # integral values become int64 only where float64 holds them exactly (|y| <= 2**53):
+    # 1e19 and 3e19 stay two distinct (float) classes instead of overflowing into one
+    if np.all(y == np.round(y)) and np.abs(y).max() <= 2.0 ** 53:
+        return y.astype(np.int64)
+    return y
+
+
+def _parse_table(text, sep, target, encoding=None):
+    """``X, y, names, encoding`` of a table's text.
+
+    Numeric columns are read as floats (missing values as NaN).  A text column
+    is encoded ordinally: its sorted distinct values become 0, 1, 2, ... (see
+    :func:`load_csv`).  ``encoding`` (from an earlier call) reuses the
+    categories learnt then.
+    """
+    header, body = _split_rows(text, sep)
     if len(header) < 2:
         raise ValueError("the table needs at least one feature column and a target column")
     if target is None:
@@ -258,28 +377,54 @@ def _parse_table(text, sep, target):
     if target not in header:
         raise ValueError(f"target column {target!r} not in the file's header {header}")
     j = header.index(target)
-    body = rows[1:]
-    if any(len(r) != len(header) for r in body):
-        bad = next(i for i, r in enumerate(body) if len(r) != len(header))
-        raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
-                         f"{len(header)}")
-    try:
-        arr = np.array([[np.nan if v.strip() in ("", "?", "NA", "nan") else float(v)
-                         for v in r] for r in body], dtype=float)
-    except ValueError as exc:
-        raise ValueError(f"non-numeric value in the table ({exc}); encode categorical "
-                         "columns as numbers first") from None
-    if arr.ndim != 2 or arr.shape[1] != len(header):
-        raise ValueError("rows have a different number of fields than the header")
-    y = arr[:, j]
-    X = np.delete(arr, j, axis=1)
     names = header[:j] + header[j + 1:]
-    if np.isnan(y).any():
-        raise ValueError(f"target column {target!r} has missing values")
-    if np.isinf(arr).any():
-        raise ValueError("the table contains inf values; replace them first")
-    y = y.astype(int) if np.all(y == np.round(y)) else y
-    return X, y, names
+    cols, categories = [], {}
+    for name in names:
+        vals, missing = _column_values(body, header.index(name))
+        kind, col = _numeric_or_text(name, vals, missing)
+        if kind == "text":
+            categories[name] = sorted(set(vals[~missing].tolist()))
+            col = encode_categories(name, vals, missing, categories[name])
+        cols.append(col)
+    X = np.column_stack(cols) if cols else np.empty((len(body), 0))
+    vals, missing = _column_values(body, j)
+    y = _parse_target(target, vals, missing)
+    enc = {"kind": "ordinal", "target": target, "columns": names, "categories": categories}
+    return X, y, names, enc
+
+
+def encode_table(text, sep, encoding):
+    """``X, y`` of a new table read with the ``encoding`` a training table produced.
+
+    The columns are matched by name (in any order; extra columns are ignored); a
+    text column is coded with the training categories; ``y`` is None when the
+    table has no target column.
+    """
+    header, body = _split_rows(text, sep)
+    missing_cols = [c for c in encoding["columns"] if c not in header]
+    if missing_cols:
+        raise ValueError(f"the table lacks the column(s) {missing_cols} the model was trained "
+                         f"on; its header is {header}")
+    cats = encoding.get("categories") or {}
+    cols = []
+    for name in encoding["columns"]:
+        vals, missing = _column_values(body, header.index(name))
+        if name in cats:
+            cols.append(encode_categories(name, vals, missing, cats[name]))
+            continue
+        col = _parse_numbers(name, vals, missing)
+        if col is None:
+            bad = np.flatnonzero(~missing)[_bad_numbers(vals[~missing])[0]]
+            raise ValueError(f"column {name!r} row {bad + 2}: cannot read {vals[bad]!r} as a "
+                             "number (the column was numeric when the model was trained)")
+        _check_finite(name, col)
+        cols.append(col)
+    X = np.column_stack(cols) if cols else np.empty((len(body), 0))
+    y = None
+    if encoding.get("target") in header:
+        vals, missing = _column_values(body, header.index(encoding["target"]))
+        y = _parse_target(encoding["target"], vals, missing)
+    return X, y
 
 
 def _read_table_text(path):
@@ -295,8 +440,9 @@ def _read_table_text(path):
                          "with an intact copy") from None
 
 
-def load_csv(path, target=None, sep=None):
-    """Load a CSV/TSV (optionally .gz) with a header; ``target`` defaults to the last column."""
+def read_table(path, sep=None):
+    """``(text, sep)`` of a CSV/TSV file (optionally .gz); the separator is guessed from
+    the header line (tab, comma, semicolon) unless given."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"dataset file {str(path)!r} does not exist")
@@ -308,8 +454,47 @@ def load_csv(path, target=None, sep=None):
     if sep is None:
         first = text.split("\n", 1)[0]
         sep = next((c for c in ("\t", ",", ";") if c in first), ",")
-    X, y, names = _parse_table(text, sep, target)
-    return Dataset(path.name, X, y, names, None, description=f"table {path.name}")
+    return text, sep
+
+
+def load_csv(path, target=None, sep=None):
+    """Load a CSV/TSV (optionally .gz) with a header row.
+
+    Parameters
+    ----------
+    path : str or path
+    target : str, optional
+        The label column (default: the last column).  Text labels are class
+        names; integers stay integers where float64 holds them exactly, other
+        numbers stay floats (real targets, or huge integer classes).
+    sep : str, optional
+        Field separator (default: tab, comma or semicolon, whichever the
+        header holds).
+
+    Returns
+    -------
+    Dataset
+        Missing values (empty, ``?``, ``NA``, ``N/A``, ``nan``, ``null``) are
+        NaN.  A text feature column is encoded ordinally: its sorted distinct
+        values become 0, 1, 2, ... in one column, so a tree reaches any category
+        in at most two splits and the column's cost is charged once, whichever
+        category a test looks at; ``Dataset.encoding`` records the categories.
+        A value that cannot be read is an error naming its column and row.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from prune_opt.datasets import load_csv
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write("age,smoker,sick\\n50,yes,no\\n61,no,yes\\n47,no,no\\n")
+    >>> ds = load_csv(path)
+    >>> ds.X.tolist(), ds.y.tolist(), ds.encoding["categories"]
+    ([[50.0, 1.0], [61.0, 0.0], [47.0, 0.0]], ['no', 'yes', 'no'], {'smoker': ['no', 'yes']})
+    """
+    text, sep = read_table(path, sep)
+    X, y, names, enc = _parse_table(text, sep, target)
+    name = Path(path).name
+    return Dataset(name, X, y, names, None, description=f"table {name}", encoding=enc)
 
 
 def load_dataset(name, *, target=None, download=True, data_home=None):
@@ -354,8 +539,9 @@ def load_dataset(name, *, target=None, download=True, data_home=None):
         d = shared_data_dir()
         fname, sep = SHARED[key]
         if d is not None and (d / fname).exists():
-            X, y, names = _parse_table(_read_table_text(d / fname), sep, None)
-            return Dataset(key, X, y, names, None, description=f"UCI {key} (local data)")
+            X, y, names, enc = _parse_table(_read_table_text(d / fname), sep, None)
+            return Dataset(key, X, y, names, None, description=f"UCI {key} (local data)",
+                           encoding=enc)
         return _load_openml(key, fname, download=download, data_home=data_home)
     if str(name).strip() and Path(str(name)).exists():  # "" is not the current folder
         return load_csv(name, target=target)

@@ -13,7 +13,9 @@ from ._io import atomic_write
 
 __all__ = ["plot_tradeoff", "plot_feature_usage", "save_figure"]
 
-_STYLE = {"budgetprune": dict(marker="o", lw=2.0, zorder=5),
+#: "steps": drawn as a staircase (the exact hull: between two vertices only the cheaper
+#: one's score is attainable, a straight segment would suggest points nothing reaches)
+_STYLE = {"budgetprune": dict(marker="o", lw=2.0, zorder=5, steps=True),
           "ccp": dict(marker="s", lw=1.2), "greedy": dict(marker="^", lw=1.2),
           "fewer-trees": dict(marker="v", lw=1.2), "impurity": dict(marker="d", lw=1.2),
           "cegb": dict(marker="x", lw=1.2)}
@@ -59,14 +61,37 @@ def save_figure(fig, path, *, dpi=120):
     return path
 
 
+_POINT_MARKERS = ("P", "D", "X", "p")
+
+
+def _score_column(curves):
+    """``accuracy_eval`` unless the curves score R^2 (regression) instead."""
+    first = next((_records(c) for c in curves.values() if len(_records(c))), [])
+    if first and "accuracy_eval" not in first[0] and "r2_eval" in first[0]:
+        return "r2_eval"
+    return "accuracy_eval"
+
+
+def _points(name, curve, x, y):
+    """Sorted ``(x, y)`` pairs of a curve; a missing column is an error naming the ones
+    the curve has."""
+    rows = _records(curve)
+    missing = [c for c in (x, y) if rows and c not in rows[0]]
+    if missing:
+        have = [c for c in rows[0] if c.endswith("_eval")] or sorted(rows[0])
+        raise ValueError(f"curves[{name!r}] has no column(s) {missing} (it has {have}); pass "
+                         "X_eval/y_eval when computing it or choose x=/y=")
+    return sorted((float(r[x]), float(r[y])) for r in rows)
+
+
 def _records(curve):
     if hasattr(curve, "to_dict"):
         return curve.to_dict("records")
     return list(curve)
 
 
-def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=None,
-                  title=None, reference=None, budget=None):
+def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
+                  title=None, reference=None, budget=None, points=None):
     """Accuracy against average acquisition cost, one line per method, one axes.
 
     Parameters
@@ -76,15 +101,20 @@ def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=Non
         :func:`prune_opt.budget.tradeoff_curve` with ``X_eval`` and of
         :func:`prune_opt.budget.baseline_curve`).
     x, y : str
-        Column names of the two axes.
+        Column names of the two axes; ``y`` defaults to ``accuracy_eval``, or
+        ``r2_eval`` for regression curves (which have no accuracy).
     path : str or Path, optional
         Save a PNG (or any matplotlib format) there.
     ax : matplotlib Axes, optional
     title : str, optional
     reference : tuple (cost, accuracy), optional
         The unpruned forest, drawn as a star.
-    budget : float, optional
-        A vertical line at a budget.
+    budget : float or sequence of float, optional
+        A vertical line at each budget.
+    points : mapping name -> list of dict, optional
+        Extra series drawn as markers only (no line), e.g. ``fit_budget`` or a
+        budget estimator at a few budgets: rows with the columns ``x`` and
+        ``y``.
 
     Returns
     -------
@@ -105,23 +135,36 @@ def plot_tradeoff(curves, *, x="cost_eval", y="accuracy_eval", path=None, ax=Non
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
     else:
         fig = ax.figure
+    if y is None:
+        y = _score_column(curves)
     for name, curve in curves.items():
-        rows = _records(curve)
-        missing = [c for c in (x, y) if rows and c not in rows[0]]
-        if missing:
-            raise ValueError(f"curves[{name!r}] has no column(s) {missing}; pass X_eval/y_eval "
-                             "when computing it or choose x=/y=")
-        pts = sorted((float(r[x]), float(r[y])) for r in rows)
+        pts = _points(name, curve, x, y)
         if not pts:
             continue
         xs, ys = zip(*pts)
-        style = _STYLE.get(name.lower().split(" ")[0], dict(marker=".", lw=1.0))
-        ax.plot(xs, ys, label=name, ms=4, alpha=0.85, **style)
+        style = dict(_STYLE.get(name.lower().split(" ")[0], dict(marker=".", lw=1.0)))
+        if style.pop("steps", False):  # attainable points only: no segment between vertices
+            ax.step(xs, ys, where="post", label=name, alpha=0.85, lw=style.get("lw", 1.0),
+                    zorder=style.get("zorder", 2))
+            ax.plot(xs, ys, ls="none", ms=4, marker=style.get("marker", "."), alpha=0.85,
+                    color=ax.lines[-1].get_color(), zorder=style.get("zorder", 2))
+        else:
+            ax.plot(xs, ys, label=name, ms=4, alpha=0.85, **style)
+    for name, rows in (points or {}).items():
+        pts = _points(name, rows, x, y)
+        if pts:
+            ax.scatter(*zip(*pts), s=70, marker=_POINT_MARKERS[len(ax.collections) % 4],
+                       edgecolor="k", lw=0.6, label=name, zorder=7)
     if reference is not None:
         ax.scatter([reference[0]], [reference[1]], marker="*", s=160, color="k",
                    label="unpruned forest", zorder=6)
     if budget is not None:
-        ax.axvline(float(budget), color="grey", ls="--", lw=1, label=f"budget {budget:g}")
+        budgets = np.atleast_1d(np.asarray(budget, dtype=float))
+        label = ("budget " if budgets.size == 1 else "budgets ") + ", ".join(
+            f"{b:.3g}" for b in budgets)
+        for k, b in enumerate(budgets):  # one legend entry for all of them
+            ax.axvline(float(b), color="grey", ls="--", lw=1,
+                       label=label if k == 0 else "_nolegend_")
     ax.set_xlabel("average feature acquisition cost per example")
     ax.set_ylabel("R^2" if y.startswith("r2") else "accuracy")
     if title:

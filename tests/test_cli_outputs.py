@@ -186,3 +186,26 @@ def test_csv_and_json_writers_are_all_or_nothing(rows, fail, tmp_path_factory):
     assert [{k: str(v) for k, v in r.items()} for r in rows] == \
         [{k: v for k, v in r.items() if k in rows[i]} for i, r in enumerate(back)]
     assert json.loads(json_path.read_text()) == rows
+
+
+def test_phase_shows_the_step_on_a_terminal_and_nothing_in_a_pipe(monkeypatch):
+    import io
+    import sys
+    import time
+
+    from prune_opt.cli._common import phase
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with phase("baseline ccp: scoring 12 prunings"):
+        time.sleep(0.6)  # one refresh of the background thread
+    assert "baseline ccp: scoring 12 prunings: 00:00" in term.getvalue()
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    with phase("silent"):
+        pass
+    assert pipe.getvalue() == ""

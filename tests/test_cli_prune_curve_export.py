@@ -161,3 +161,45 @@ def test_curve_with_an_ensemble_objective(tmp_path, capsys):
     assert {r["method"] for r in rows} == {"budgetprune", "brier"}
     assert main(["curve", "--dataset", "heart", "--trees", "2", "--methods", "greedy",
                  "--objective", "brier"]) == 2
+
+
+def test_curve_scores_at_most_baseline_points_members_of_each_family(tmp_path):
+    import json as _json
+
+    from prune_opt.cli import main as _main
+
+    out = tmp_path / "c.json"
+    argv = ["curve", "--dataset", "pima", "--trees", "5", "--methods", "ccp,fewer-trees",
+            "--no-progress", "--json", str(out)]
+    assert _main([*argv, "--baseline-points", "0"]) == 0
+    full = [r for r in _json.loads(out.read_text())["rows"] if r["method"] == "ccp"]
+    assert _main([*argv, "--baseline-points", "4"]) == 0
+    rows = _json.loads(out.read_text())["rows"]
+    ccp = [r for r in rows if r["method"] == "ccp"]
+    assert len(full) > 4 and len(ccp) == 4
+    # the thinned family keeps its ends: the unpruned forest and the cheapest member
+    assert ccp[0] == full[0] and ccp[-1] == full[-1]
+    assert len([r for r in rows if r["method"] == "fewer-trees"]) == 4
+
+
+def test_curve_auto_resolution_draws_exact_hull_vertices_only(tmp_path, capsys):
+    import json as _json
+
+    from prune_opt.cli import main as _main
+
+    out = tmp_path / "c.json"
+    argv = ["curve", "--dataset", "thyroid", "--trees", "6", "--methods", "budgetprune",
+            "--no-progress", "--json", str(out)]
+
+    def vertices():
+        rows = _json.loads(out.read_text())["rows"]
+        return {(r["n_splits"], round(r["average_cost"], 9)) for r in rows}
+
+    assert _main([*argv, "--cost-resolution", "0"]) == 0
+    every = vertices()
+    assert _main(argv) == 0
+    assert "exact hull traced to cost gaps of" in capsys.readouterr().out
+    auto = vertices()
+    assert auto <= every and len(auto) >= 2
+    code = _main([*argv, "--cost-resolution", "fine"])
+    assert code == 2 and "--cost-resolution must be 'auto'" in capsys.readouterr().err

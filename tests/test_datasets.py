@@ -57,12 +57,12 @@ def test_csv_round_trip(tmp_path):
     ("a,b\n", "header row and at least one"),
     ("a,a,c\n1,2,3\n", "duplicate"),
     ("a,b\n1,2\n3\n", "row 3 has 1 fields"),
-    ("a,b\n1,x\n", "non-numeric"),
+    ("a,b,label\n" + "1,2,0\n" * 19 + "1,2x,0\n", r"column 'b' row 21: cannot read '2x'"),
     ("a,b\n1,\n", "missing values"),
-    ("a,b,label\n1,x,0\n", "non-numeric"),
+    ("a,b,label\n1,2,0\n3,-inf,1\n", r"column 'b' row 3: value is infinite"),
     ("a,b,label\n1,2\n", "row 2 has 2 fields"),
     ("a,a,label\n1,2,0\n", "duplicate"),
-    ("a,b,label\n1,2,0\n3,4,\n", "missing values"),
+    ("a,b,label\n1,2,0\n3,4,\n", r"target column 'label' has missing values \(rows \[3\]"),
     ("a,b,label\n1,inf,0\n", "inf"),
     ("label\n1\n", "feature column"),
     ("a,b,label\n", "data row"),
@@ -155,3 +155,35 @@ def test_catalog_lists_every_named_dataset():
     assert [r["name"] for r in rows] == list(BUNDLED) + list(SHARED)
     assert all(r["local"] for r in rows if r["name"] in BUNDLED)
     assert "Turney" in next(r for r in rows if r["name"] == "thyroid")["costs"]
+
+
+def test_csv_text_columns_are_ordinal_codes_and_text_targets_class_names(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("age,smoker,city,sick\n50,yes,Oslo,no\n61,no,?,yes\n47,no,Bergen,no\n"
+                 "33,yes,Oslo,yes\n")
+    ds = load_csv(p, target="sick")
+    assert ds.feature_names == ["age", "smoker", "city"]
+    assert ds.y.tolist() == ["no", "yes", "no", "yes"]
+    assert ds.encoding["categories"] == {"smoker": ["no", "yes"], "city": ["Bergen", "Oslo"]}
+    np.testing.assert_array_equal(ds.X[:, 1], [1, 0, 0, 1])
+    np.testing.assert_array_equal(ds.X[:, 2], [1, np.nan, 0, 1])
+    # a new table is read with the training categories, matched by column name
+    from prune_opt.datasets import encode_table
+
+    X, y = encode_table("city,age,smoker\nBergen,20,yes\n", ",", ds.encoding)
+    np.testing.assert_array_equal(X, [[20, 1, 0]])
+    assert y is None
+    with pytest.raises(ValueError, match=r"column 'city' row 2: category 'Rome' was not seen"):
+        encode_table("city,age,smoker\nRome,20,yes\n", ",", ds.encoding)
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['smoker'\]"):
+        encode_table("city,age\nOslo,20\n", ",", ds.encoding)
+
+
+def test_csv_huge_integer_targets_stay_distinct_classes(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("a,y\n1,1e19\n2,3e19\n3,1e19\n")
+    ds = load_csv(p)
+    assert np.unique(ds.y).size == 2
+    assert set(ds.y.tolist()) == {1e19, 3e19}
+    p.write_text("a,y\n1,7\n2,-3\n")
+    assert load_csv(p).y.dtype == np.int64

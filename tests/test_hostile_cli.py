@@ -99,7 +99,7 @@ def test_cost_lines_with_comments_and_a_csv_with_quoted_bom_header(table, capsys
 
 # ------------------------------------------------------------ bad data files
 @pytest.mark.parametrize("content, words", [
-    (b"a,b,label\n1,x,0\n2,3,1\n", "non-numeric"),
+    (b"a,b,label\n" + b"1,2,0\n" * 19 + b"1,2x,1\n", "column 'b' row 21: cannot read '2x'"),
     (b"a,b,label\n1,2\n", "row 2 has 2 fields"),
     (b"", "is empty"),
     (b"\x1f\x8b\x08\x00garbage", "not readable text"),

@@ -68,3 +68,30 @@ def test_save_figure_is_atomic_and_checks_the_format(tmp_path, monkeypatch):
         save_figure(fig, target)
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "sub"]
+
+
+def test_exact_hull_is_drawn_as_steps_and_extra_points_as_markers():
+    curves = {"budgetprune": [{"cost_eval": 0.0, "accuracy_eval": 0.1},
+                              {"cost_eval": 35.0, "accuracy_eval": 0.94}]}
+    fig = plot_tradeoff(curves, points={"fit_budget": [{"cost_eval": 10.0,
+                                                        "accuracy_eval": 0.8}]},
+                        budget=[10.0, 20.0])
+    ax = fig.axes[0]
+    hull = next(ln for ln in ax.lines if ln.get_label() == "budgetprune")
+    assert hull.get_drawstyle() == "steps-post"  # no straight segment 0 -> 35
+    labels = [c.get_label() for c in ax.collections]
+    assert "fit_budget" in labels
+    np.testing.assert_array_equal(ax.collections[labels.index("fit_budget")].get_offsets(),
+                                  [[10.0, 0.8]])
+    budget_lines = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert sorted(ln.get_xdata()[0] for ln in budget_lines) == [10.0, 20.0]
+    assert [ln.get_label() for ln in budget_lines][0] == "budgets 10, 20"
+
+
+def test_regression_curves_plot_r2_and_errors_name_the_r2_column():
+    rows = [{"cost_eval": 1.0, "r2_eval": 0.3}, {"cost_eval": 2.0, "r2_eval": 0.5}]
+    fig = plot_tradeoff({"ccp": rows})
+    assert fig.axes[0].get_ylabel() == "R^2"
+    with pytest.raises(ValueError, match=r"no column\(s\) \['accuracy_eval'\] \(it has "
+                                         r"\['cost_eval', 'r2_eval'\]\)"):
+        plot_tradeoff({"ccp": rows}, y="accuracy_eval")

@@ -31,6 +31,7 @@ COMMANDS = {
     "prune": "prune_cmd",
     "compare": "compare",
     "curve": "curve",
+    "predict": "predict",
     "export": "export",
     "tu-check": "tu_check",
     "datasets": "datasets_cmd",

@@ -31,19 +31,84 @@ def _cost_lines(path, text):
     return spec
 
 
-def add_data_arguments(p, *, trees=40):
-    p.add_argument("--dataset", default="digits",
-                   help="bundled/shared dataset name or a CSV/TSV path (default: digits)")
+def add_data_options(p, *, task=True, dataset_default="digits"):
+    """The data options every command that reads a dataset shares.
+
+    ``--dataset``, ``--target``, ``--costs`` and (``task=True``) ``--task``;
+    :func:`load_data` reads them.
+    """
+    p.add_argument("--dataset", default=dataset_default,
+                   help="bundled/shared dataset name or a CSV/TSV path"
+                        + (f" (default: {dataset_default})" if dataset_default else "")
+                        + "; a CSV's text columns are coded as categories and a text target "
+                          "as class names")
     p.add_argument("--target", default=None, help="label column of a CSV (default: last)")
     p.add_argument("--costs", default=None,
-                   help="cost file: JSON {feature: cost} or 'name:cost' lines (default: the "
+                   help="cost file: JSON {feature: cost}, FeatureCosts.to_dict() JSON "
+                        "(matched by feature name) or 'name:cost' lines (default: the "
                         "dataset's real costs, else uniform)")
+    if task:
+        add_task_argument(p)
+
+
+def add_forest_options(p, *, trees=40):
+    """Forest size, depth, split and seed of the commands that fit a forest."""
     p.add_argument("--trees", type=int, default=trees, help=f"forest size (default {trees})")
     p.add_argument("--max-depth", type=int, default=None, help="tree depth limit")
     p.add_argument("--train-frac", type=float, default=0.5,
                    help="share of rows used to grow the forest (default 0.5); the rest is "
                         "split evenly into validation (pruning) and test")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def add_data_arguments(p, *, trees=40, task=True):
+    """:func:`add_data_options` and :func:`add_forest_options` together."""
+    add_data_options(p, task=task)
+    add_forest_options(p, trees=trees)
+
+
+def load_data(args):
+    """The dataset, its costs and the task the data options of ``args`` ask for.
+
+    Returns
+    -------
+    dict
+        ``dataset`` (a :class:`~prune_opt.datasets.Dataset`), ``costs`` (the
+        ``--costs`` file matched by feature name, else the dataset's own,
+        else uniform), ``task`` and ``task_reason``.
+    """
+    from ..datasets import load_dataset
+
+    ds = load_dataset(args.dataset, target=getattr(args, "target", None))
+    task, why = detect_task(getattr(args, "task", None), ds)
+    costs = (read_cost_file(args.costs, ds.feature_names) if getattr(args, "costs", None)
+             else ds.costs_or_uniform())
+    return {"dataset": ds, "costs": costs, "task": task, "task_reason": why}
+
+
+def check_solver_name(name, flag="--solver"):
+    """Refuse an unknown or uninstalled backend name before any work.
+
+    Examples
+    --------
+    >>> from prune_opt.cli._common import check_solver_name
+    >>> check_solver_name("MinCut")
+    'mincut'
+    """
+    from ..solvers import list_solvers
+
+    known = list_solvers()
+    key = str(name).strip().lower()
+    if key == "auto":
+        return key
+    installed = [n for n, v in known.items() if v["installed"]]
+    if key not in known:
+        raise ValueError(f"{flag} {name!r} is not a backend of prune-opt; choose auto or one of "
+                         f"{', '.join(installed)}")
+    if not known[key]["installed"]:
+        raise ValueError(f"{flag} {name!r} is not installed ({known[key]['install_hint']}); "
+                         f"installed: {', '.join(installed)}")
+    return key
 
 
 TASKS = ("auto", "classification", "regression")
@@ -95,6 +160,13 @@ def detect_task(requested, ds):
 
 
 def read_cost_file(path, feature_names):
+    """FeatureCosts of a ``--costs`` file for a dataset with ``feature_names``.
+
+    A JSON mapping ``{feature: cost}`` and 'name:cost' lines are matched by
+    name; a :meth:`FeatureCosts.to_dict` document is matched by its own
+    ``feature_names`` (in any order; different names are refused), and by
+    position only when it names no features; a JSON list is positional.
+    """
     from .. import FeatureCosts
 
     text = Path(path).read_text()
@@ -105,8 +177,34 @@ def read_cost_file(path, feature_names):
     if isinstance(spec, list):
         return FeatureCosts(spec, feature_names=feature_names)
     if isinstance(spec, dict) and "costs" in spec:
-        return FeatureCosts.from_dict({**spec, "feature_names": feature_names})
+        return _costs_by_name(path, spec, feature_names)
     return FeatureCosts(spec, feature_names=feature_names)
+
+
+def _costs_by_name(path, spec, feature_names):
+    """A FeatureCosts.to_dict() document re-keyed by feature name onto ``feature_names``."""
+    from .. import FeatureCosts
+
+    own_names = spec.get("feature_names")
+    if own_names is None:  # the file names no features: positional, as written
+        return FeatureCosts.from_dict({**spec, "feature_names": feature_names})
+    fc = FeatureCosts.from_dict(spec)  # checks the document on its own terms
+    names = list(feature_names)
+    if fc.feature_names == names:
+        return fc
+    if set(fc.feature_names) != set(names):
+        extra = sorted(set(fc.feature_names) - set(names))
+        lacking = sorted(set(names) - set(fc.feature_names))
+        raise ValueError(f"--costs {str(path)!r} names other features than the dataset: "
+                         f"only in the file {extra}, only in the dataset {lacking}; write the "
+                         "cost file for this dataset's columns")
+    own = fc.feature_names
+    d = fc.to_dict()
+    return FeatureCosts(
+        dict(zip(own, d["costs"])),
+        groups={g: (c, [own[m] for m in members]) for g, (c, members) in d["groups"].items()},
+        requires={own[int(k)]: [own[m] for m in v] for k, v in d["requires"].items()} or None,
+        feature_names=names)
 
 
 def setup_experiment(args, *, fit=True):
@@ -117,16 +215,12 @@ def setup_experiment(args, *, fit=True):
     """
     from sklearn.model_selection import train_test_split
 
-    from ..datasets import load_dataset
-
     if not 0.0 < args.train_frac < 1.0:
         raise ValueError(f"--train-frac must be in (0, 1), got {args.train_frac}")
     if args.trees < 1:
         raise ValueError(f"--trees must be at least 1, got {args.trees}")
-    ds = load_dataset(args.dataset, target=args.target)
-    task, why = detect_task(getattr(args, "task", None), ds)
-    costs = (read_cost_file(args.costs, ds.feature_names) if args.costs
-             else ds.costs_or_uniform())
+    data = load_data(args)
+    ds, costs, task, why = data["dataset"], data["costs"], data["task"], data["task_reason"]
     X, y = ds.X, ds.y
     strat = y if task == "classification" and np.unique(y).size < 50 and np.min(
         np.unique(y, return_counts=True)[1]) > 3 else None
@@ -140,7 +234,9 @@ def setup_experiment(args, *, fit=True):
     out = dict(dataset=ds, costs=costs, X_train=X_tr, y_train=y_tr, X_val=X_val, y_val=y_val,
                X_test=X_te, y_test=y_te, task=task, task_reason=why)
     if fit:
-        out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
+        with phase(f"growing {args.trees} trees on {len(y_tr):,} rows",
+                   enabled=not getattr(args, "no_progress", True)):
+            out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
     return out
 
 
@@ -320,3 +416,81 @@ def format_table(rows, columns, *, align="right"):
     lines = [line(columns, widths), line(["-" * w for w in widths], widths)]
     lines += [line(row, widths) for row in cells]
     return "\n".join(lines)
+
+
+def save_model(pruned, path, dataset=None):
+    """Save a pruned forest as JSON (atomically), with the table encoding of ``dataset``
+    (``feature_encoding``: column names, categories and target) when it came from a
+    CSV, so that ``prune-opt predict`` reads a new table the same way."""
+    from .._persistence import encode
+
+    doc = encode(pruned)
+    enc = getattr(dataset, "encoding", None)
+    if enc is not None:
+        doc["feature_encoding"] = enc
+    text = json.dumps(doc, allow_nan=False)
+    with naming_errors(path), atomic_write(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+@contextlib.contextmanager
+def ticking(bar, *, every=0.5):
+    """Redraw the tqdm ``bar`` every ``every`` seconds while the block runs, so that
+    its elapsed time moves during one long step (a single LP solve can take a minute).
+
+    Examples
+    --------
+    >>> from tqdm import tqdm
+    >>> from prune_opt.cli._common import ticking
+    >>> bar = tqdm(total=1, disable=True)
+    >>> with ticking(bar):
+    ...     bar.update()
+    """
+    import threading
+
+    if getattr(bar, "disable", False):
+        yield bar
+        return
+    done = threading.Event()
+
+    def tick():
+        while not done.wait(every):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield bar
+    finally:
+        done.set()
+        thread.join()
+
+
+@contextlib.contextmanager
+def phase(desc, *, enabled=True):
+    """Show ``desc`` and the seconds it has taken on stderr (a terminal) while a step
+    without a progress bar of its own runs (refreshed twice a second from a background
+    thread).
+
+    Examples
+    --------
+    >>> from prune_opt.cli._common import phase
+    >>> with phase("scoring", enabled=False):
+    ...     pass
+    """
+    import sys
+
+    from tqdm import tqdm
+
+    # a terminal only: in a log or a pipe, carriage-return refreshes are noise, and an
+    # error must stay the one line on stderr
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False,
+               file=sys.stderr)
+    try:
+        with ticking(bar):
+            yield
+    finally:
+        bar.close()

@@ -22,7 +22,6 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
     format_table,
     score_metrics,
     task_line,
@@ -44,13 +43,15 @@ def add_parser(sub):
         "best, seconds, peak extra memory, integrality, status, test accuracy (regression: "
         "R^2 and MSE) and test cost.")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     p.add_argument("--lam", type=float, default=1e-3, help="cost weight lambda (default 1e-3)")
     p.add_argument("--depth-cost", type=float, default=0.0,
                    help="weight of the average path length inside the lambda term")
     p.add_argument("--solvers", default=None,
-                   help="comma-separated backends (default: every installed one except the "
-                        "slow references cbc-ip and mincut-networkx)")
+                   help="comma-separated backends, or 'all'. Default: the backends that "
+                        "answer in seconds (installed, not matrix-based, not a "
+                        "small-problem reference: min-cut, primal-dual, the budget MIP). The "
+                        "matrix LP backends (HiGHS, GLOP, PDLP, CBC) take minutes on a "
+                        "program of a million nonzeros: 'all' adds them, or name them")
     p.add_argument("--examples", type=int, default=None,
                    help="subsample the validation (cost) rows to N examples")
     p.add_argument("--time-limit", type=float, default=None, help="seconds per solve")
@@ -60,16 +61,34 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
+def fast_solvers():
+    """The default backends: installed, not matrix-based, not a slow reference.
+
+    Examples
+    --------
+    >>> from prune_opt.cli.compare import fast_solvers
+    >>> "mincut" in fast_solvers(), "cbc" in fast_solvers()
+    (True, False)
+    """
+    from ..solvers import find_solvers
+
+    return find_solvers(reference_only=False, matrix_based=False)
+
+
 def parse_solvers(spec):
     """Validate a comma-separated solver list against the registry.
 
-    Returns the list of names; raises ValueError naming unknown or
-    uninstalled ones and listing the installed solvers.
+    ``None`` is :func:`fast_solvers`; ``"all"`` every installed backend but the
+    small-problem references (which run only by name).  Returns the list of
+    names; raises ValueError naming unknown or uninstalled ones and listing the
+    installed solvers.
     """
     from ..solvers import available_solvers, default_solvers, list_solvers
 
     installed = available_solvers()
-    if spec is None:  # every installed backend but the slow references (registry flag)
+    if spec is None:
+        return fast_solvers()
+    if spec.strip().lower() == "all":
         return default_solvers()
     names = [s.strip().lower() for s in spec.split(",") if s.strip()]
     if not names:
@@ -80,6 +99,37 @@ def parse_solvers(spec):
         raise ValueError(f"--solvers: unknown or not installed: {', '.join(bad)}; installed "
                          f"solvers: {', '.join(installed)}")
     return list(dict.fromkeys(names))
+
+
+def skipped_line(solvers):
+    """The line saying which installed backends the default leaves out, and how to add them."""
+    from ..solvers import default_solvers
+
+    left = [s for s in default_solvers() if s not in solvers]
+    if not left:
+        return None
+    return (f"not run: {', '.join(left)} (matrix LP backends: minutes on large programs); "
+            "add them with --solvers all or by name")
+
+
+#: a solution whose largest distance to an integer exceeds this is a fractional LP optimum
+FRACTIONAL = 1e-6
+
+
+def mark_fractional(row):
+    """An LP answer that is not integral is a fractional optimum, not a pruning: say so.
+
+    The status becomes ``fractional`` (the solver's own in ``solver_status``)
+    and ``note`` explains what the row's figures are.
+    """
+    if row.get("status") == "error" or row.get("max_frac", 0.0) <= FRACTIONAL:
+        return row
+    row["solver_status"] = row["status"]
+    row["status"] = "fractional"
+    row["note"] = (f"{row['solver']}: the LP optimum it returned is fractional (max_frac "
+                   f"{row['max_frac']:.2g}), not a pruning; the objective, accuracy and cost "
+                   "shown are of its rounding, and its bound is the LP value")
+    return row
 
 
 def _solve_and_report(problem, solver, *, time_limit, solver_options, test, method):
@@ -250,13 +300,25 @@ def run(args):
           f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
     rows = []
     test = (exp["X_test"], exp["y_test"])
-    for name in tqdm(solvers, desc="solving", unit="solver", disable=args.no_progress):
-        rows.append(measure_solve(problem, name, time_limit=args.time_limit, test=test))
+    print(f"backends: {', '.join(solvers)}")
+    skipped = skipped_line(solvers)
+    if skipped:
+        print(skipped)
+    bar = tqdm(solvers, unit="solver", disable=args.no_progress)
+    for name in bar:
+        # no redrawing thread here: the solve forks, and a fork while that thread holds
+        # stderr's lock would leave the child unable to write to stderr
+        bar.set_description(f"solving with {name}")
+        rows.append(mark_fractional(
+            measure_solve(problem, name, time_limit=args.time_limit, test=test)))
+    bar.close()
     best = add_gaps(rows)
     print(format_table(rows, REGRESSION_COLUMNS if exp["task"] == "regression" else COLUMNS))
     for r in rows:
         if r.get("status") == "error":
             print(f"{r['solver']}: {r['error']}")
+        elif r.get("note"):
+            print(r["note"])
     method = next((r["memory_method"] for r in rows if "memory_method" in r), None)
     note = ("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
             if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
@@ -266,6 +328,7 @@ def run(args):
                                "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,
                                "n_validation": int(len(y_val)), "problem_size": size,
                                "compile_seconds": compile_seconds, "best_objective": best,
+                               "not_run": skipped,
                                "memory_method": method, "rows": rows})
         print(f"wrote {args.json}")
     return 0 if any(r.get("status") != "error" for r in rows) else 1

@@ -1,10 +1,16 @@
-"""``prune-opt demo``: prune a 40-tree forest over a lambda grid with every backend.
+"""``prune-opt demo``: prune a 40-tree forest over a lambda grid with every backend,
+then draw the accuracy-cost frontier a user cares about.
 
 The fast exact backends (min-cut, primal-dual) solve the whole grid; the
 matrix-based LP backends (HiGHS, GLOP, PDLP, CBC), which need seconds to minutes
 per solve on this 1M-nonzero program, solve the check point(s) ``--lp-lams`` so the
-table shows both that every backend reaches the same optimum and what the
-closure reduction buys.  ``--lp-lams all`` runs every backend on every lambda.
+agreement table shows both that every backend reaches the same optimum and what
+the closure reduction buys.  ``--lp-lams all`` runs every backend on every lambda.
+
+The picture (``accuracy_cost.png``) shows the exact BudgetPrune hull as steps
+(between two vertices only the cheaper one is attainable), the baselines, the
+budget methods of :data:`BUDGET_METHODS` at each budget as points, and the
+unpruned forest.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from ._common import (
     add_output_argument,
     format_table,
     naming_errors,
+    phase,
     setup_experiment,
+    ticking,
     write_json,
 )
 from .compare import parse_solvers
@@ -26,11 +34,16 @@ from .compare import parse_solvers
 DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
 DEFAULT_BUDGETS = (0.1, 0.25, 0.5)
-BUDGET_OBJECTIVES = ("paper", "brier")
-BUDGET_COLUMNS = ["budget_share", "budget", "objective", "test_accuracy", "test_cost",
+DEFAULT_BASELINES = "greedy,fewer-trees"
+#: members of a baseline family drawn (evenly spread; see curve --baseline-points)
+BASELINE_POINTS = 50
+#: budget table: 'method' names what was fitted, 'loss' what it minimised
+BUDGET_COLUMNS = ["budget_share", "budget", "method", "loss", "test_accuracy", "test_cost",
                   "status", "gap", "seconds"]
-TABLE_COLUMNS = ["lam", "solver", "objective", "seconds", "test_accuracy", "average_cost",
-                 "splits"]
+#: agreement table: 'objective' is the value reached, 'vs_best' its distance to the best
+#: exact backend's at the same lambda (relative), 'gap' the backend's own certified gap
+TABLE_COLUMNS = ["lam", "solver", "objective", "vs_best", "gap", "status", "seconds",
+                 "test_accuracy", "average_cost", "splits"]
 
 
 def add_parser(sub):
@@ -39,7 +52,7 @@ def add_parser(sub):
                        "default), prune it over a lambda grid with every installed backend, "
                        "print a table and save an accuracy-cost plot (PNG) and the table "
                        "(JSON).")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, task=False)
     p.add_argument("--lams", default=",".join(str(x) for x in DEFAULT_LAMS),
                    help="comma-separated lambda grid")
     p.add_argument("--solvers", default=None,
@@ -54,6 +67,12 @@ def add_parser(sub):
                         "(default 0.1,0.25,0.5; 'none' skips them)")
     p.add_argument("--budget-time-limit", type=float, default=5.0,
                    help="seconds per fit_budget call (default 5)")
+    p.add_argument("--baselines", default=DEFAULT_BASELINES,
+                   help="baseline curves drawn beside the exact hull, comma-separated "
+                        f"(default {DEFAULT_BASELINES}; also ccp, impurity; 'none')")
+    p.add_argument("--hull-resolution", type=float, default=0.01,
+                   help="trace the exact hull down to gaps of this share of the unpruned "
+                        "forest's validation cost (default 0.01; 0 = every breakpoint)")
     add_output_argument(p, "--out", kind="dir", default="demo-output",
                         help="output folder (default demo-output)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -66,20 +85,78 @@ def run(args):
     if not (0 <= args.budget_time_limit < float("inf")):  # NaN too: fail before the work
         raise ValueError(f"--budget-time-limit must be a finite number of seconds >= 0, got "
                          f"{args.budget_time_limit}")
-    solvers = parse_solvers(args.solvers)  # fail before any work on a misspelt backend
+    if not (0 <= args.hull_resolution < 1):
+        raise ValueError(f"--hull-resolution must be a share in [0, 1), got "
+                         f"{args.hull_resolution}")
+    baselines = _parse_baselines(args.baselines)
+    solvers = parse_solvers(args.solvers or "all")  # a misspelt backend fails first
+    progress = not args.no_progress
     exp = setup_experiment(args)
     unpruned = _unpruned_figures(args, exp)
-    rows = _solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=not args.no_progress)
+    rows = add_vs_best(_solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=progress))
+    print("\nbackend agreement (vs_best: relative distance to the best exact backend at "
+          "the same lambda; gap: the backend's own certified gap)")
     print(format_table(rows, TABLE_COLUMNS))
     for line in _agreement_lines(rows):
         print(line)
-    budget_rows = _budget_table(exp, shares, args.budget_time_limit)
+    curves = _frontier(exp, baselines, args.hull_resolution, progress=progress)
+    budget_rows = _budget_table(exp, shares, args.budget_time_limit, progress=progress)
     if budget_rows:
-        print("\naccuracy at a budget (fit_budget; budget = share of the unpruned forest's "
-              "validation cost; CEGB side by side: benchmarks/frontier.py)")
+        print("\naccuracy at a budget (budget = share of the unpruned forest's validation "
+              "cost; loss = what the method minimised; CEGB side by side: "
+              "benchmarks/frontier.py)")
         print(format_table(budget_rows, BUDGET_COLUMNS))
-    _write_outputs(Path(args.out), exp, args.trees, unpruned, rows, budget_rows)
+    _write_outputs(Path(args.out), exp, args.trees, unpruned, rows, budget_rows, curves)
     return 0
+
+
+def _parse_baselines(text):
+    from .curve import parse_methods
+
+    if text.strip().lower() == "none":
+        return []
+    methods = parse_methods(text)
+    if "budgetprune" in methods:
+        raise ValueError("--baselines: budgetprune is always drawn (its exact hull); list "
+                         "only baselines")
+    return methods
+
+
+def add_vs_best(rows):
+    """Each row's relative distance to the best exact backend's objective at its lambda."""
+    kinds = _solver_kinds()
+    for lam in {r["lam"] for r in rows}:
+        at = [r for r in rows if r["lam"] == lam]
+        exact = [r["objective"] for r in at if kinds[r["solver"]]["exact"]]
+        best = min(exact) if exact else min(r["objective"] for r in at)
+        for r in at:
+            diff = r["objective"] - best
+            r["vs_best"] = 0.0 if abs(diff) <= 1e-12 * max(1.0, abs(best)) else \
+                diff / max(abs(best), 1e-12)
+    return rows
+
+
+def _frontier(exp, baselines, resolution, *, progress=True):
+    """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
+    from .. import acquisition_cost, compile_problem
+    from ..budget import baseline_curve, get_baseline, tradeoff_curve
+    from .curve import thin
+
+    rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
+    Xte, yte = exp["X_test"], exp["y_test"]
+    problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
+    full = float(acquisition_cost(rf, Xv, costs).mean())
+    hull = tradeoff_curve(problem, X_eval=Xte, y_eval=yte, cost_resolution=resolution * full,
+                          progress=progress)
+    curves = {"BudgetPrune exact hull": hull.to_dict("records")}
+    for m in baselines:
+        with phase(f"baseline {m}: pruning", enabled=progress):
+            prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
+                            BASELINE_POINTS)
+        with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
+            curves[m] = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
+                                       method=m).to_dict("records")
+    return curves
 
 
 def _parse_budgets(text):
@@ -95,29 +172,64 @@ def _parse_budgets(text):
     return shares
 
 
-def _budget_table(exp, shares, time_limit):
-    """fit_budget at each budget share, with the paper and the Brier objective."""
+def _fit_budget_paper(exp, budget, time_limit):
+    from ..budget import fit_budget
+
+    return fit_budget(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                      budget=budget, train=(exp["X_train"], exp["y_train"]),
+                      time_limit=time_limit)
+
+
+def _fit_budget_brier(exp, budget, time_limit):
+    from ..budget import fit_budget
+
+    return fit_budget(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                      budget=budget, objective="brier", time_limit=time_limit)
+
+
+#: what the budget table and the picture's points show at each budget:
+#: label -> (loss it minimises, function(exp, budget, time_limit) -> PrunedForest-like
+#: with score, average_cost and solve_info).  One more method is one more entry.
+BUDGET_METHODS = {
+    "fit_budget": ("paper", _fit_budget_paper),
+    "fit_budget (brier)": ("brier", _fit_budget_brier),
+}
+
+
+def _budget_table(exp, shares, time_limit, *, progress=True):
+    """Every method of :data:`BUDGET_METHODS` at each budget share."""
     import warnings
 
     from .. import acquisition_cost
-    from ..budget import fit_budget
 
-    rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
-    full = float(acquisition_cost(rf, Xv, costs).mean())
+    full = float(acquisition_cost(exp["forest"], exp["X_val"], exp["costs"]).mean())
     rows = []
-    for share, objective in ((s, o) for s in shares for o in BUDGET_OBJECTIVES):
-        train = (exp["X_train"], exp["y_train"]) if objective == "paper" else None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            pf = fit_budget(rf, Xv, yv, costs=costs, budget=share * full, train=train,
-                            objective=objective, time_limit=time_limit)
-        info = pf.solve_info
-        rows.append({"budget_share": share, "budget": share * full, "objective": objective,
-                     "test_accuracy": pf.score(exp["X_test"], exp["y_test"]),
-                     "test_cost": pf.average_cost(exp["X_test"]),
-                     "status": info.get("status"), "gap": info.get("gap"),
-                     "seconds": info.get("seconds")})
+    for share in shares:
+        for label, (loss, fit) in BUDGET_METHODS.items():
+            with warnings.catch_warnings(), phase(
+                    f"{label} at {share:.0%} of the cost (time limit {time_limit:g} s)",
+                    enabled=progress):
+                warnings.simplefilter("ignore")
+                pf = fit(exp, share * full, time_limit)
+            info = pf.solve_info
+            gap = info.get("gap")
+            rows.append({"budget_share": share, "budget": share * full, "method": label,
+                         "loss": loss, "test_accuracy": pf.score(exp["X_test"], exp["y_test"]),
+                         "test_cost": pf.average_cost(exp["X_test"]),
+                         "status": info.get("status"),
+                         # a search without a lower bound has no gap to certify: say so
+                         "gap": gap if gap is not None else "no bound",
+                         "seconds": info.get("seconds")})
     return rows
+
+
+def budget_points(budget_rows):
+    """The budget table as named point series of :func:`~prune_opt.plotting.plot_tradeoff`."""
+    points = {}
+    for r in budget_rows:
+        points.setdefault(r["method"], []).append(
+            {"cost_eval": r["test_cost"], "accuracy_eval": r["test_accuracy"]})
+    return points
 
 
 def _parse_lams(text, flag):
@@ -174,15 +286,19 @@ def _solve_grid(exp, jobs, *, progress=True):
 
     rows = []
     Xte, yte = exp["X_test"], exp["y_test"]
-    for lam, s in tqdm(jobs, desc="pruning", unit="solve", disable=not progress):
-        pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
-                       lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
+    bar = tqdm(jobs, unit="solve", disable=not progress)
+    for lam, s in bar:
+        bar.set_description(f"lambda grid: {s} at lambda={lam:g}")
+        with ticking(bar):  # one LP solve can take a minute: keep the clock moving
+            pruned = prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                           lam=lam, solver=s, train=(exp["X_train"], exp["y_train"]))
         info = pruned.solve_info
         rows.append({"lam": lam, "solver": s, "objective": pruned.objective,
                      "seconds": info["seconds"], "status": info["status"],
                      "test_accuracy": pruned.score(Xte, yte),
                      "average_cost": pruned.average_cost(Xte), "splits": pruned.n_splits,
-                     "gap": info["gap"]})
+                     "gap": info["gap"], "max_frac": info.get("max_fractionality", 0.0)})
+    bar.close()
     return rows
 
 
@@ -210,33 +326,28 @@ def _agreement_lines(rows):
     return lines
 
 
-def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=()):
+def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=(), curves=None):
     out.mkdir(exist_ok=True)  # its parent was checked before the work started
     write_json(out / "demo.json", {"dataset": exp["dataset"].name, "trees": trees,
                                    "unpruned": unpruned, "rows": rows,
-                                   "budgets": list(budget_rows)})
+                                   "budgets": list(budget_rows),
+                                   "frontier": curves or {}})
     with naming_errors(out / "accuracy_cost.png"):
-        _plot(rows, unpruned["test_accuracy"], unpruned["average_cost"],
-              out / "accuracy_cost.png", exp["dataset"].name)
+        _plot(curves or {}, budget_rows, unpruned, out / "accuracy_cost.png",
+              exp["dataset"].name)
     print(f"wrote {out / 'demo.json'} and {out / 'accuracy_cost.png'}")
 
 
-def _plot(rows, base_acc, base_cost, path, name):
-    from ..plotting import _pyplot, save_figure
+def _plot(curves, budget_rows, unpruned, path, name):
+    from ..plotting import _pyplot, plot_tradeoff
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for s in sorted({r["solver"] for r in rows}):
-        pts = sorted((r["average_cost"], r["test_accuracy"]) for r in rows if r["solver"] == s)
-        ax.plot(*zip(*pts), marker="o", label=f"BudgetPrune ({s})", alpha=0.7)
-    ax.scatter([base_cost], [base_acc], marker="*", s=150, color="k", label="unpruned forest")
-    ax.set_xlabel("average acquisition cost per test example")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(f"{name}: accuracy vs feature cost")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig, ax = plt.subplots(figsize=(7.5, 5))
     try:
-        save_figure(fig, path)
+        budgets = sorted({r["budget"] for r in budget_rows}) or None
+        plot_tradeoff(curves or {"BudgetPrune exact hull": []}, ax=ax, path=path,
+                      points=budget_points(budget_rows), budget=budgets,
+                      reference=(unpruned["average_cost"], unpruned["test_accuracy"]),
+                      title=f"{name}: test accuracy vs feature cost")
     finally:
         plt.close(fig)

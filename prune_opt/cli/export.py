@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub):
-    from ._common import add_data_arguments, add_output_argument, add_task_argument
+    from ._common import add_data_arguments, add_output_argument
 
     p = sub.add_parser(
         "export", help="write the pruning program as MPS/LP for external solvers",
@@ -13,7 +13,6 @@ def add_parser(sub):
         "can solve it. Variables: z<h> (node h is a pruned leaf), wt<k> (first-use record "
         "k pays), w<p> (cost pair p is paid); the objective is scaled by problem.scale.")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     p.add_argument("--lam", type=float, required=True, help="trade-off weight")
     p.add_argument("--budget", type=float, default=None,
                    help="add the hard row 'average acquisition cost <= BUDGET'")

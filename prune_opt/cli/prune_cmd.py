@@ -9,8 +9,10 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
+    check_solver_name,
     naming_errors,
+    phase,
+    save_model,
     score_metrics,
     setup_experiment,
     task_line,
@@ -26,7 +28,6 @@ def add_parser(sub):
         "split (--budget), print objective, accuracy (regression: R^2 and MSE), cost and "
         "status, and save the pruned forest as JSON (load it with prune_opt.load).")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
@@ -54,6 +55,8 @@ def add_parser(sub):
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
                         help="also write the printed summary as JSON")
+    p.add_argument("--no-progress", action="store_true",
+                   help="hide what each step is doing (shown on stderr)")
     p.set_defaults(func=run)
 
 
@@ -64,16 +67,18 @@ def run(args):
     exp = setup_experiment(args)
     print(task_line(exp))
     print(memory_report(exp["forest"], exp["X_val"], exp["costs"]))  # before compiling
-    pruned = _prune(args, exp)
-    summary = _summary(args, exp, pruned)
+    progress = not args.no_progress
+    with phase(_solve_phase(args), enabled=progress):
+        pruned = _prune(args, exp)
+    with phase("scoring on the test split", enabled=progress):
+        summary = _summary(args, exp, pruned)
     info = pruned.solve_info
     if info.get("note"):
         print(f"note: {info['note']}")
     for k, v in summary.items():
         if v is not None:
             print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
-    with naming_errors(args.out):
-        pruned.save(args.out)
+    save_model(pruned, args.out, exp["dataset"])
     print(f"wrote {args.out}")
     if args.usage_plot:
         with naming_errors(args.usage_plot):
@@ -85,6 +90,15 @@ def run(args):
     return 0
 
 
+def _solve_phase(args):
+    """What the solve step says while it runs."""
+    if args.lam is not None:
+        return f"pruning at lambda={args.lam:g} ({args.objective} objective)"
+    limit = 30.0 if args.time_limit is None else args.time_limit
+    return (f"searching the best pruning within budget {args.budget:g} "
+            f"({args.objective} objective, at most {limit:g} s)")
+
+
 def _check_goal(args):
     if args.lam is not None and not (np.isfinite(args.lam) and args.lam >= 0):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
@@ -92,6 +106,11 @@ def _check_goal(args):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
     if args.exact_budget and args.budget is None:
         raise ValueError("--exact-budget needs --budget")
+    check_solver_name(args.solver)
+    if args.objective != "paper":
+        from ..objectives import get_objective
+
+        get_objective(args.objective)  # an unknown name lists the objectives
 
 
 def _prune(args, exp):
@@ -150,7 +169,7 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
 
 
 def _summary(args, exp, pruned):
-    from .. import acquisition_cost
+    from .. import acquisition_cost, as_forest
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
@@ -159,7 +178,8 @@ def _summary(args, exp, pruned):
         "lam": info.get("lam", args.lam), "budget": args.budget,
         "objective": pruned.objective, "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
-        "unpruned_splits": int((~pruned.forest.is_leaf).sum()),
+        # the whole fitted forest (an ensemble objective may keep a sub-forest)
+        "unpruned_splits": int((~as_forest(rf).is_leaf).sum()),
         "validation_cost": pruned.average_cost(exp["X_val"]),
         **score_metrics(pruned, Xte, yte, exp["task"]),
         "test_cost": pruned.average_cost(Xte),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import add_output_argument, write_json
+from ._common import add_data_options, add_output_argument, load_data, write_json
 
 EXAMPLES = """examples:
   prune-opt tu-check --dataset digits --trees 3 --examples 200
@@ -23,11 +23,10 @@ def add_parser(sub):
         "verdict, the deciding method, its timing and either a certificate summary or a "
         "counterexample submatrix with its exact determinant.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default=None,
-                     help="dataset name (see prune_opt.datasets.list_datasets())")
-    src.add_argument("--matrix", default=None,
-                     help="matrix file: .npz (scipy.sparse or numpy with key 'A'), .mtx, .mps")
+    add_data_options(p, dataset_default=None)
+    p.add_argument("--matrix", default=None,
+                   help="matrix file: .npz (scipy.sparse or numpy with key 'A'), .mtx, .mps "
+                        "(instead of --dataset)")
     p.add_argument("--trees", type=int, default=2, help="forest size (default 2)")
     p.add_argument("--examples", type=int, default=30,
                    help="examples used to grow the forest and, separately, to compile the "
@@ -53,16 +52,18 @@ def add_parser(sub):
 
 
 def _problem_from_dataset(args):
-    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     from .. import FeatureCosts, compile_problem
-    from ..datasets import load_dataset
 
     for name in ("trees", "examples", "max_depth"):
         v = getattr(args, name)
         if v is None or v < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be a positive integer, got {v}")
-    ds = load_dataset(args.dataset)
+    if args.uniform_costs and args.costs:
+        raise ValueError("--uniform-costs and --costs contradict each other; give one")
+    data = load_data(args)
+    ds, regression = data["dataset"], data["task"] == "regression"
     n = ds.X.shape[0]
     if 2 * args.examples > n:
         raise ValueError(f"--examples {args.examples}: dataset {ds.name} has {n} rows, at most "
@@ -70,16 +71,19 @@ def _problem_from_dataset(args):
     rng = np.random.default_rng(args.seed)
     idx = rng.permutation(n)
     fit = idx[: args.examples]
-    rf = RandomForestClassifier(n_estimators=args.trees, max_depth=args.max_depth,
-                                random_state=args.seed, n_jobs=1)
+    cls = RandomForestRegressor if regression else RandomForestClassifier
+    rf = cls(n_estimators=args.trees, max_depth=args.max_depth, random_state=args.seed,
+             n_jobs=1)
     rf.fit(ds.X[fit], ds.y[fit])
     rest = idx[args.examples:]
-    comp = rest[np.isin(ds.y[rest], rf.classes_)][: args.examples]  # labels the forest knows
-    costs = (FeatureCosts.uniform(ds.X.shape[1]) if args.uniform_costs
-             else ds.costs_or_uniform())
+    if not regression:
+        rest = rest[np.isin(ds.y[rest], rf.classes_)]  # labels the forest knows
+    comp = rest[: args.examples]
+    costs = (FeatureCosts.uniform(ds.X.shape[1], feature_names=ds.feature_names)
+             if args.uniform_costs else data["costs"])
     problem = compile_problem(rf, ds.X[comp], ds.y[comp], costs=costs, lam=args.lam,
                               budget=args.budget)
-    desc = (f"dataset {ds.name}: {args.trees} trees of depth <= {args.max_depth} grown on "
+    desc = (f"dataset {ds.name} ({data['task']}): {args.trees} trees of depth <= {args.max_depth} grown on "
             f"{args.examples} examples, program compiled on {args.examples} others"
             f"{'' if args.budget is None else f', budget row avg cost <= {args.budget:g}'}")
     return problem, desc
@@ -96,7 +100,12 @@ def run(args):
     if args.time_limit is not None and not args.time_limit > 0:
         raise ValueError(f"--time-limit must be positive, got {args.time_limit}")
     out = {}
+    if args.matrix and args.dataset:
+        raise ValueError("--dataset and --matrix both given; check one pruning program "
+                         "(--dataset) or one matrix file (--matrix)")
     if args.matrix:
+        if any(getattr(args, k) is not None for k in ("target", "costs")):
+            raise ValueError("--target and --costs need --dataset (a pruning program)")
         if args.budget is not None or args.vertices is not None:
             raise ValueError("--budget and --vertices need --dataset (a pruning program)")
         A = load_matrix(args.matrix)

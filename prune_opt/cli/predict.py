@@ -1,0 +1,72 @@
+"""``prune-opt predict``: apply a saved pruned forest to a new table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ._common import add_output_argument, naming_errors, write_csv
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "predict", help="predict a new CSV/TSV with a saved pruned forest",
+        description="Read a model saved by `prune-opt prune` (or prune_opt's save()) and a "
+        "table, code the table's columns the way the training table was coded (matched by "
+        "column name; text columns with the training categories), and write one prediction "
+        "per row. When the table holds the target column, print the accuracy (regression: "
+        "R^2) and the average acquisition cost.")
+    p.add_argument("--model", required=True, help="model JSON written by prune-opt prune")
+    p.add_argument("--dataset", required=True, help="CSV/TSV file to predict")
+    add_output_argument(p, "--out", default="predictions.csv",
+                        help="output CSV: one row per input row, column 'prediction' "
+                             "(default predictions.csv)")
+    p.set_defaults(func=run)
+
+
+def _encoding(path, n_features):
+    """The model file's feature_encoding, or a plain numeric one for a file without it."""
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    enc = doc.get("feature_encoding")
+    if enc is not None:
+        return enc
+    names = doc.get("feature_names") or (doc.get("costs") or {}).get("feature_names")
+    if names is None:
+        raise ValueError(f"--model {path!r} names no feature columns, so the table's columns "
+                         "cannot be matched; save the model from a table with a header "
+                         "(prune-opt prune --dataset FILE.csv)")
+    return {"kind": "ordinal", "columns": list(names), "categories": {}, "target": None}
+
+
+def run(args):
+    from .. import load
+    from ..datasets import encode_table, read_table
+
+    pruned = load(args.model)
+    enc = _encoding(args.model, pruned.forest.n_features)
+    text, sep = read_table(args.dataset)
+    X, y = encode_table(text, sep, enc)
+    if np.isnan(X).any() and not pruned.forest.allow_nan:
+        col = int(np.flatnonzero(np.isnan(X).any(axis=0))[0])
+        row = int(np.flatnonzero(np.isnan(X[:, col]))[0])
+        raise ValueError(f"column {enc['columns'][col]!r} row {row + 2}: missing value, but "
+                         "the model was trained on a table without missing values")
+    pred = pruned.predict(X)
+    cost = pruned.acquisition_cost(X)
+    rows = [{"prediction": p, "acquisition_cost": float(c)} for p, c in zip(pred.tolist(), cost)]
+    print(f"{len(rows)} rows of {args.dataset}; average acquisition cost {cost.mean():.4g}")
+    if y is not None:
+        if pruned.forest.task == "regression":
+            resid = np.asarray(y, dtype=float) - pred
+            r2 = 1 - np.sum(resid ** 2) / max(np.sum((y - np.mean(y)) ** 2), 1e-300)
+            print(f"target column {enc['target']!r} present: R^2 {r2:.4f}, MSE "
+                  f"{np.mean(resid ** 2):.4g}")
+        else:
+            acc = float(np.mean(pred.astype(str) == np.asarray(y).astype(str)))
+            print(f"target column {enc['target']!r} present: accuracy {acc:.4f}")
+    with naming_errors(args.out):
+        write_csv(args.out, rows)
+    print(f"wrote {args.out}")
+    return 0
