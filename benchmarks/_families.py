@@ -15,7 +15,14 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks._protocol import Member, fit_budget_on, model_member, pruned_member, quiet
+from benchmarks._protocol import (
+    Member,
+    Unavailable,
+    fit_budget_on,
+    model_member,
+    pruned_member,
+    quiet,
+)
 
 # CEGB's grid: penalty kind x num_leaves x rounds x tradeoff (0 to 1000)
 CEGB_PENALTIES = ("lazy", "coupled")
@@ -208,12 +215,11 @@ def cegb(ctx, *, penalties=CEGB_PENALTIES, leaves=CEGB_LEAVES, rounds=CEGB_ROUND
     Its cost falls in cliffs as the tradeoff grows, so for every configuration,
     each budget with no model in ``(budget / 2, budget]`` gets ``refine``
     geometric bisection steps between the grid tradeoffs whose costs straddle it.
-    None when lightgbm is not installed.
     """
     import importlib.util
 
     if importlib.util.find_spec("lightgbm") is None:
-        return None
+        return Unavailable("not available: lightgbm is not installed")
     out = []
     for pen in penalties:
         for nl in leaves:
@@ -254,8 +260,9 @@ def _cegb_member(ctx, penalty, num_leaves, rounds, tradeoff):
 # ---------------------------------------------------------------- the estimator
 def estimator(ctx):
     """``forest_builders.BudgetPrunedForestClassifier`` (or ``...Regressor``) with its
-    defaults, one fit per budget on train + validation (it makes its own honest split);
-    None when the package does not offer it."""
+    defaults, one fit per budget on train + validation (it makes its own honest split).
+    The row says "not available" when the package does not offer it, and "failed" with
+    the error when a fit raises (no number either way)."""
     name = ("BudgetPrunedForestClassifier" if ctx.task == "classification"
             else "BudgetPrunedForestRegressor")
     try:
@@ -263,12 +270,16 @@ def estimator(ctx):
 
         cls = getattr(forest_builders, name)
     except (ImportError, AttributeError):
-        return None
+        return Unavailable(f"not available: forest_builders has no {name}")
     out = []
     for b in ctx.budgets:
         t0 = time.perf_counter()
-        est = quiet(cls(budget=b, costs=ctx.costs, random_state=ctx.seed).fit, ctx.X_trval,
-                    ctx.y_trval)
+        try:
+            est = quiet(cls(budget=b, costs=ctx.costs, random_state=ctx.seed).fit, ctx.X_trval,
+                        ctx.y_trval)
+        except Exception as exc:  # noqa: BLE001  (reported in the row, the run goes on)
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            return Unavailable(f"failed: {type(exc).__name__}: {msg[:80]}")
         secs = time.perf_counter() - t0
         out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs))
     return out

@@ -159,6 +159,14 @@ class Member:
         return self._tested
 
 
+class Unavailable:
+    """What a family returns instead of members when it cannot run here (``why``: not
+    installed, or the error its fit raised); the report prints the reason, no number."""
+
+    def __init__(self, why):
+        self.why = why
+
+
 def pruned_member(pf, ctx, **info):
     """A ``PrunedForest`` scored by its own ``predict`` and ``average_cost`` (kept as
     ``member.model``)."""
@@ -193,7 +201,7 @@ def make_cells(families, ctx, fracs, *, pipelines):
     for frac, b in zip(fracs, ctx.budgets):
         chosen = {}
         for name, members in families.items():
-            if members is None:  # the family is not available here
+            if isinstance(members, Unavailable):
                 continue
             m = pick(members, b, ctx)
             rec = dict((m or fallback).tested())
@@ -230,8 +238,8 @@ def reference_forest(ctx):
 def run_seed(name, X, y, costs, seed, args, *, task, families, pipelines):
     """One (dataset, seed) run: split, reference forest, budgets, families, cells.
 
-    ``families(rf, ctx, timer)`` returns {name: list of Member, or None when the family
-    is not available}; ``pipelines`` names the families the best pipeline picks from.
+    ``families(rf, ctx, timer)`` returns {name: list of Member, or an ``Unavailable``};
+    ``pipelines`` names the families the best pipeline picks from.
     """
     import prune_opt as po
 
@@ -247,14 +255,15 @@ def run_seed(name, X, y, costs, seed, args, *, task, families, pipelines):
     cells = make_cells(fams, ctx, args.budgets, pipelines=pipelines)
     unpruned = ctx.test_point(rf.predict(ctx.X_te),
                               po.acquisition_cost(rf, ctx.X_te, costs).mean())
+    ran = {n: ms for n, ms in fams.items() if not isinstance(ms, Unavailable)}
     calls = {n: [m.point["seconds"] for m in ms if "seconds" in m.point]
-             for n, ms in fams.items() if ms}
+             for n, ms in ran.items()}
     return {"dataset": name, "seed": seed, "task": task, "n_rows": int(sum(len(v) for v in data[1::2])),
             "n_features": int(X.shape[1]), "unpruned": unpruned | {"val_cost": base_val},
             "seconds": timer.seconds, "call_seconds": {n: v for n, v in calls.items() if v},
             "total_seconds": time.perf_counter() - t0, "cells": cells,
-            "not_available": sorted(n for n, ms in fams.items() if ms is None),
-            "points": {n: [m.point for m in ms] for n, ms in fams.items() if ms}}
+            "not_available": {n: ms.why for n, ms in fams.items() if n not in ran},
+            "points": {n: [m.point for m in ms] for n, ms in ran.items()}}
 
 
 # ---------------------------------------------------------------- command line

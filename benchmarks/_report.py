@@ -19,9 +19,10 @@ def summarise(results):
         metric = "acc" if r.get("task", "classification") == "classification" else "mse"
         d = table.setdefault(r["dataset"], {"seeds": 0, "metric": metric, "methods": {},
                                             "best": {}, "best_of": {}, "fallbacks": {},
-                                            "over": {}, "not_available": set()})
+                                            "over": {}, "not_available": {}})
         d["seeds"] += 1
-        d["not_available"].update(r.get("not_available", ()))
+        for fam, why in r.get("not_available", {}).items():
+            d["not_available"].setdefault(fam, why)
         for cell in r["cells"]:
             f = cell["frac"]
             for m, c in cell["chosen"].items():
@@ -59,7 +60,7 @@ def print_table(results, table, budgets, *, order=()):
         names += [m for m in d["methods"] if m not in names]
         for m in names:
             if m in d["not_available"] and m not in d["methods"]:
-                print(f"  {m:<26} {NOT_AVAILABLE}")
+                print(f"  {m:<26} {d['not_available'][m]}")
                 continue
             vals = " ".join((fmt if d["metric"] == "acc" else "{:>7.4g}").format(d["methods"][m][f])
                             for f in budgets)

@@ -63,7 +63,8 @@ def test_cells_fall_back_flag_over_budget_and_test_only_what_is_chosen(cancer_ct
         return m
 
     fams = {"a": [member(0.9, 9.0)], "b": [member(0.7, 0.1), member(0.8, 0.2)],
-            "one": [member(0.99, 99.0, budget=ctx.budgets[0])], "missing": None}
+            "one": [member(0.99, 99.0, budget=ctx.budgets[0])],
+            "missing": proto.Unavailable("not available")}
     ctx2 = proto.Context([ctx.X_tr, ctx.y_tr, ctx.X_v, ctx.y_v, ctx.X_te, ctx.y_te], ctx.costs,
                          [ctx.budgets[0]])
     cells = proto.make_cells(fams, ctx2, [0.1], pipelines=["a", "b"])
@@ -140,7 +141,26 @@ def test_the_estimator_row_is_not_available_without_the_class(cancer_ctx, monkey
 
     ctx, _ = cancer_ctx
     monkeypatch.delattr(forest_builders, "BudgetPrunedForestClassifier", raising=False)
-    assert fam.estimator(ctx) is None
+    row = fam.estimator(ctx)
+    assert isinstance(row, proto.Unavailable) and row.why.startswith("not available")
+
+
+def test_a_failing_estimator_is_reported_failed_not_crashed(cancer_ctx, monkeypatch):
+    import forest_builders
+
+    ctx, _ = cancer_ctx
+
+    class Broken:
+        def __init__(self, **kw):
+            pass
+
+        def fit(self, X, y):
+            raise ValueError("Input X contains NaN.\nmore text")
+
+    monkeypatch.setattr(forest_builders, "BudgetPrunedForestClassifier", Broken, raising=False)
+    row = fam.estimator(ctx)
+    assert isinstance(row, proto.Unavailable)
+    assert row.why == "failed: ValueError: Input X contains NaN."
 
 
 def test_the_estimator_is_fitted_once_per_budget_on_train_and_validation(cancer_ctx,
@@ -197,7 +217,7 @@ def _results(seeds=(0, 1)):
                     "n_features": 2, "unpruned": {"val_cost": 1.0, "test_cost": 1.0,
                                                   "test_acc": 0.9},
                     "seconds": {}, "call_seconds": {"fit_budget default": [1.0, 3.0 + s]},
-                    "cells": cells, "points": {}, "not_available": []})
+                    "cells": cells, "points": {}, "not_available": {}})
     return out
 
 
@@ -224,7 +244,7 @@ def test_a_missing_family_is_reported_not_counted():
     for r in results:
         for c in r["cells"]:
             del c["chosen"]["estimator"]
-        r["not_available"] = ["estimator"]
+        r["not_available"] = {"estimator": "not available: no estimator"}
     table = report.summarise(results)
     t = report.frontier_targets(results, table, [0.1, 0.5])
     assert t["estimator >= CEGB + 1 point"].startswith("n/a (estimator")
