@@ -151,7 +151,13 @@ def _count_best(table, budgets, test):
 
 
 def _timings(results):
+    """Median seconds per call and budget overruns on validation of the one-call rows."""
     out = {}
+    for fam in ("fit_budget default", "estimator"):
+        over = [c["chosen"][fam]["over_budget"] for r in results for c in r["cells"]
+                if fam in c["chosen"]]
+        out[f"{fam} over budget on validation (cells x seeds)"] = (
+            f"{sum(over)}/{len(over)}" if over else NOT_AVAILABLE)
     for fam in ("fit_budget default", "estimator"):
         med, n = median_seconds(results, fam)
         out[f"median seconds per call, {fam}"] = (

@@ -223,6 +223,7 @@ def _results(seeds=(0, 1)):
 
 def test_the_report_counts_the_targets_cell_by_cell():
     results = _results()
+    results[1]["cells"][0]["chosen"]["estimator"]["over_budget"] = True
     table = report.summarise(results)
     t = report.frontier_targets(results, table, [0.1, 0.5])
     # 10%: 0.812 >= max(0.80, 0.79) - 0.005 and >= 0.80 + 0.01; 50%: 0.946 >= 0.95 - 0.005,
@@ -234,6 +235,7 @@ def test_the_report_counts_the_targets_cell_by_cell():
     assert t["fit_budget default >= GreedyPrune"] == "1/2"
     assert t["median seconds per call, fit_budget default"] == "2.00 (4 calls)"
     assert t["median seconds per call, estimator"] == report.NOT_AVAILABLE
+    assert t["estimator over budget on validation (cells x seeds)"] == "1/4"
     margins = report.fit_budget_margins(results, [0.1, 0.5], frontier.CHECKED_BASELINES)
     assert margins[("toy", 0.1)] == pytest.approx([0.05, 0.05])  # ccp fell back: ignored
     assert margins[("toy", 0.5)] == pytest.approx([-0.1, 0.1])
