@@ -200,7 +200,8 @@ def cheap_subset_rf(rf, ctx):
         member = Member(ctx, m.predict(ctx.X_v[:, cols]),
                         float(np.mean(_path_cost(m, cols, ctx.X_v, ctx.costs))),
                         lambda m=m, cols=cols: (m.predict(ctx.X_te[:, cols]), float(np.mean(
-                            _path_cost(m, cols, ctx.X_te, ctx.costs)))), n_features=k)
+                            _path_cost(m, cols, ctx.X_te, ctx.costs)))), eager=True,
+                        n_features=k)
         out.append(member)
         over += member.point["val_cost"] > max(ctx.budgets)
         if over == 2:

@@ -143,15 +143,20 @@ class Member:
     """One model of a family: scored on validation now, on test only if chosen.
 
     ``test`` is a callable returning (test predictions, test average cost);
-    ``budget`` marks a one-call member built for that budget only.
+    ``budget`` marks a one-call member built for that budget only.  ``eager`` scores
+    test at once and drops ``test`` (and the model it holds): the selection still
+    sees validation only.
     """
 
-    def __init__(self, ctx, pred_v, cost_v, test, *, budget=None, **info):
+    def __init__(self, ctx, pred_v, cost_v, test, *, budget=None, eager=False, **info):
         self.ctx, self._test, self.budget = ctx, test, budget
         self.point = {"val_" + ctx.metric: ctx.measure(ctx.y_v, pred_v),
                       "val_cost": float(cost_v), **info}
         self._tested = None
         self.model = None
+        if eager:
+            self.tested()
+            self._test = None
 
     def tested(self):
         if self._tested is None:
@@ -177,10 +182,11 @@ def pruned_member(pf, ctx, **info):
 
 
 def model_member(model, ctx, cost_fn, **info):
-    """Any fitted model with ``predict``; ``cost_fn(X)`` gives its per-example costs."""
+    """Any fitted model with ``predict``; ``cost_fn(X)`` gives its per-example costs.
+    Scored eagerly, so the model is not kept (CEGB's grid holds many)."""
     return Member(ctx, model.predict(ctx.X_v), float(np.mean(cost_fn(ctx.X_v))),
                   lambda: (model.predict(ctx.X_te), float(np.mean(cost_fn(ctx.X_te)))),
-                  **info)
+                  eager=True, **info)
 
 
 def pick(members, budget, ctx):
