@@ -97,12 +97,23 @@ def _cells(table, budgets, *names):
 
 
 def _count(table, budgets, names, test, missing):
-    """'k/n' over the cells, or why it cannot be counted."""
+    """'k/n' over the cells where the families compared with the first have values, or why
+    it cannot be counted.  A cell where the first family did not run (not available on
+    that dataset, or its fit failed) counts as missed, and the line says how many."""
     lacking = [n for n in names if not any(n in d["methods"] for d in table.values())]
     if lacking:
         return f"n/a ({', '.join(lacking)} {missing})"
-    hits = [test(*v) for _, _, v in _cells(table, budgets, *names)]
-    return f"{sum(hits)}/{len(hits)}"
+    hits, absent = 0, 0
+    for d in table.values():
+        if not all(n in d["methods"] for n in names[1:]):
+            continue
+        for f in budgets:
+            if names[0] in d["methods"]:
+                hits += bool(test(*[d["methods"][n][f] for n in names]))
+            else:
+                absent += 1
+    n = sum(all(m in d["methods"] for m in names[1:]) for d in table.values()) * len(budgets)
+    return f"{hits}/{n}" + (f" ({absent} cells without {names[0]})" if absent else "")
 
 
 def median_seconds(results, family):

@@ -241,6 +241,19 @@ def test_the_report_counts_the_targets_cell_by_cell():
     assert margins[("toy", 0.5)] == pytest.approx([-0.1, 0.1])
 
 
+def test_a_family_missing_on_one_dataset_counts_as_missed_there():
+    results = _results()
+    other = json.loads(json.dumps(results))
+    for r in other:
+        r["dataset"] = "toy2"
+        for c in r["cells"]:
+            del c["chosen"]["estimator"]
+        r["not_available"] = {"estimator": "failed: ValueError: Input X contains NaN."}
+    table = report.summarise(results + other)
+    t = report.frontier_targets(results + other, table, [0.1, 0.5])
+    assert t["estimator >= CEGB + 1 point"] == "1/4 (2 cells without estimator)"
+
+
 def test_a_missing_family_is_reported_not_counted():
     results = _results()
     for r in results:
