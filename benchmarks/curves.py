@@ -77,7 +77,7 @@ def run_dataset(name, args):
     from sklearn.ensemble import RandomForestClassifier
 
     import prune_opt as po
-    from prune_opt.budget import fit_budget
+    from benchmarks._protocol import fit_budget_on
     from prune_opt.datasets import load_dataset
 
     ds = load_dataset(name)
@@ -124,7 +124,7 @@ def run_dataset(name, args):
         budget = frac * base_val
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            pf = fit_budget(None, None, None, budget=budget, problem=problem)
+            pf = fit_budget_on(problem, None, None, budget=budget, objective="paper")
         te = pf.average_cost(X_te)
         out["fit_budget"].append({
             "frac": frac, "budget": budget, "val_cost": pf.average_cost(X_v),

@@ -5,12 +5,12 @@ rows in all), pruned on 25% (validation), scored on the rest (test); uniform
 feature costs.  Budgets are 10/25/50% of the unpruned forest's average
 acquisition cost on validation.  Per method and budget:
 
-* ``paper``: :func:`prune_opt.fit_budget` (exact Lagrangian hull of the
-  paper's objective; the vertex with the largest cost within the budget);
+* ``paper``: :func:`prune_opt.fit_budget` with ``objective="paper"`` (the
+  hard-budget search on the paper's error term);
 * ``greedy``: GreedyPrune, the pruning with the best validation accuracy
   among those within the budget;
 * ``brier`` / ``logloss`` / ``margin`` / ``accuracy``:
-  :func:`prune_opt.objectives.fit_budget_ensemble`.
+  :func:`prune_opt.fit_budget` with that ``objective``.
 
 Prints validation and test accuracy, validation cost and seconds, then times
 :func:`optimize_ensemble` on 40 trees x 2,000 validation rows.
@@ -31,9 +31,9 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
 import prune_opt as po
-from prune_opt.budget._baselines import greedy_prunings
+from prune_opt.budget import greedy_prunings
 from prune_opt.datasets import load_dataset
-from prune_opt.objectives import fit_budget_ensemble, optimize_ensemble
+from prune_opt.objectives import optimize_ensemble
 
 
 def split(ds, seed, max_rows=4000):
@@ -64,14 +64,14 @@ def run_dataset(name, objectives, seed):
     for share in (0.10, 0.25, 0.50):
         B = share * full
         t = time.perf_counter()
-        pf = po.fit_budget(rf, Xv, yv, costs=costs, budget=B)
+        pf = po.fit_budget(rf, Xv, yv, costs=costs, budget=B, objective="paper")
         rows.append(row("paper", share, pf, Xv, yv, Xte, yte, time.perf_counter() - t))
         fit = [g for g in greedy if g.average_cost(Xv) <= B * (1 + 1e-12)]
         best = max(fit, key=lambda g: g.score(Xv, yv))
         rows.append(row("greedy", share, best, Xv, yv, Xte, yte, greedy_s))
         for obj in objectives:
             t = time.perf_counter()
-            pf = fit_budget_ensemble(rf, Xv, yv, objective=obj, budget=B, costs=costs)
+            pf = po.fit_budget(rf, Xv, yv, costs=costs, budget=B, objective=obj)
             rows.append(row(obj, share, pf, Xv, yv, Xte, yte, time.perf_counter() - t))
     return {"dataset": name, "full_val_cost": full, "full_test_acc": rf.score(Xte, yte),
             "rows": rows}

@@ -1,95 +1,297 @@
-"""benchmarks/frontier.py report: the fit_budget-vs-baselines check and the last lines."""
+"""The budget benchmarks (benchmarks/frontier.py, benchmarks/regression.py) at small size:
+the shared protocol's selection, the families' budgets and costs, the report's counts."""
 
-import importlib.util
 import json
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+
+import prune_opt as po
+from prune_opt import FeatureCosts
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import _families as fam  # noqa: E402
+from benchmarks import _protocol as proto  # noqa: E402
+from benchmarks import _report as report  # noqa: E402
+from benchmarks import frontier, regression  # noqa: E402
 
 
-def _frontier():
-    spec = importlib.util.spec_from_file_location("frontier", ROOT / "benchmarks" / "frontier.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _cell(frac, fb, greedy, cegb, fallback_ccp=False):
-    def c(v, fallback=False):
-        return {"val_acc": v, "test_acc": v, "val_cost": 0.0, "test_cost": 0.0,
-                "fallback": fallback}
-    return {"frac": frac, "budget": frac, "best_method": "fit_budget",
-            "chosen": {"fit_budget": c(fb), "greedy": c(greedy), "ccp": c(0.99, fallback_ccp),
-                       "fewer-trees": c(0.1), "cegb": c(cegb)}}
-
-
-def test_fit_budget_check_ignores_fallbacks_and_counts_cells():
-    fr = _frontier()
-    assert fr.fit_budget_holds(_cell(0.1, 0.8, 0.7, 0.5, fallback_ccp=True)["chosen"]) \
-        == pytest.approx(0.1)
-    assert fr.fit_budget_holds(_cell(0.1, 0.8, 0.7, 0.5)["chosen"]) == pytest.approx(-0.19)
-    assert fr.fit_budget_holds({"greedy": {"val_acc": 1.0}}) is None
-
-
-def test_merged_report_ends_with_both_counts(tmp_path, capsys):
-    fr = _frontier()
-    results = [{"dataset": "toy", "seed": s, "n_rows": 10, "n_features": 2,
-                "unpruned": {"val_cost": 1.0, "test_cost": 1.0, "test_acc": 0.9},
-                "seconds": {"fit_budget": 1.0, "greedy": 1.0, "ccp": 1.0,
-                            "fewer-trees": 1.0, "cegb": 1.0},
-                "cells": [_cell(0.1, 0.8, 0.7, 0.8, fallback_ccp=True),
-                          _cell(0.5, 0.6 + 0.2 * s, 0.7, 0.9, fallback_ccp=True)],
-                "points": {}} for s in (0, 1)]
-    path = tmp_path / "run.json"
-    path.write_text(json.dumps({"args": {"budgets": [0.1, 0.5]}, "results": results}))
-    assert fr.main(["--merge", str(path)]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[-1] == "cells within 0.5 point of CEGB: 1/2"
-    assert lines[-2] == ("cells where fit_budget's validation accuracy >= the best "
-                         "baseline's in every seed: 1/2")
-    assert any("LOSS" in ln and "50%" in ln for ln in lines)
-
-
-def test_excluding_an_objective_repicks_cells_from_the_points():
-    fr = _frontier()
-    fb = [{"val_acc": v, "test_acc": t, "val_cost": 0.5, "test_cost": 0.5}
-          for v, t in ((0.6, 0.6), (0.7, 0.7), (0.9, 0.65))]  # paper, brier, accuracy
-    fallback = {"val_acc": 0.2, "test_acc": 0.2, "val_cost": 0.0, "test_cost": 0.0,
-                "fallback": True}
-    greedy = [{"val_acc": 0.8, "test_acc": 0.8, "val_cost": 2.0, "test_cost": 2.0}]
-    r = {"dataset": "toy", "seed": 0, "fallback": fallback,
-         "points": {"fit_budget": fb, "fit_budget+refit": fb, "greedy": greedy},
-         "cells": [{"frac": 0.5, "budget": 1.0}]}
-    out = fr.exclude_objectives([r], {"accuracy"}, None)[0]
-    cell = out["cells"][0]
-    assert cell["chosen"]["fit_budget"]["test_acc"] == 0.7  # brier, not the accuracy fit
-    assert cell["chosen"]["greedy"]["fallback"]  # 2.0 does not fit 1.0
-    assert "fit_budget+refit" not in cell["chosen"]
-    assert cell["best_method"] == "fit_budget"
-
-
-def test_subset_pipelines_stay_within_their_budgets():
-    """The subset families: nested prefixes grown until two forests exceed the largest
-    budget, and each budget's prunings of the forests just above it fit that budget."""
-    import numpy as np
-    from sklearn.datasets import load_breast_cancer
-
-    from prune_opt import FeatureCosts
-
-    fr = _frontier()
+@pytest.fixture(scope="module")
+def cancer_ctx():
     X, y = load_breast_cancer(return_X_y=True)
-    data = fr.split(X, y, 4000, 0)
-    costs = FeatureCosts.uniform(X.shape[1])
-    ctx = fr.Context(data, costs, [1.5, 3.0], time_limit=1.0)
-    models = fr.subset_models(ctx, 0, 5)
+    costs = FeatureCosts(np.linspace(1.0, 3.0, X.shape[1]))
+    ctx = proto.Context(proto.split(X, y, 4000, 0), costs, [], seed=0, trees=5,
+                        time_limit=1.0)
+    rf = proto.reference_forest(ctx)
+    ctx.base_cost = float(po.acquisition_cost(rf, ctx.X_v, costs).mean())
+    ctx.budgets = [0.1 * ctx.base_cost, 0.25 * ctx.base_cost]
+    return ctx, rf
+
+
+# ---------------------------------------------------------------- protocol
+def _member(ctx, acc, cost, **kw):
+    """A member whose validation accuracy is ``acc`` (the first rows right, then wrong)."""
+    n = len(ctx.y_v)
+    pred = np.where(np.arange(n) < round(acc * n), ctx.y_v, 1 - ctx.y_v)
+    return proto.Member(ctx, pred, cost, lambda: (ctx.y_te, cost), **kw)
+
+
+def test_pick_keeps_the_best_fitting_member_and_one_calls_for_their_budget(cancer_ctx):
+    ctx, _ = cancer_ctx
+    free, dear, best = _member(ctx, 0.6, 0.0), _member(ctx, 0.95, 5.0), _member(ctx, 0.8, 1.0)
+    assert proto.pick([free, dear, best], 1.0, ctx) is best
+    assert proto.pick([free, dear, best], 0.5, ctx) is free
+    assert proto.pick([dear], 1.0, ctx) is None  # nothing fits: the caller falls back
+    one_call = _member(ctx, 0.7, 1.5, budget=1.0)  # over its budget, yet it stands for it
+    assert proto.pick([best, one_call], 1.0, ctx) is one_call
+    assert proto.pick([best, one_call], 2.0, ctx) is best
+
+
+def test_cells_fall_back_flag_over_budget_and_test_only_what_is_chosen(cancer_ctx):
+    ctx, _ = cancer_ctx
+    tested = []
+
+    def member(acc, cost, **kw):
+        m = _member(ctx, acc, cost, **kw)
+        m._test = lambda m=m: tested.append(m) or (ctx.y_te, cost)
+        return m
+
+    fams = {"a": [member(0.9, 9.0)], "b": [member(0.7, 0.1), member(0.8, 0.2)],
+            "one": [member(0.99, 99.0, budget=ctx.budgets[0])],
+            "missing": proto.Unavailable("not available")}
+    ctx2 = proto.Context([ctx.X_tr, ctx.y_tr, ctx.X_v, ctx.y_v, ctx.X_te, ctx.y_te], ctx.costs,
+                         [ctx.budgets[0]])
+    cells = proto.make_cells(fams, ctx2, [0.1], pipelines=["a", "b"])
+    ch = cells[0]["chosen"]
+    assert ch["a"]["fallback"] and ch["a"]["val_cost"] == 0.0  # the constant predictor
+    assert not ch["b"]["fallback"] and ch["b"]["val_cost"] == 0.2
+    assert ch["one"]["over_budget"] and not ch["b"]["over_budget"]
+    assert "missing" not in ch
+    assert cells[0]["best_method"] == "b"
+    assert len(tested) == 2  # b's chosen member and the one-call member, nothing else
+
+
+# ---------------------------------------------------------------- families
+def test_path_cost_is_the_library_cost_of_the_same_forest(cancer_ctx):
+    """The cheap-subset anchor's cost: with every column, exactly po.acquisition_cost."""
+    ctx, rf = cancer_ctx
+    cols = np.arange(ctx.X_v.shape[1])
+    np.testing.assert_allclose(fam._path_cost(rf, cols, ctx.X_v, ctx.costs),
+                               po.acquisition_cost(rf, ctx.X_v, ctx.costs), rtol=1e-12)
+    fc = ctx.costs.feature_cost()
+    for j, k in ((5, 17), (20, 2)):  # a forest on columns j, k pays for j, k or both
+        cols = np.array([j, k])
+        m = RandomForestClassifier(5, random_state=0).fit(ctx.X_tr[:, cols], ctx.y_tr)
+        cost = fam._path_cost(m, cols, ctx.X_v, ctx.costs)
+        assert set(np.round(cost, 9)) <= {round(fc[j], 9), round(fc[k], 9),
+                                          round(fc[j] + fc[k], 9)}
+        assert np.any(np.isclose(cost, fc[j] + fc[k]))
+
+
+def test_cheap_subset_rf_grows_nested_prefixes_by_importance_per_cost(cancer_ctx):
+    ctx, rf = cancer_ctx
+    members = fam.cheap_subset_rf(rf, ctx)
+    assert [m.point["n_features"] for m in members] == list(range(1, len(members) + 1))
+    assert sum(m.point["val_cost"] > max(ctx.budgets) for m in members) == 2
+    value = rf.feature_importances_ / ctx.costs.feature_cost()
+    first = int(np.argmax(value))
+    # one feature: every example pays at most that feature, and the forest reads it
+    assert 0 < members[0].point["val_cost"] <= ctx.costs.feature_cost()[first] + 1e-12
+    for m in members:  # a prefix never costs more than all of its features
+        k = m.point["n_features"]
+        top = np.argsort(-value, kind="stable")[:k]
+        assert m.point["val_cost"] <= ctx.costs.feature_cost()[top].sum() + 1e-9
+
+
+def test_subset_pipelines_stay_within_their_budgets(cancer_ctx):
+    """Nested prefixes grown until two forests exceed the largest budget; each budget's
+    prunings of the forests just above it fit that budget on validation."""
+    ctx, _ = cancer_ctx
+    models = fam.subset_forests(ctx)
     sizes = [m.features_.size for m, _ in models]
     assert sizes == list(range(1, len(models) + 1))
-    assert sum(c > 3.0 for _, c in models) == 2 and models[-1][1] > 3.0
+    assert sum(c > max(ctx.budgets) for _, c in models) == 2
     for m, c in models:  # the recorded cost is the forest's on validation
         assert c == pytest.approx(float(np.mean(m.acquisition_cost(ctx.X_v))))
-    prunings = fr.subset_fit_budget_family(models, ctx, objectives=("paper",))
-    assert len(prunings) == 4  # two forests per budget, one objective
-    for budget, pf in zip([1.5, 1.5, 3.0, 3.0], prunings):
-        assert pf.average_cost(ctx.X_v) <= budget + 1e-9
+    members = fam.subset_fit_budget(models, ctx, objectives=("paper",))
+    assert len(members) == 4  # two forests per budget, one objective
+    for budget, m in zip(np.repeat(ctx.budgets, 2), members):
+        assert m.point["val_cost"] <= budget + 1e-9
+        assert m.point["val_cost"] == pytest.approx(m.model.average_cost(ctx.X_v))
+
+
+def test_fit_budget_calls_are_one_call_members_within_budget(cancer_ctx):
+    ctx, rf = cancer_ctx
+    members = fam.fit_budget_calls(rf, ctx, objective="paper", time_limit=2.0)
+    assert [m.budget for m in members] == ctx.budgets
+    for m in members:
+        assert m.point["val_cost"] <= m.budget * (1 + 1e-9)
+        assert m.point["seconds"] >= 0
+        assert m.point["val_acc"] == pytest.approx(m.model.score(ctx.X_v, ctx.y_v))
+
+
+def test_the_estimator_row_is_not_available_without_the_class(cancer_ctx, monkeypatch):
+    import forest_builders
+
+    ctx, _ = cancer_ctx
+    monkeypatch.delattr(forest_builders, "BudgetPrunedForestClassifier", raising=False)
+    row = fam.estimator(ctx)
+    assert isinstance(row, proto.Unavailable) and row.why.startswith("not available")
+
+
+def test_a_failing_estimator_is_reported_failed_not_crashed(cancer_ctx, monkeypatch):
+    import forest_builders
+
+    ctx, _ = cancer_ctx
+
+    class Broken:
+        def __init__(self, **kw):
+            pass
+
+        def fit(self, X, y):
+            raise ValueError("Input X contains NaN.\nmore text")
+
+    monkeypatch.setattr(forest_builders, "BudgetPrunedForestClassifier", Broken, raising=False)
+    row = fam.estimator(ctx)
+    assert isinstance(row, proto.Unavailable)
+    assert row.why == "failed: ValueError: Input X contains NaN."
+
+
+def test_the_estimator_is_fitted_once_per_budget_on_train_and_validation(cancer_ctx,
+                                                                          monkeypatch):
+    import forest_builders
+
+    ctx, _ = cancer_ctx
+    seen = []
+
+    class Fake:
+        def __init__(self, *, budget, costs, random_state):
+            self.budget = budget
+
+        def fit(self, X, y):
+            seen.append((self.budget, X.shape[0]))
+            self.rf_ = RandomForestClassifier(3, random_state=0).fit(X, y)
+            return self
+
+        def predict(self, X):
+            return self.rf_.predict(X)
+
+        def acquisition_cost(self, X):
+            return po.acquisition_cost(self.rf_, X, ctx.costs)
+
+    monkeypatch.setattr(forest_builders, "BudgetPrunedForestClassifier", Fake, raising=False)
+    members = fam.estimator(ctx)
+    n = len(ctx.y_tr) + len(ctx.y_v)
+    assert seen == [(b, n) for b in ctx.budgets]
+    assert [m.budget for m in members] == ctx.budgets
+    assert all("seconds" in m.point for m in members)
+
+
+# ---------------------------------------------------------------- report
+def _cell(frac, values, fallback=()):
+    return {"frac": frac, "budget": frac, "best_method": "fit_budget", "chosen": {
+        m: {"val_acc": v, "test_acc": v, "val_cost": 0.0, "test_cost": 0.0,
+            "fallback": m in fallback, "over_budget": False} for m, v in values.items()}}
+
+
+def _results(seeds=(0, 1)):
+    out = []
+    for s in seeds:
+        cells = [
+            _cell(0.1, {"fit_budget": 0.8, "greedy": 0.75, "ccp": 0.99, "fewer-trees": 0.1,
+                        "cegb": 0.80, "cheap-subset rf": 0.79, "estimator": 0.812,
+                        "fit_budget default": 0.70, "fit_budget paper": 0.704,
+                        "fit_budget brier": 0.60}, fallback=("ccp",)),
+            _cell(0.5, {"fit_budget": 0.6 + 0.2 * s, "greedy": 0.7, "ccp": 0.99,
+                        "fewer-trees": 0.1, "cegb": 0.94, "cheap-subset rf": 0.95,
+                        "estimator": 0.946, "fit_budget default": 0.8,
+                        "fit_budget paper": 0.7, "fit_budget brier": 0.9},
+                  fallback=("ccp",))]
+        out.append({"dataset": "toy", "seed": s, "task": "classification", "n_rows": 10,
+                    "n_features": 2, "unpruned": {"val_cost": 1.0, "test_cost": 1.0,
+                                                  "test_acc": 0.9},
+                    "seconds": {}, "call_seconds": {"fit_budget default": [1.0, 3.0 + s]},
+                    "cells": cells, "points": {}, "not_available": {}})
+    return out
+
+
+def test_the_report_counts_the_targets_cell_by_cell():
+    results = _results()
+    results[1]["cells"][0]["chosen"]["estimator"]["over_budget"] = True
+    table = report.summarise(results)
+    t = report.frontier_targets(results, table, [0.1, 0.5])
+    # 10%: 0.812 >= max(0.80, 0.79) - 0.005 and >= 0.80 + 0.01; 50%: 0.946 >= 0.95 - 0.005,
+    # not >= 0.94 + 0.01
+    assert t["estimator >= max(CEGB, cheap-subset RF) - 0.5 point"] == "2/2"
+    assert t["estimator >= CEGB + 1 point"] == "1/2"
+    # 10%: 0.70 >= 0.704 - 0.005; 50%: 0.8 < 0.9 - 0.005
+    assert t["fit_budget default >= better of paper / brier by hand - 0.5 point"] == "1/2"
+    assert t["fit_budget default >= GreedyPrune"] == "1/2"
+    assert t["median seconds per call, fit_budget default"] == "2.00 (4 calls)"
+    assert t["median seconds per call, estimator"] == report.NOT_AVAILABLE
+    assert t["estimator over budget on validation (cells x seeds)"] == "1/4"
+    margins = report.fit_budget_margins(results, [0.1, 0.5], frontier.CHECKED_BASELINES)
+    assert margins[("toy", 0.1)] == pytest.approx([0.05, 0.05])  # ccp fell back: ignored
+    assert margins[("toy", 0.5)] == pytest.approx([-0.1, 0.1])
+
+
+def test_a_family_missing_on_one_dataset_counts_as_missed_there():
+    results = _results()
+    other = json.loads(json.dumps(results))
+    for r in other:
+        r["dataset"] = "toy2"
+        for c in r["cells"]:
+            del c["chosen"]["estimator"]
+        r["not_available"] = {"estimator": "failed: ValueError: Input X contains NaN."}
+    table = report.summarise(results + other)
+    t = report.frontier_targets(results + other, table, [0.1, 0.5])
+    assert t["estimator >= CEGB + 1 point"] == "1/4 (2 cells without estimator)"
+
+
+def test_a_missing_family_is_reported_not_counted():
+    results = _results()
+    for r in results:
+        for c in r["cells"]:
+            del c["chosen"]["estimator"]
+        r["not_available"] = {"estimator": "not available: no estimator"}
+    table = report.summarise(results)
+    t = report.frontier_targets(results, table, [0.1, 0.5])
+    assert t["estimator >= CEGB + 1 point"].startswith("n/a (estimator")
+
+
+def test_merged_report_prints_the_table_and_targets(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"args": {"budgets": [0.1, 0.5]}, "results": _results()}))
+    assert frontier.main(["--merge", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "fit_budget family >= best baseline on validation in every seed     1/2" in out
+    assert any("LOSS" in ln and "50%" in ln for ln in out.splitlines())
+    assert out.strip().splitlines()[-1].startswith("median seconds per call, estimator")
+
+
+@pytest.mark.slow
+def test_tiny_runs_end_to_end(tmp_path, capsys):
+    """Both scripts run one small dataset and seed, write their JSON, and every family's
+    choice fits its budget on validation (one-call rows aside, which are flagged)."""
+    out = tmp_path / "f.json"
+    assert frontier.main(["--quick", "--datasets", "breast_cancer", "--trees", "4",
+                          "--no-cegb", "--time-limit", "1", "--no-refit",
+                          "--json", str(out)]) == 0
+    spec = json.loads(out.read_text())
+    assert spec["summary"]["fit_budget default >= GreedyPrune"].endswith("/3")
+    reg = tmp_path / "r.json"
+    assert regression.main(["--quick", "--datasets", "diabetes", "--trees", "4", "--no-cegb",
+                            "--time-limit", "1", "--json", str(reg)]) == 0
+    for path in (out, reg):
+        for r in json.loads(path.read_text())["results"]:
+            for cell in r["cells"]:
+                for name, c in cell["chosen"].items():
+                    if name not in ("fit_budget default", "estimator"):
+                        assert c["val_cost"] <= cell["budget"] * (1 + 1e-9), name
+                    assert c["test_cost"] >= 0

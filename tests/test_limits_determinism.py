@@ -1,6 +1,8 @@
-"""Time limits give valid prunings; same inputs give identical prunings."""
+"""Time limits give valid prunings; same inputs give identical prunings.
 
-import time
+No assertion here is about wall-clock time (timings live in benchmarks/): a
+limit is tested by what the result promises under it.
+"""
 
 import numpy as np
 import pytest
@@ -19,22 +21,78 @@ def digits_problem():
     return po.compile_problem(rf, X[900:], y[900:], lam=0.003, train=(X[:900], y[:900]))
 
 
+@pytest.fixture(scope="module")
+def digits_optimum(digits_problem):
+    return po.solve(digits_problem, solver="mincut").objective
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", [n for n, c in solver_classes().items()
                                     if not c.reference_only or c.mip])
-def test_time_limit_returns_valid_pruning(digits_problem, solver):
+def test_time_limit_returns_valid_pruning(digits_problem, digits_optimum, solver):
+    """Stopped by a tiny limit or not, a backend returns a valid pruning, the shared
+    evaluation's objective, a true lower bound, and the gap between the two."""
     if solver not in po.available_solvers():
         pytest.skip(f"{solver} not installed")
-    t0 = time.perf_counter()
     pruned = po.solve(digits_problem, solver=solver, time_limit=0.05)
-    elapsed = time.perf_counter() - t0
-    assert pruned.solve_info["status"] in STATUSES
+    info = pruned.solve_info
+    assert info["status"] in STATUSES
     digits_problem.forest.check_split_mask(pruned.split_mask)
     assert pruned.objective == pytest.approx(
-        digits_problem.evaluate(pruned.split_mask).objective)
-    assert pruned.solve_info["bound"] <= pruned.objective + 1e-12
-    # building the model is not covered by the solver's own clock
-    assert elapsed < 30
+        digits_problem.evaluate(pruned.split_mask).objective, rel=1e-9)
+    tol = 1e-9 * max(1.0, digits_optimum)
+    assert info["bound"] <= pruned.objective + tol
+    assert info["bound"] <= digits_optimum + tol  # a proven bound never exceeds the optimum
+    assert pruned.objective >= digits_optimum - tol  # a valid pruning never beats it
+    gap = max(pruned.objective - info["bound"], 0.0) / max(abs(pruned.objective), 1e-12)
+    assert info["gap"] == pytest.approx(gap, rel=1e-9, abs=1e-15)
+    if info["status"] == "optimal" and solver_classes()[solver].exact:
+        assert pruned.objective == pytest.approx(digits_optimum, rel=1e-9)
+
+
+@pytest.mark.parametrize("limit", [0.0, 0.05, None])
+def test_a_limit_never_makes_the_result_worse_than_the_trivial_prunings(digits_problem,
+                                                                         limit):
+    """Whatever the limit, the pruning returned is at least as good as the better of
+    the root-only and the full forest (the fallback a stopped solver returns)."""
+    f = digits_problem.forest
+    trivial = min(digits_problem.evaluate(np.zeros(f.n_nodes, dtype=bool)).objective,
+                  digits_problem.evaluate(f.full_split_mask()).objective)
+    for solver in ("highs", "primal-dual"):
+        pruned = po.solve(digits_problem, solver=solver, time_limit=limit)
+        assert pruned.objective <= trivial * (1 + 1e-12)
+
+
+def test_same_seed_same_primal_dual_run():
+    """The primal-dual method's randomised polishing is seeded: the same seed gives the
+    same pruning, duals and bound, while the seeds do lead to different prunings."""
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X[:900], y[:900])
+    problem = po.compile_problem(rf, X[900:], y[900:], lam=0.003, costs=np.linspace(1, 5, 64),
+                                 train=(X[:900], y[:900]))
+    objectives = set()
+    for seed in range(6):
+        opts = {"max_iter": 3, "polish": 1, "seed": seed, "init": "zero"}
+        a = po.solve(problem, solver="primal-dual", solver_options=opts)
+        b = po.solve(problem, solver="primal-dual", solver_options=opts)
+        assert np.array_equal(a.split_mask, b.split_mask)
+        assert np.array_equal(a.solve_info["duals"], b.solve_info["duals"])
+        assert a.solve_info["bound"] == b.solve_info["bound"]
+        objectives.add(a.objective)
+    assert len(objectives) > 1  # the seed matters here, so equal runs are the seed's doing
+
+
+def test_same_seed_same_cost_sample():
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X[:600], y[:600])
+    kw = {"lam": 1e-3, "cost_sample": 200}
+    a = po.compile_problem(rf, X[600:], y[600:], random_state=3, **kw)
+    b = po.compile_problem(rf, X[600:], y[600:], random_state=3, **kw)
+    assert a.cost_sample["rows"].size == 200
+    assert np.array_equal(a.cost_sample["rows"], b.cost_sample["rows"])
+    assert np.array_equal(po.solve(a).split_mask, po.solve(b).split_mask)
+    c = po.compile_problem(rf, X[600:], y[600:], random_state=4, **kw)
+    assert not np.array_equal(a.cost_sample["rows"], c.cost_sample["rows"])
 
 
 def test_same_inputs_same_pruning(digits_problem):

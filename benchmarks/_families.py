@@ -1,0 +1,286 @@
+"""The families of models the budget benchmarks compare (see ``_protocol``).
+
+Each function returns a list of :class:`_protocol.Member` scored on
+validation (or ``None`` when the family cannot run here).  The project's own
+pipelines prune with ``prune_opt``; the anchors a practitioner would try
+instead are LightGBM's CEGB on a wide grid and a random forest on the
+cheapest informative feature prefix; the one-call rows are ``fit_budget``
+and the budget-pruned forest estimator with their defaults.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from benchmarks._protocol import (
+    Member,
+    Unavailable,
+    fit_budget_on,
+    model_member,
+    pruned_member,
+    quiet,
+)
+
+# CEGB's grid: penalty kind x num_leaves x rounds x tradeoff (0 to 1000)
+CEGB_PENALTIES = ("lazy", "coupled")
+CEGB_LEAVES = (7, 31)
+CEGB_ROUNDS = (50, 200)
+CEGB_TRADEOFFS = (0.0,) + tuple(float(v) for v in np.logspace(-4, 3, 8))
+CEGB_QUICK = {"rounds": (50,), "tradeoffs": (0.0,) + tuple(float(v) for v in
+                                                           np.logspace(-3, 3, 7))}
+
+
+# ---------------------------------------------------------------- prunings of one forest
+def hull(model, ctx, cost_resolution):
+    """The compiled problem (errors on each tree's in-bag sample, costs on validation) and
+    the vertices of its exact trade-off curve."""
+    import prune_opt as po
+
+    problem = po.compile_problem(model, ctx.X_v, ctx.y_v, costs=ctx.costs,
+                                 train=(ctx.X_tr, ctx.y_tr))
+    extra = {} if cost_resolution is None else {"cost_resolution": cost_resolution}
+    _, pts = quiet(po.tradeoff_curve, problem, return_points=True, **extra)
+    return problem, [q.pruned for q in pts]
+
+
+def score(prunings, ctx, **info):
+    return [pruned_member(p, ctx, **info) for p in prunings]
+
+
+def baselines(model, problem, ctx, timer):
+    """Every registered baseline (``prune_opt.budget.BASELINES``), so a baseline added
+    there is a row here: {name: members}."""
+    from prune_opt.budget import BASELINES
+
+    return {name: timer(name, lambda fn=fn: score([p for _, p in quiet(
+        fn, model, ctx.X_v, ctx.y_v, costs=ctx.costs, problem=problem)], ctx))
+        for name, fn in BASELINES.items()}
+
+
+def fit_budget_objectives(problem, ctx, objectives):
+    """``fit_budget`` on the compiled problem at every budget, once per objective, with
+    ``ctx.time_limit`` seconds per call; every result is a member of one family, so the
+    objective is chosen on validation like any other parameter."""
+    out = []
+    for b in ctx.budgets:
+        for obj in objectives:
+            try:
+                pf = quiet(fit_budget_on, problem, ctx.X_v, ctx.y_v, budget=b, objective=obj,
+                           time_limit=ctx.time_limit)
+            except ValueError:  # the budget is below the cheapest pruning
+                continue
+            out.append(pruned_member(pf, ctx, objective=obj))
+    return out
+
+
+def fit_budget_calls(model, ctx, **kwargs):
+    """One ``prune_opt.fit_budget(model, X_val, y_val, costs=, budget=B, **kwargs)`` call
+    per budget, as a user would make it; each result stands for its budget only."""
+    import prune_opt as po
+
+    out = []
+    for b in ctx.budgets:
+        t0 = time.perf_counter()
+        pf = quiet(po.fit_budget, model, ctx.X_v, ctx.y_v, costs=ctx.costs, budget=b, **kwargs)
+        secs = time.perf_counter() - t0
+        out.append(pruned_member(pf, ctx, budget=b, seconds=secs,
+                                 status=pf.solve_info.get("status"),
+                                 objective=pf.solve_info.get("objective", kwargs.get(
+                                     "objective"))))
+    return out
+
+
+def refit(members, ctx, top=3, smoothing=(1.0,)):
+    """The ``top`` prunings of a family by validation score within each budget, their
+    leaves refitted jointly on the training rows (structure and cost unchanged)."""
+    import prune_opt as po
+
+    keep = set()
+    for b in ctx.budgets:
+        ok = [i for i, m in enumerate(members) if m.point["val_cost"] <= b * (1 + 1e-9)]
+        keep.update(sorted(ok, key=lambda i: ctx.key(members[i].point), reverse=True)[:top])
+    return [pruned_member(po.refit_leaves(members[i].model, None, None,
+                                          train=(ctx.X_tr, ctx.y_tr),
+                                          in_bag=False, method="global", smoothing=s), ctx)
+            for i in sorted(keep) for s in smoothing]
+
+
+def brier(rf, ctx, lams):
+    """``prune_opt.prune(..., objective="brier")`` over a lam grid."""
+    import prune_opt as po
+
+    return score([quiet(po.prune, rf, ctx.X_v, ctx.y_v, costs=ctx.costs, lam=lam,
+                        objective="brier") for lam in lams], ctx)
+
+
+# ---------------------------------------------------------------- other growers
+def lazy_forests(ctx, grid):
+    from forest_builders import LazyCostRandomForestClassifier
+
+    return [LazyCostRandomForestClassifier(ctx.trees, tradeoff=t, max_features=mf,
+                                           stop_on_penalty=stop, costs=ctx.costs,
+                                           random_state=ctx.seed).fit(ctx.X_tr, ctx.y_tr)
+            for t, mf, stop in grid]
+
+
+def budget_rf(ctx):
+    from forest_builders import BudgetRandomForestClassifier
+
+    return BudgetRandomForestClassifier(n_estimators=ctx.trees, costs=ctx.costs,
+                                        random_state=ctx.seed).fit(ctx.X_tr, ctx.y_tr)
+
+
+def subset_forests(ctx):
+    """``SubsetForestClassifier`` on the nested prefixes of the cost-aware elimination
+    ranking, smallest first, until two of them cost more than the largest budget on
+    validation: [(forest, validation cost)]."""
+    from forest_builders import SubsetForestClassifier, rank_features_by_cost
+
+    ranking = rank_features_by_cost(ctx.X_tr, ctx.y_tr, costs=ctx.costs,
+                                    n_estimators=ctx.trees, random_state=ctx.seed)
+    models, over = [], 0
+    for k in range(1, ranking.size + 1):
+        m = SubsetForestClassifier(ctx.trees, features=ranking[:k], costs=ctx.costs,
+                                   random_state=ctx.seed).fit(ctx.X_tr, ctx.y_tr)
+        cost = float(m.acquisition_cost(ctx.X_v).mean())
+        models.append((m, cost))
+        over += cost > max(ctx.budgets)
+        if over == 2:
+            break
+    return models
+
+
+def subset_fit_budget(models, ctx, objectives=("paper", "brier")):
+    """Per budget: the two smallest subset forests above it, pruned to it by fit_budget."""
+    import prune_opt as po
+
+    out, problems = [], {}  # a forest above several budgets is compiled once
+    for b in ctx.budgets:
+        for i, (m, _) in [(i, mc) for i, mc in enumerate(models) if mc[1] > b][:2]:
+            if i not in problems:
+                problems[i] = po.compile_problem(m, ctx.X_v, ctx.y_v, costs=ctx.costs,
+                                                 train=(ctx.X_tr, ctx.y_tr))
+            for obj in objectives:
+                pf = quiet(fit_budget_on, problems[i], ctx.X_v, ctx.y_v, budget=b,
+                           objective=obj, time_limit=ctx.time_limit)
+                out.append(pruned_member(pf, ctx, objective=obj))
+    return out
+
+
+# ---------------------------------------------------------------- anchors
+def _path_cost(model, columns, X, costs):
+    """Per-example cost of the features a forest grown on ``X[:, columns]`` reads."""
+    ind, _ = model.decision_path(X[:, columns])
+    feature = np.concatenate([e.tree_.feature for e in model.estimators_])
+    ind = ind.tocoo()
+    split = feature[ind.col] >= 0
+    used = sp.csr_matrix((np.ones(int(split.sum())),
+                          (ind.row[split], columns[feature[ind.col[split]]])),
+                         shape=(X.shape[0], X.shape[1]))
+    return costs.cost_of_usage(used > 0)
+
+
+def cheap_subset_rf(rf, ctx):
+    """A random forest on each prefix of the features ranked by the reference forest's
+    impurity importance per unit of cost (longer prefixes until two cost more than the
+    largest budget on validation); the prefix is chosen on validation like any member."""
+    from sklearn.base import clone
+
+    cost = ctx.costs.feature_cost()
+    value = np.divide(rf.feature_importances_, cost, out=np.full(cost.size, np.inf),
+                      where=cost > 0)
+    ranking = np.argsort(-value, kind="stable")
+    out, over = [], 0
+    for k in range(1, ranking.size + 1):
+        cols = np.sort(ranking[:k])
+        m = clone(rf).fit(ctx.X_tr[:, cols], ctx.y_tr)
+        member = Member(ctx, m.predict(ctx.X_v[:, cols]),
+                        float(np.mean(_path_cost(m, cols, ctx.X_v, ctx.costs))),
+                        lambda m=m, cols=cols: (m.predict(ctx.X_te[:, cols]), float(np.mean(
+                            _path_cost(m, cols, ctx.X_te, ctx.costs)))), eager=True,
+                        n_features=k)
+        out.append(member)
+        over += member.point["val_cost"] > max(ctx.budgets)
+        if over == 2:
+            break
+    return out
+
+
+def cegb(ctx, *, penalties=CEGB_PENALTIES, leaves=CEGB_LEAVES, rounds=CEGB_ROUNDS,
+         tradeoffs=CEGB_TRADEOFFS, refine=4):
+    """LightGBM's CEGB over penalty kind x num_leaves x rounds x tradeoff.
+
+    Its cost falls in cliffs as the tradeoff grows, so for every configuration,
+    each budget with no model in ``(budget / 2, budget]`` gets ``refine``
+    geometric bisection steps between the grid tradeoffs whose costs straddle it.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("lightgbm") is None:
+        return Unavailable("not available: lightgbm is not installed")
+    out = []
+    for pen in penalties:
+        for nl in leaves:
+            for r in rounds:
+                own = [_cegb_member(ctx, pen, nl, r, t) for t in tradeoffs]
+                for b in ctx.budgets:
+                    for _ in range(refine):
+                        pts = [m.point for m in own]
+                        if any(b / 2 < p["val_cost"] <= b for p in pts):
+                            break
+                        above = [p["tradeoff"] for p in pts if p["val_cost"] > b]
+                        below = [p["tradeoff"] for p in pts if p["val_cost"] <= b / 2]
+                        if not above or not below or max(above) >= min(below):
+                            break
+                        lo, hi = max(above), min(below)
+                        t = float(np.sqrt(lo * hi)) if lo > 0 else hi / 100.0
+                        own.append(_cegb_member(ctx, pen, nl, r, t))
+                out += own
+    return out
+
+
+def _cegb_member(ctx, penalty, num_leaves, rounds, tradeoff):
+    import lightgbm as lgb
+
+    from forest_builders.lightgbm_import import lightgbm_acquisition_cost
+
+    feature_cost = [float(c) for c in ctx.costs.feature_cost()]
+    cls = lgb.LGBMClassifier if ctx.task == "classification" else lgb.LGBMRegressor
+    m = cls(n_estimators=rounds, num_leaves=num_leaves, cegb_tradeoff=tradeoff,
+            random_state=ctx.seed, n_jobs=1, verbose=-1,
+            **{f"cegb_penalty_feature_{penalty}": feature_cost})
+    quiet(m.fit, ctx.X_tr, ctx.y_tr)
+    return model_member(m, ctx, lambda X: lightgbm_acquisition_cost(m, X, ctx.costs),
+                        penalty=penalty, num_leaves=num_leaves, rounds=rounds,
+                        tradeoff=tradeoff)
+
+
+# ---------------------------------------------------------------- the estimator
+def estimator(ctx):
+    """``forest_builders.BudgetPrunedForestClassifier`` (or ``...Regressor``) with its
+    defaults, one fit per budget on train + validation (it makes its own honest split).
+    The row says "not available" when the package does not offer it, and "failed" with
+    the error when a fit raises (no number either way)."""
+    name = ("BudgetPrunedForestClassifier" if ctx.task == "classification"
+            else "BudgetPrunedForestRegressor")
+    try:
+        import forest_builders
+
+        cls = getattr(forest_builders, name)
+    except (ImportError, AttributeError):
+        return Unavailable(f"not available: forest_builders has no {name}")
+    out = []
+    for b in ctx.budgets:
+        t0 = time.perf_counter()
+        try:
+            est = quiet(cls(budget=b, costs=ctx.costs, random_state=ctx.seed).fit, ctx.X_trval,
+                        ctx.y_trval)
+        except Exception as exc:  # noqa: BLE001  (reported in the row, the run goes on)
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            return Unavailable(f"failed: {type(exc).__name__}: {msg[:80]}")
+        secs = time.perf_counter() - t0
+        out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs))
+    return out
