@@ -124,7 +124,7 @@ def run_dataset(name, args):
         budget = frac * base_val
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            pf = fit_budget(None, None, None, budget=budget, problem=problem)
+            pf = fit_budget(problem, budget=budget)
         te = pf.average_cost(X_te)
         out["fit_budget"].append({
             "frac": frac, "budget": budget, "val_cost": pf.average_cost(X_v),

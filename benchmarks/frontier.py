@@ -154,7 +154,7 @@ def hull_family(model, ctx, cost_resolution):
 
     problem = po.compile_problem(model, ctx.X_v, ctx.y_v, costs=ctx.costs,
                                  train=(ctx.X_tr, ctx.y_tr))
-    _, pts = _quiet(tradeoff_curve, None, None, None, problem=problem,
+    _, pts = _quiet(tradeoff_curve, problem,
                     cost_resolution=cost_resolution, return_points=True)
     return problem, [q.pruned for q in pts]
 
@@ -254,7 +254,7 @@ def subset_fit_budget_family(models, ctx, objectives=("paper", "brier")):
                                                  train=(ctx.X_tr, ctx.y_tr))
             problem = problems[i]
             for obj in objectives:
-                pf = _quiet(po.fit_budget, None, ctx.X_v, ctx.y_v, budget=b, problem=problem,
+                pf = _quiet(po.fit_budget, problem, ctx.X_v, ctx.y_v, budget=b,
                             objective=obj, time_limit=ctx.time_limit)
                 pf.solve_info["fit_objective"] = obj
                 out.append(pf)

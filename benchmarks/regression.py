@@ -112,7 +112,7 @@ def project_points(rf, ctx):
     _, pts = _quiet(tradeoff_curve, problem, return_points=True)
     fams["hull"], secs["hull"] = [q.pruned for q in pts], time.perf_counter() - t0
     t0 = time.perf_counter()
-    fams["fit_budget"] = [_quiet(po.fit_budget, None, None, None, budget=b, problem=problem,
+    fams["fit_budget"] = [_quiet(po.fit_budget, problem, budget=b,
                                  time_limit=ctx.time_limit) for b in ctx.budgets]
     secs["fit_budget"] = time.perf_counter() - t0
     for name in BASELINE_NAMES:

@@ -106,8 +106,7 @@ def test_hole_in_hull_gets_a_pruning_with_splits():
     full = problem.evaluate(problem.forest.full_split_mask()).average_cost
     budget = 0.15 * full
     with pytest.warns(UserWarning, match="root-only"):
-        hull = po.budget.fit_budget(None, None, None, budget=budget, problem=problem,
-                                    method="hull")
+        hull = po.budget.fit_budget(problem, budget=budget, method="hull")
     assert hull.n_splits == 0  # no lam reaches a pruning with splits under this budget
     r = budget_search(problem, budget, time_limit=4, mip=False)
     root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool))

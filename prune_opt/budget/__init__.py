@@ -21,7 +21,7 @@ from ._baselines import (
     sub_forest,
 )
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
-from ._fit_budget import fit_budget, solve_budget_mip
+from ._fit_budget import fit_budget
 
 __all__ = [
     "BASELINES",
@@ -36,7 +36,6 @@ __all__ = [
     "impurity_threshold_prunings",
     "lam_upper_bound",
     "problem_at_lam",
-    "solve_budget_mip",
     "sub_forest",
     "tradeoff_curve",
 ]

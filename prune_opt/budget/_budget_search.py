@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import fits_budget
 from ._closure import MultiplierClosure
 from ._heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
 
@@ -81,7 +82,7 @@ class _Incumbent:
         if mask is None:
             return False
         bd = self.problem.evaluate(mask)
-        if bd.average_cost > self.budget:
+        if not fits_budget(bd.average_cost, self.budget):
             return False
         if bd.objective < self.by_source.get(source, math.inf):
             self.by_source[source] = bd.objective
@@ -105,7 +106,7 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
     mask0, bound0 = closure.solve(0.0)
     bd0 = problem.evaluate(mask0)
     out = {"bound": bound0, "mu": 0.0, "costlier": None, "n_solves": 1}
-    if bd0.average_cost <= budget:
+    if fits_budget(bd0.average_cost, budget):
         inc.offer(mask0, "unconstrained")
         return out
     a = (mask0, bd0)
@@ -128,7 +129,7 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
         inside = b[1].average_cost < bd.average_cost < a[1].average_cost
         if not (below and inside):
             break
-        if bd.average_cost <= budget:
+        if fits_budget(bd.average_cost, budget):
             b = (mask, bd)
             inc.offer(mask, "hull-vertex")
         else:

@@ -30,9 +30,10 @@ import warnings
 import numpy as np
 
 from .._compile import compile_problem
-from .._forest import Forest
+from .._forest import Forest, as_forest
 from .._pruned import PrunedForest
-from ..objectives import fit_budget_ensemble, get_objective
+from .._validation import fits_budget
+from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
 from ._fast_eval import greedy_masks
 from ._heuristics import mask_baseline_families
 from ._vote import VoteScorer
@@ -41,8 +42,6 @@ __all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
 
 # share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
-# relative slack of the budget test (float round-off of the average cost)
-BUDGET_RTOL = 1e-12
 
 
 def baseline_families(problem):
@@ -55,10 +54,6 @@ def baseline_families(problem):
     return {"greedy": greedy_masks(problem), **mask_baseline_families(problem)}
 
 
-def _fits(cost, budget):
-    return cost <= budget * (1 + BUDGET_RTOL) + 1e-300
-
-
 def _best_fitting(masks, scorer, budget):
     """``(loss, cost, mask)`` of the lowest-loss member of a nested family that fits.
 
@@ -69,7 +64,7 @@ def _best_fitting(masks, scorer, budget):
     while lo < hi:
         mid = (lo + hi) // 2
         seen[mid] = scorer.score(masks[mid])
-        if _fits(seen[mid][1], budget):
+        if fits_budget(seen[mid][1], budget):
             hi = mid
         else:
             lo = mid + 1
@@ -80,7 +75,7 @@ def _best_fitting(masks, scorer, budget):
             continue
         keys.add(key)
         loss, cost = seen[i] if i in seen else scorer.score(masks[i])
-        if _fits(cost, budget) and (best is None or (loss, cost) < best[:2]):
+        if fits_budget(cost, budget) and (best is None or (loss, cost) < best[:2]):
             best = (loss, cost, masks[i])
     return best
 
@@ -89,6 +84,15 @@ def _check_problem(problem, scorer):
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
+    if getattr(problem, "cost_sample", None) is not None:
+        # the cost term was estimated on a sample of X's rows: the budget is measured on
+        # every row of X by the scorer, so only the row count can be checked
+        n_pop = problem.cost_sample.get("n_population") if isinstance(
+            problem.cost_sample, dict) else None
+        if n_pop is not None and n_pop != scorer.n:
+            raise ValueError(f"problem= was compiled (with cost_sample) on {n_pop} rows but X "
+                             f"has {scorer.n}: pass the rows it was compiled on")
+        return
     full = problem.forest.full_split_mask()
     mine, theirs = scorer.score(full)[1], problem.evaluate(full).average_cost
     if not math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12):
@@ -105,6 +109,7 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     paper-objective search (passed in to keep one definition of it).
     """
     obj = get_objective(objective)
+    check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
@@ -163,7 +168,7 @@ def _without_stumps(problem, scorer, pool, budget):
         kept = [t for t in range(f.n_trees) if mask[f.node_offset[t]]]
         if 0 < len(kept) < f.n_trees:
             d_loss, d_cost = scorer.score(mask, kept)
-            if _fits(d_cost, budget) and d_loss < loss:
+            if fits_budget(d_cost, budget) and d_loss < loss:
                 out[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
     return out
 
@@ -171,10 +176,10 @@ def _without_stumps(problem, scorer, pool, budget):
 def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
     f = problem.forest
-    fitting = {k: (*v, None) for k, v in pool.items() if _fits(v[1], budget)}
+    fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
     fitting.update(_without_stumps(problem, scorer, pool, budget))
     subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
-            if _fits(cost, budget)]
+            if fits_budget(cost, budget)]
     if subs:
         loss, cost, m = min(subs)
         fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),

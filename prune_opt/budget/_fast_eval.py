@@ -17,6 +17,8 @@ import weakref
 
 import numpy as np
 
+from .._validation import fits_budget
+
 __all__ = ["MaskEvaluator", "greedy_masks", "cached_per_problem"]
 
 # mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
@@ -145,7 +147,7 @@ class MaskEvaluator:
         lo, hi = 0, len(masks)
         while lo < hi:
             mid = (lo + hi) // 2
-            if self.cost_from_counts(self.counts(masks[mid])) <= budget:
+            if fits_budget(self.cost_from_counts(self.counts(masks[mid])), budget):
                 hi = mid
             else:
                 lo = mid + 1

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._problem import close_under_parents
+from .._validation import fits_budget
 from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
 from ._fast_eval import MaskEvaluator, cached_per_problem, greedy_masks
 from ._state import PruningState
@@ -67,7 +68,7 @@ def tree_mixing(problem, cheap, costly, budget):
         state.set_tree(t, costly[sl])
         new_local = state.local_value(t)
         new_value = value - local[t] + new_local + lam * (state.cost() - base_cost)
-        if state.cost() <= budget and new_value < value:
+        if fits_budget(state.cost(), budget) and new_value < value:
             value, base_cost, local[t] = new_value, state.cost(), new_local
         else:
             state.set_tree(t, old)
@@ -101,7 +102,7 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
     forbidden = np.zeros(problem.n_nodes, dtype=bool)
     mask = start
     bd = problem.evaluate(mask)
-    while bd.average_cost > budget:
+    while not fits_budget(bd.average_cost, budget):
         if time.perf_counter() > deadline:
             return None
         ranked = []

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._validation import fits_budget
 from ._block import best_tree_pruning, pruning_value
 
 __all__ = ["budget_descent"]
@@ -58,7 +59,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
     st.set_mask(mask)
     b = st.breakdown()
     cost, losses = b["average_cost"], [b["loss"]]
-    if cost > budget * (1 + 1e-12):
+    if not fits_budget(cost, budget):
         raise ValueError("budget_descent needs a start within the budget")
     for _ in range(max_iter):
         changed = 0
@@ -77,7 +78,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
         st.refresh_total()
         b = st.breakdown()
         if b["loss"] > losses[-1] + 1e-9 * max(1.0, losses[-1]) or \
-                b["average_cost"] > budget * (1 + 1e-9):
+                not fits_budget(b["average_cost"], budget):
             raise RuntimeError("budget descent broke monotonicity or the budget "
                                "(please report this)")
         cost = b["average_cost"]

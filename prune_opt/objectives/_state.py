@@ -108,7 +108,7 @@ class EnsembleState:
 
     def refresh_total(self):
         """Recompute the sum of leaf distributions in tree order (no drift)."""
-        total = np.zeros((self.n_rows, self.forest.n_classes))
+        total = np.zeros((self.n_rows, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
         self.total = total
