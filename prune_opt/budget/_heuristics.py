@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .._problem import close_under_parents
 from .._validation import fits_budget
+from ..solvers._tree_dp import best_tree_within
 from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
 from ._fast_eval import MaskEvaluator, cached_per_problem, greedy_masks
 from ._state import PruningState
@@ -133,30 +134,12 @@ def _column(by_unit, u, n):
 
 
 def _fit_tree(state, t, room, lam):
-    """Best mask of tree t adding at most ``room`` cost, by bisection on the price."""
+    """Best mask of tree t adding at most ``room`` cost (the shared tree move)."""
+    sl = state.problem.forest.tree_slice(t)
     node_cost = state.marginal_node_cost(t)
-    mask, local, added = state.best_tree_mask(t, lam, node_cost)
-    if added <= room:
-        return mask, local + lam * added
-    lo, hi = 0.0, 1.0
-    for _ in range(60):  # find a price at which the tree fits
-        mask, local, added = state.best_tree_mask(t, lam + hi, node_cost)
-        if added <= room:
-            break
-        lo, hi = hi, hi * 4.0
-    if added > room:
-        return None, np.inf
-    best = (mask, local + lam * added)
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        m, loc, add = state.best_tree_mask(t, lam + mid, node_cost)
-        if add <= room:
-            hi = mid
-            if loc + lam * add < best[1]:
-                best = (m, loc + lam * add)
-        else:
-            lo = mid
-    return best
+    found = best_tree_within(state.layouts[t], state.leaf_error[sl],
+                             state.split_local[sl] + lam * node_cost, node_cost, room)
+    return (None, np.inf) if found is None else (found[1], found[0])
 
 
 def block_descent(problem, mask, budget, deadline, max_sweeps=20):
