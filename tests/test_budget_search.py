@@ -15,10 +15,10 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.budget._budget_mip import BudgetProgram, budget_scale, objective_scale
-from prune_opt.budget._budget_search import budget_search
-from prune_opt.budget._fast_eval import MaskEvaluator
-from prune_opt.budget._state import PruningState
+from prune_opt.solvers._baseline_masks import MaskEvaluator
+from prune_opt.solvers._budget_mip import BudgetProgram, budget_scale, objective_scale
+from prune_opt.solvers._budget_search import budget_search
+from prune_opt.solvers._budget_state import PruningState
 from prune_opt.solvers._tree_dp import best_tree_within
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 from tests.test_budget_curve import all_prunings

@@ -18,6 +18,7 @@ from ._baselines import (
     get_baseline,
     greedy_prunings,
     impurity_threshold_prunings,
+    register_baseline,
     sub_forest,
 )
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
@@ -36,6 +37,7 @@ __all__ = [
     "impurity_threshold_prunings",
     "lam_upper_bound",
     "problem_at_lam",
+    "register_baseline",
     "sub_forest",
     "tradeoff_curve",
 ]

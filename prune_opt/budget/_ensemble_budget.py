@@ -32,26 +32,16 @@ import numpy as np
 from .._compile import compile_problem
 from .._forest import Forest, as_forest
 from .._pruned import PrunedForest
+from .._solve import solve
 from .._validation import fits_budget
 from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
-from ._fast_eval import greedy_masks
-from ._heuristics import mask_baseline_families
+from ..solvers._baseline_masks import mask_families
 from ._vote import VoteScorer
 
-__all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
+__all__ = ["fit_budget_objective", "PAPER_SHARE"]
 
 # share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
-
-
-def baseline_families(problem):
-    """Nested mask sequences of the baselines, costliest first: ``{name: [mask]}``.
-
-    ``"fewer-trees"`` keeps the first m trees whole and cuts the others to
-    their root (the sub-forests themselves are scored by
-    :meth:`VoteScorer.prefix_scores`).  Computed once per compiled problem.
-    """
-    return {"greedy": greedy_masks(problem), **mask_baseline_families(problem)}
 
 
 def _best_fitting(masks, scorer, budget):
@@ -102,12 +92,8 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options, paper_search):
-    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
-
-    ``paper_search(problem, budget, time_limit)`` runs fit_budget's
-    paper-objective search (passed in to keep one definition of it).
-    """
+                         time_limit, verbose, solver_options):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest."""
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
@@ -118,7 +104,7 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     _check_problem(problem, scorer)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
-    for name, masks in baseline_families(problem).items():
+    for name, masks in mask_families(problem).items():
         best = _best_fitting(masks, scorer, budget)
         if best is not None:
             pool[f"baseline:{name}"] = best
@@ -126,11 +112,12 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     def left(share=1.0):
         if time_limit is None:
             return None
-        return max(share * (time_limit - (time.perf_counter() - t0)), 0.5)
+        return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        paper = paper_search(problem, budget, left(PAPER_SHARE))
+        paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
+                      time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])

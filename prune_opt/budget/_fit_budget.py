@@ -304,11 +304,7 @@ def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, 
                          "the pruning data X and y (with a problem, the data it was "
                          "compiled on)")
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-
-    def paper_search(p, b, limit):
-        return _fit_search(p, b, limit, verbose, solver_options)
-
     return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
                                 costs=costs, budget=budget, train=train, problem=problem,
                                 objective=objective, time_limit=time_limit, verbose=verbose,
-                                solver_options=solver_options, paper_search=paper_search)
+                                solver_options=solver_options)

@@ -4,18 +4,18 @@ Solves ``min J(s)  s.t.  average acquisition cost C(s) <= budget`` for a
 :class:`~prune_opt.PruningProblem` carrying ``budget``
 (``problem.with_budget(B)``), where ``J`` is the problem's own objective;
 without a budget row it solves the plain program exactly (one min-cut).
-The search itself (Lagrangian bound by min-cuts, primal heuristics seeded by
-the baselines, CP-SAT warm-started from the incumbent) lives in
-:mod:`prune_opt.budget._budget_search` next to the baselines it seeds from;
-this module only adapts it to the solver interface.
+The search (Lagrangian bound by min-cuts, primal heuristics seeded by the
+registered baseline families, CP-SAT warm-started from the incumbent) lives in
+:mod:`prune_opt.solvers._budget_search`, below the user-facing
+:mod:`prune_opt.budget`; this module adapts it to the solver interface.
 """
 
 from __future__ import annotations
 
-from ..solvers._base import Solver, SolveResult
-from ..solvers._registry import register_solver
-from ..solvers.mincut import MinCutSolver
+from ._base import Solver, SolveResult
 from ._budget_search import budget_search
+from ._registry import register_solver
+from .mincut import MinCutSolver
 
 __all__ = ["BudgetSearchSolver"]
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import fits_budget
+from ._budget_heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
 from ._closure import MultiplierClosure
-from ._heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
 
 __all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
 

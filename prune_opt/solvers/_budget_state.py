@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solvers._tree_dp import TreeLayout
+from ._tree_dp import TreeLayout
 
 __all__ = ["PruningState"]
 
