@@ -32,6 +32,7 @@ import numpy as np
 from .._compile import compile_problem
 from .._forest import Forest, as_forest
 from .._pruned import PrunedForest
+from .._routed import RoutedData
 from .._solve import solve
 from .._validation import fits_budget
 from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
@@ -100,7 +101,8 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
-    scorer = VoteScorer(f, X, y, problem.costs, obj)
+    routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
+    scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
@@ -120,7 +122,8 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
                       time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
-                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])
+                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
+                              routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
 

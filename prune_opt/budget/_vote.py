@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._routed import RoutedData
 from .._validation import check_labels
 from ..objectives import get_objective
 
@@ -32,6 +33,8 @@ class VoteScorer:
         Evaluation rows and labels (original class labels).
     costs : FeatureCosts
     objective : str or Objective
+    routed : RoutedData, optional
+        ``X`` already routed through ``forest`` (shared with other scorers).
 
     Examples
     --------
@@ -50,27 +53,20 @@ class VoteScorer:
     (True, True)
     """
 
-    def __init__(self, forest, X, y, costs, objective):
+    def __init__(self, forest, X, y, costs, objective, routed=None):
         f = self.forest = forest
-        Xc = f.check_X(X)
-        self.n = Xc.shape[0]
+        self.routed = RoutedData(f, f.check_X(X)) if routed is None else routed
+        self.n = self.routed.n_rows
         self.y = check_labels(f, y, self.n, name="y")
         self.objective = get_objective(objective).for_data(self.y)
         self.weight = np.full(self.n, 1.0 / self.n)
         self.width = f.value.shape[1]
         self.costs = costs
-        self.paths = []
-        for t in range(f.n_trees):
-            ind = f.decision_paths(Xc, t)
-            rows = np.repeat(np.arange(self.n), np.diff(ind.indptr))
-            self.paths.append((ind.indices.astype(np.int64) + f.node_offset[t],
-                               ind.indptr[:-1], rows))
+        self.paths = [(p["nodes"], p["indptr"][:-1], p["rows"]) for p in self.routed.paths]
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree t."""
-        nodes, starts, _ = self.paths[t]
-        n_split = np.add.reduceat(mask[nodes].astype(np.int64), starts)
-        return nodes[starts + n_split]
+        return self.routed.leaves(mask, t)
 
     def loss_of(self, leaf_values):
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""

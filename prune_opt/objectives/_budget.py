@@ -153,7 +153,8 @@ def _continuation(search, lam, mask, max_lams):
 
 def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                         time_limit=None, depth_cost=0.0, sample_weight=None, max_iter=50,
-                        max_lams=24, solver="auto", verbose=False, candidates=None):
+                        max_lams=24, solver="auto", verbose=False, candidates=None,
+                        routed=None):
     """Best-loss pruning whose average acquisition cost on X is at most ``budget``.
 
     A continuation in ``lam``: starting from the best pruning at ``lam = 0``
@@ -196,6 +197,8 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     verbose : bool
     candidates : list of (str, ndarray of bool), optional
         Named split masks of the same forest to consider and start from.
+    routed : RoutedData, optional
+        ``X`` already routed through the forest (it is then not routed again).
 
     Returns
     -------
@@ -227,7 +230,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
         depth_cost, "depth_cost"), sample_weight=sample_weight, solver=solver, objective=obj)
     obj = setup.objective
     state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
-                          lam=0.0, depth_cost=setup.depth_cost)
+                          lam=0.0, depth_cost=setup.depth_cost, routed=routed)
     search = _Search(setup, state, budget, max_iter,
                      None if time_limit is None else t0 + time_limit, verbose)
     root = _root_run(state)
@@ -251,4 +254,4 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
     info = {"budget": budget, "n_lams": n + 1, "points": points, "seconds": now() - t0,
             "status": "within_budget"}
-    return setup.result(run, obj, lam, info)
+    return setup.result(run, obj, lam, info, state)

@@ -105,4 +105,4 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     runs = run_starts(state, setup, setup.starts(init, lam), max_iter=max_iter,
                       deadline=deadline, verbose=verbose, unit_moves=unit_moves)
     info = {"starts": {r["start"]: r["trace"][-1] for r in runs}, "seconds": now() - t0}
-    return setup.result(runs[0], obj, lam, info)
+    return setup.result(runs[0], obj, lam, info, state)

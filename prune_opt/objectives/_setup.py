@@ -13,7 +13,6 @@ from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._validation import check_features, check_labels, check_weights
 from ._base import check_objective_task
-from ._evaluate import evaluate_objective
 
 __all__ = ["Setup", "RESULT_RTOL"]
 
@@ -81,13 +80,14 @@ class Setup:
         return [(n, self.paper_mask(lam) if n == "paper" else self.forest.full_split_mask())
                 for n in names]
 
-    def result(self, run, objective, lam, info):
-        """Wrap the best run as a PrunedForest, re-evaluated from scratch."""
+    def result(self, run, objective, lam, info, state):
+        """Wrap the best run as a PrunedForest, re-evaluated from scratch on the
+        routed rows (every per-row sum recomputed, nothing incremental kept)."""
         pf = PrunedForest(self.forest, run["mask"], costs=self.costs, lam=lam)
-        y = self.y if self.forest.task == "regression" else self.forest.classes_[self.y]
-        ev = evaluate_objective(pf, self.X, y, objective=objective,
-                                lam=lam, depth_cost=self.depth_cost,
-                                sample_weight=self.weight)
+        fresh = state.with_lam(lam)
+        fresh.depth_cost = self.depth_cost
+        fresh.set_mask(run["mask"])
+        ev = fresh.breakdown()
         claimed = run["trace"][-1]
         if abs(ev["objective"] - claimed) > RESULT_RTOL * max(1.0, abs(claimed)):
             raise RuntimeError(f"block descent tracked objective {claimed!r} but the pruning "
