@@ -242,7 +242,8 @@ def test_a_registered_baseline_is_a_candidate_everywhere():
         seq = BASELINES["dummy-first-tree"](rf, X, y, costs=costs)
         assert len(seq) == 2 and seq[1][1].n_splits == 0
         one_tree = seq[0][1].average_cost(X)
-        paper = po.fit_budget(rf, X, y, costs=costs, budget=one_tree, time_limit=5)
+        paper = po.fit_budget(rf, X, y, costs=costs, budget=one_tree, objective="paper",
+                              time_limit=5)
         assert "baseline:dummy-first-tree" in paper.solve_info["candidates"]
         brier = po.fit_budget(rf, X, y, costs=costs, budget=one_tree, objective="brier",
                               time_limit=5)

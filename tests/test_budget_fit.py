@@ -63,7 +63,8 @@ def test_search_beats_or_matches_hull(seed):
             warnings.simplefilter("ignore", UserWarning)
             lag = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
                              solver=SOLVER, method="hull")
-        pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), time_limit=20)
+        pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), time_limit=20,
+                        objective="paper")
         info = pf.solve_info
         assert info["status"] == "optimal" and info["gap"] <= 1e-9
         assert pf.average_cost(X) <= budget * (1 + 1e-10)
@@ -125,7 +126,7 @@ def test_root_only_budget_warns_and_notes():
 def test_generous_budget_keeps_best_forest(method):
     rf, Xt, yt, X, y, costs = _case(2)
     pf = fit_budget(rf, X, y, costs=costs, budget=1e6, train=(Xt, yt), method=method,
-                    solver="auto")
+                    solver="auto", objective="paper")
     p = po.prune(rf, X, y, costs=costs, lam=0.0, solver=SOLVER, train=(Xt, yt))
     assert pf.solve_info["lam"] == 0.0
     assert pf.breakdown.error_term == pytest.approx(p.breakdown.error_term, abs=1e-12)
@@ -249,7 +250,8 @@ def test_time_limit_covers_the_compile(monkeypatch):
     monkeypatch.setattr(fb, "compile_problem", slow_compile)
     monkeypatch.setattr(fb, "_fit_search", spy_search)
     for limit in (1.0, 0.2):
-        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), time_limit=limit)
+        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), time_limit=limit,
+                        objective="paper")
         assert pf.average_cost(X) <= 2.0 + 1e-12
     assert fb.MIN_SEARCH_SHARE * 1.0 <= seen[0] <= fb.TARGET_SHARE * 1.0 - 0.3
     assert seen[1] == pytest.approx(fb.MIN_SEARCH_SHARE * 0.2)  # the floor

@@ -126,7 +126,7 @@ def test_cost_sample_outside_its_domain_is_refused(iris, cost_sample, exc):
 
 def test_cost_sample_at_or_above_n_and_auto_is_the_exact_problem(iris):
     rf, X, y, _ = iris
-    exact = po.fit_budget(rf, X, y, costs=COSTS, budget=3.0, time_limit=5)
+    exact = po.fit_budget(rf, X, y, costs=COSTS, budget=3.0, objective="paper", time_limit=5)
     for cs in (150, 10**6, "auto", np.int64(150)):
         pf = po.fit_budget(rf, X, y, costs=COSTS, budget=3.0, cost_sample=cs, time_limit=5)
         np.testing.assert_array_equal(pf.split_mask, exact.split_mask)

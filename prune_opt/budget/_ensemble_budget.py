@@ -106,7 +106,8 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     _check_problem(problem, scorer)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
-    for name, masks in mask_families(problem).items():
+    names = (solver_options or {}).get("baselines")
+    for name, masks in mask_families(problem, names=names).items():
         best = _best_fitting(masks, scorer, budget)
         if best is not None:
             pool[f"baseline:{name}"] = best

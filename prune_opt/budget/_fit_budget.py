@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
+
+import numpy as np
 
 from .._compile import compile_problem
 from .._problem import PruningProblem
@@ -11,13 +14,22 @@ from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
 from ..objectives import get_objective
+from ..solvers._baseline_masks import MASK_FAMILIES
 from ._curve import LagrangianHull, check_hull_solver
 from ._ensemble_budget import fit_budget_objective
 
 __all__ = ["fit_budget", "DEFAULT_TIME_LIMIT"]
 
-# seconds fit_budget's hard-budget search may take by default
+# seconds a fit_budget call may take by default: objective="auto" (the default) runs
+# heuristics and descent, which reach their quality within a few seconds at 40 trees x
+# 2,000 rows; an explicit objective keeps the longer limit that lets CP-SAT close the gap
 DEFAULT_TIME_LIMIT = 30.0
+AUTO_TIME_LIMIT = 2.0
+# objective="auto": share of the time for each objective's run on the fitting half
+AUTO_SELECT_SHARE = 0.22
+# objective="auto": fewer rows than this (or a class with fewer than 2 rows in a half)
+# leave no honest hold-out; the forest's own loss is then used
+AUTO_MIN_ROWS = 40
 # the search always gets at least this share of time_limit, however long the compile took
 MIN_SEARCH_SHARE = 0.05
 # the searches aim at this share of time_limit: CP-SAT and the ensemble search stop a few
@@ -75,11 +87,26 @@ def _lagrangian(hull, budget, verbose):
 
 
 def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=None,
-               objective="paper", method="search", solver="auto", time_limit=DEFAULT_TIME_LIMIT,
-               tol=1e-9, solver_options=None, cost_sample=None, client=None, verbose=False):
+               objective="auto", method="search", solver="auto", time_limit="default",
+               tol=1e-9, solver_options=None, cost_sample=None, client=None, verbose=False,
+               random_state=0):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
-    ``method="search"`` (default) solves ``min error term  s.t.  average cost <=
+    By default (``objective="auto"``) the rows of ``X`` are split in two
+    halves (stratified by class, seeded by ``random_state``); the paper's
+    error term and the forest's own loss (Brier score; for a regression
+    forest the squared error of its average, see
+    :mod:`prune_opt.objectives`) are each optimised under the budget on one
+    half and scored in the forest's own loss on the other, and the better
+    objective is then run on all rows.  The pick is made on rows the
+    compared prunings were not fitted on.  The call also remembers its best
+    prunings for the same forest, rows and costs, so a larger budget never
+    returns a worse loss than a smaller one did (``solve_info["auto"]``,
+    ``solve_info["auto_loss"]``).  Where only the paper objective applies
+    (``method="hull"``, ``cost_sample``/``client``, a problem passed without
+    its rows, fewer than 40 rows), it is used.
+
+    With ``objective="paper"``, ``method="search"`` solves ``min error term  s.t.  average cost <=
     budget`` with the ``"budget"`` backend: a certified Lagrangian lower bound
     from exact min-cuts, primal candidates (hull vertices, tree-wise mixing of
     the two vertices around the budget, greedy unit removal with min-cut
@@ -117,17 +144,20 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     tol : float
         Relative tolerance of the hull search (``method="hull"``).
     verbose : bool
-    time_limit : float or None, default 30
+    time_limit : float or None, default "default"
         Seconds for the whole call, compiling the problem included (``None`` or
-        ``inf``: no limit).  The searches aim at 95% of it (their last step
-        and the result's assembly run past their deadline) and always get at
-        least 5% of it.
+        ``inf``: no limit).  The default is 2 s with ``objective="auto"``
+        (heuristics and descent; the fixed work of routing and the baselines
+        comes on top) and 30 s with an explicit objective (room for CP-SAT to
+        close the paper search's gap).  The searches aim at 95% of it (their
+        last step and the result's assembly run past their deadline) and
+        always get at least 5% of it.
     solver_options : dict, optional
         Backend options (``mip``, ``mip_workers`` for the search).
     method : {"search", "hull"}
-    objective : str, default "paper"
-        ``"paper"`` minimises BudgetPrune's error term (mean per-tree error) as
-        above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
+    objective : str, default "auto"
+        ``"auto"``: see above.  ``"paper"`` minimises BudgetPrune's error term
+        (mean per-tree error) as above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
         ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
         own loss on ``(X, y)`` under the budget (``"accuracy"``: the error of
         ``predict``).  Candidates: the paper search above (a third of the
@@ -140,6 +170,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         result is never worse than any baseline that fits; there is no
         certified gap (see ``docs/math/ensemble_objective.md``).  A problem
         must be compiled on the same ``X``, and ``X``, ``y`` are still needed.
+    random_state : int, default 0
+        Seed of ``objective="auto"``'s split of the rows.
     cost_sample, client : optional
         Passed to :func:`prune_opt.compile_problem` (the budget is then met by
         the sampled average cost; ``solve_info`` records the true average cost
@@ -170,19 +202,38 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     >>> from prune_opt.budget import fit_budget
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0, time_limit=10)
-    >>> bool(pruned.average_cost(X) <= 4.0), pruned.solve_info["status"]
-    (True, 'optimal')
+    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0)
+    >>> bool(pruned.average_cost(X) <= 4.0), pruned.solve_info["auto"]["chosen"] in (
+    ...     "paper", "brier")
+    (True, True)
+    >>> paper = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0, objective="paper")
+    >>> paper.solve_info["status"]
+    'optimal'
     """
     budget = check_nonneg_scalar(budget, "budget")
+    auto = isinstance(objective, str) and objective == "auto"
+    if isinstance(time_limit, str) and time_limit == "default":
+        time_limit = AUTO_TIME_LIMIT if auto else DEFAULT_TIME_LIMIT
     time_limit = check_time_limit(time_limit)
-    if method not in ("search", "hull") or (objective != "paper" and method != "search"):
+    if method not in ("search", "hull") or (objective not in ("paper", "auto")
+                                             and method != "search"):
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
                          f"{objective!r}, runs its own search: 'search'), got {method!r}")
     if method == "hull":
         check_hull_solver(solver)
+    elif str(solver).lower() not in ("auto", "budget"):
+        raise ValueError(
+            f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
+            "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
+            f"with {solver!r}, pass method='hull'")
     problem, forest = split_problem_or_forest(problem_or_forest, costs=costs, train=train,
                                               cost_sample=cost_sample, client=client)
+    if auto:
+        objective = _auto_objective(problem_or_forest, X, y, method, cost_sample, client)
+        if objective == "auto":
+            return _fit_auto(problem_or_forest, X, y, budget=budget, costs=costs,
+                             train=train, time_limit=time_limit, verbose=verbose,
+                             solver_options=solver_options, random_state=random_state)
     target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
         return _fit_objective(forest if problem is None else problem, X, y, costs=costs,
@@ -205,11 +256,6 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
                          "bounds acquisition cost only)")
     if method == "hull":
         pf = _fit_hull(problem, budget, solver, tol, verbose, solver_options)
-    elif str(solver).lower() not in ("auto", "budget"):
-        raise ValueError(
-            f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
-            "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
-            f"with {solver!r}, pass method='hull'")
     else:
         pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
     return _report_sampled_cost(pf, problem, budget, cost_rows)
@@ -308,3 +354,132 @@ def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, 
                                 costs=costs, budget=budget, train=train, problem=problem,
                                 objective=objective, time_limit=time_limit, verbose=verbose,
                                 solver_options=solver_options)
+
+
+def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
+    """What ``objective="auto"`` runs: the paper objective where only it applies (the
+    hull, a sampled or distributed compile, a problem without its rows), else "auto"."""
+    if method == "hull" or cost_sample is not None or client is not None or X is None \
+            or y is None or getattr(problem_or_forest, "cost_sample", None) is not None:
+        return "paper"
+    return "auto"
+
+
+def _own_loss(forest):
+    return "squared_error" if forest.task == "regression" else "brier"
+
+
+def _halves(y, forest, rng):
+    """A fitting and a selecting half of the rows (stratified by class), or None when
+    there are too few rows for an honest hold-out."""
+    n = len(y)
+    if n < AUTO_MIN_ROWS:
+        return None
+    if forest.task == "regression":
+        perm = rng.permutation(n)
+        return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    labels = np.asarray(y)
+    a, b = [], []
+    for c in np.unique(labels):
+        rows = rng.permutation(np.flatnonzero(labels == c))
+        if rows.size < 2:
+            return None
+        a.append(rows[: rows.size // 2])
+        b.append(rows[rows.size // 2:])
+    return np.sort(np.concatenate(a)), np.sort(np.concatenate(b))
+
+
+def _rows(X, idx):
+    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
+
+
+def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
+              solver_options, random_state):
+    """``objective="auto"``: pick the paper error term or the forest's own loss on
+    held-out rows, then run the pick on all rows (see :func:`fit_budget`)."""
+    from .._forest import as_forest
+    from ._vote import VoteScorer
+
+    t0 = time.perf_counter()
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    forest = problem.forest if problem is not None else as_forest(problem_or_forest)
+    if problem is not None:
+        costs = problem.costs
+    own = _own_loss(forest)
+    yv = np.asarray(y)
+    halves = _halves(yv, forest, np.random.default_rng(random_state))
+    holdout, chosen = {}, own
+    share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
+    # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
+    # family) is left to the final run
+    quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
+    if halves is not None:
+        fit, sel = halves
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for obj in ("paper", own):
+                pf = fit_budget(forest, _rows(X, fit), yv[fit], costs=costs, budget=budget,
+                                train=train, objective=obj, time_limit=share,
+                                solver_options=quick)
+                scorer = VoteScorer(pf.forest, _rows(X, sel), yv[sel], pf.costs, own)
+                holdout[obj] = scorer.score(pf.split_mask)[0]
+        chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
+                                               MIN_SEARCH_SHARE * time_limit)
+    target = problem if problem is not None else problem_or_forest
+    out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
+                     solver_options=solver_options, verbose=verbose,
+                     **({} if problem is not None else {"costs": costs, "train": train}))
+    loss = VoteScorer(out.forest, X, y, out.costs, own).score(out.split_mask)[0]
+    out = _keep_incumbent(out, loss, _fingerprint(forest, X, y, out.costs), budget)
+    out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
+                              "n_holdout_rows": 0 if halves is None else int(halves[1].size),
+                              "seconds": time.perf_counter() - t0,
+                              **out.solve_info.get("auto", {})}
+    out.solve_info["objective"] = out.solve_info.get("objective", chosen)
+    return out
+
+
+# objective="auto": the best prunings found on the last few (forest, data, costs), so
+# that a larger budget never returns a worse loss than a smaller one did
+_INCUMBENTS = {}
+_INCUMBENT_KEYS = 8
+_INCUMBENTS_PER_KEY = 32
+
+
+def _fingerprint(forest, X, y, costs):
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (forest.threshold, forest.feature, forest.value, forest.left,
+                np.asarray(forest.check_X(X)), np.asarray(y).astype(str), costs.unit_costs,
+                costs.feature_units.toarray()):
+        a = np.ascontiguousarray(arr)
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _keep_incumbent(out, loss, key, budget):
+    """Return the lowest-loss pruning among ``out`` and those remembered for the same
+    forest, rows and costs that fit ``budget``; remember ``out``."""
+    cost = out.solve_info.get("achieved_cost")
+    if cost is None:
+        cost = out.breakdown.average_cost if out.breakdown is not None else math.inf
+    seen = _INCUMBENTS.setdefault(key, [])
+    best = min(((lo, c, pf) for lo, c, pf in seen if fits_budget(c, budget)),
+               key=lambda e: (e[0], e[1]), default=None)
+    seen.append((loss, cost, out))
+    del seen[:-_INCUMBENTS_PER_KEY]
+    while len(_INCUMBENTS) > _INCUMBENT_KEYS:
+        _INCUMBENTS.pop(next(iter(_INCUMBENTS)))
+    if best is not None and best[0] < loss:
+        import copy
+
+        kept = copy.copy(best[2])
+        kept.solve_info = dict(best[2].solve_info, budget=budget, budget_slack=budget - best[1])
+        kept.solve_info["auto"] = {"incumbent": True, "this_call_loss": loss}
+        kept.solve_info["auto_loss"] = best[0]
+        return kept
+    out.solve_info["auto_loss"] = loss
+    return out

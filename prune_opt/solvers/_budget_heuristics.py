@@ -173,7 +173,7 @@ def block_descent(problem, mask, budget, deadline, max_sweeps=20):
     return state.mask.copy(), moves
 
 
-def baseline_masks(problem, budget, deadline):
+def baseline_masks(problem, budget, deadline, names=None):
     """The best fitting pruning of each registered baseline: ``{name: mask or None}``.
 
     Each baseline is a nested family of prunings (see
@@ -183,4 +183,4 @@ def baseline_masks(problem, budget, deadline):
     """
     ev = MaskEvaluator(problem)
     return {name: ev.best_in_nested(masks, budget)
-            for name, masks in mask_families(problem, deadline).items()}
+            for name, masks in mask_families(problem, deadline, names).items()}

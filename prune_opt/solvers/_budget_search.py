@@ -144,7 +144,7 @@ def _vertex(bd):
             "average_cost": bd.average_cost, "n_splits": bd.n_splits}
 
 
-def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
+def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselines=None):
     """Mixing, baselines, local search from the best seeds, then greedy unit removal
     (most valuable first, so a short time limit keeps the best of them)."""
     if lag["costlier"] is not None:
@@ -152,7 +152,7 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
     if time.perf_counter() < deadline:
         with timer("baselines"):
-            for name, mask in baseline_masks(problem, budget, deadline).items():
+            for name, mask in baseline_masks(problem, budget, deadline, baselines).items():
                 inc.offer(mask, f"baseline:{name}")
     moves = 0
     with timer("local-search"):
@@ -207,7 +207,7 @@ class _Timer:
 
 
 def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
-                  verbose=False):
+                  verbose=False, baselines=None):
     """Best pruning of ``problem`` whose average acquisition cost is at most ``budget``.
 
     Parameters
@@ -224,6 +224,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
     mip_workers : int
         CP-SAT search workers.
     verbose : bool
+    baselines : list of str, optional
+        Registered baseline families to seed from (default: all).
 
     Returns
     -------
@@ -256,7 +258,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
                            "n_solves": lag["n_solves"],
                            "hull_vertices": lag.get("vertices")}}
     if _gap(inc.objective, bound) > GAP_TOL:
-        info.update(heuristic_phase(problem, closure, budget, lag, inc, deadline, timer))
+        info.update(heuristic_phase(problem, closure, budget, lag, inc, deadline, timer,
+                                    baselines))
     mip_bound = None
     if mip and _gap(inc.objective, bound) > GAP_TOL and time.perf_counter() < deadline:
         with timer("mip"):

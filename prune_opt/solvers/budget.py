@@ -31,7 +31,8 @@ class BudgetSearchSolver(Solver):
     else ``"time_limit"``.
 
     Options: ``mip`` (run the CP-SAT phase, default True), ``mip_workers``
-    (CP-SAT search workers, default 1).
+    (CP-SAT search workers, default 1), ``baselines`` (names of the registered
+    baseline families to seed from; default all).
 
     Examples
     --------
@@ -50,7 +51,7 @@ class BudgetSearchSolver(Solver):
     kind = "closure"
     requires = ("ortools.graph.python.max_flow", "ortools.sat.python.cp_model")
     install_hint = "pip install ortools>=9.8"
-    options = {"mip": True, "mip_workers": 1}
+    options = {"mip": True, "mip_workers": 1, "baselines": None}
     exact = True
     mip = True
     matrix_based = False
@@ -72,7 +73,8 @@ class BudgetSearchSolver(Solver):
             result.info["note"] = "no budget row: solved as the plain program by mincut"
             return result
         r = budget_search(problem, problem.budget, time_limit=time_limit,
-                          mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose)
+                          mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose,
+                          baselines=self.params["baselines"])
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)
         return SolveResult(split_mask=r.split_mask, objective=r.objective, bound=r.bound,
