@@ -63,6 +63,29 @@ class RoutedData:
         n_split = np.add.reduceat(mask[p["nodes"]].astype(np.int64), starts)
         return p["nodes"][starts + n_split]
 
+    def average_value(self, mask, trees=None):
+        """Average over ``trees`` (default all) of the pruned leaf values, (n, width),
+        in :meth:`PrunedForest.predict_proba`'s order (sum in tree order, then one
+        division)."""
+        f = self.forest
+        trees = range(f.n_trees) if trees is None else trees
+        total = np.zeros((self.n_rows, f.value.shape[1]))
+        for t in trees:
+            total += f.value[self.leaves(mask, t)]
+        if len(trees) > 1:
+            total /= len(trees)
+        return total
+
+    def used(self, mask, trees=None):
+        """Boolean (n, n_features): which features each row's pruned paths test."""
+        f = self.forest
+        used = np.zeros((self.n_rows, f.n_features), dtype=bool)
+        for t in range(f.n_trees) if trees is None else trees:
+            p = self.paths[t]
+            split = mask[p["nodes"]]
+            used[p["rows"][split], f.feature[p["nodes"][split]]] = True
+        return used
+
     def records(self, t, feature_units):
         """First-use records ``(rows, nodes, units)`` of tree ``t`` for the unit
         incidence ``feature_units`` (cached per incidence object)."""

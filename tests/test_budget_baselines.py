@@ -286,3 +286,29 @@ def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask():
     alphas = ccp_alphas(f, risk, 40)
     for a, m in zip(alphas, ccp_masks(f, risk, alphas)):
         np.testing.assert_array_equal(m, ccp_mask(f, risk, float(a)))
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_baseline_curve_scores_on_routed_rows_exactly_as_the_pruned_forest(task):
+    """baseline_curve routes the rows once and scores every pruning on them; each row
+    equals the PrunedForest's own score and average cost."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from prune_opt.budget import BASELINES, baseline_curve
+
+    Xt, yt, X, y = _data(5)
+    if task == "regression":
+        yt, y = Xt[:, 0] + Xt[:, 1], X[:, 0] + X[:, 1]
+        rf = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(Xt, yt)
+    else:
+        rf = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(Xt, yt)
+    costs = [1.0, 2.0, 3.0, 1.0, 5.0, 0.5]
+    for name in BASELINES:
+        seq = BASELINES[name](rf, X, y, costs=costs)
+        curve = baseline_curve(seq, X, y=y, X_eval=Xt, y_eval=yt, method=name)
+        score = "r2" if task == "regression" else "accuracy"
+        for (_, pf), (_, row) in zip(seq, curve.iterrows()):
+            assert row["average_cost"] == pf.average_cost(X)
+            assert row[score] == pf.score(X, y)
+            assert row[f"{score}_eval"] == pf.score(Xt, yt)
+            assert row["cost_eval"] == pf.average_cost(Xt)

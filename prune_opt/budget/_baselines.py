@@ -35,6 +35,8 @@ from .._forest import Forest, as_forest
 from .._frames import records_frame
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
+from .._routed import RoutedData
+from .._validation import check_labels
 from ..solvers._baseline_masks import (
     MASK_FAMILIES,
     ccp_alphas,
@@ -324,6 +326,22 @@ def get_baseline(name):
                          f"{', '.join(BASELINES)}") from None
 
 
+def _routed_cost(pf, routed):
+    """``pf.average_cost`` on routed rows (the same arithmetic)."""
+    return float(pf.costs.cost_of_usage(routed.used(pf.split_mask)).mean())
+
+
+def _routed_score(pf, routed, y):
+    """``pf.score`` on routed rows (the same arithmetic)."""
+    avg = routed.average_value(pf.split_mask)
+    yc = check_labels(pf.forest, y, routed.n_rows)
+    if pf.forest.task == "regression":
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(yc, avg[:, 0]))
+    return float(np.mean(np.argmax(avg, axis=1) == yc))
+
+
 def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
     """Curve rows of a baseline: average cost on ``X`` (and accuracy on ``X``
     when ``y`` is given), accuracy and cost on ``(X_eval, y_eval)``.
@@ -352,15 +370,23 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
         raise ValueError("X_eval and y_eval must be given together")
     regression = bool(prunings) and prunings[0][1].forest.task == "regression"
     score = "r2" if regression else "accuracy"
+    routed = {}  # each (forest, rows) routed once; every pruning scored on the routed rows
+
+    def on(pf, rows):
+        key = (id(pf.forest), id(rows))
+        if key not in routed:
+            routed[key] = RoutedData(pf.forest, pf.forest.check_X(rows))
+        return routed[key]
+
     rows = []
     for param, pf in prunings:
-        r = {"method": method, "param": param, "average_cost": pf.average_cost(X),
+        r = {"method": method, "param": param, "average_cost": _routed_cost(pf, on(pf, X)),
              "n_splits": pf.n_splits, "n_trees": pf.n_trees}
         if y is not None:
-            r[score] = pf.score(X, y)
+            r[score] = _routed_score(pf, on(pf, X), y)
         if X_eval is not None:
-            r[f"{score}_eval"] = pf.score(X_eval, y_eval)
-            r["cost_eval"] = pf.average_cost(X_eval)
+            r[f"{score}_eval"] = _routed_score(pf, on(pf, X_eval), y_eval)
+            r["cost_eval"] = _routed_cost(pf, on(pf, X_eval))
         rows.append(r)
     columns = ["method", "param", "average_cost", "n_splits", "n_trees"]
     columns += ([score] if y is not None else []) + (

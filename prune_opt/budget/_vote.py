@@ -81,14 +81,8 @@ class VoteScorer:
         the forest of the trees listed in ``trees`` only (the others dropped)."""
         f = self.forest
         trees = range(f.n_trees) if trees is None else trees
-        values = []
-        used = np.zeros((self.n, f.n_features), dtype=bool)
-        for t in trees:
-            values.append(f.value[self.leaves(mask, t)])
-            nodes, _, rows = self.paths[t]
-            split = mask[nodes]
-            used[rows[split], f.feature[nodes[split]]] = True
-        return self.loss_of(values), self.cost_of(used)
+        values = [f.value[self.leaves(mask, t)] for t in trees]
+        return self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
 
     def prefix_scores(self):
         """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
