@@ -150,13 +150,14 @@ def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
 
 
 def sub_forest(forest, m):
-    """A Forest of the first ``m`` trees (a new forest, not a mask: the later
-    trees no longer vote)."""
+    """A Forest of the first ``m`` trees, or of the trees listed in ``m`` (in order):
+    a new forest, not a mask, so the other trees no longer vote."""
     f = as_forest(forest)
-    if not 1 <= m <= f.n_trees:
+    if np.ndim(m) == 0 and not 1 <= m <= f.n_trees:
         raise ValueError(f"m must be in [1, {f.n_trees}], got {m}")
+    keep = list(range(m)) if np.ndim(m) == 0 else [int(t) for t in m]
     trees = []
-    for t in range(m):
+    for t in keep:
         sl = f.tree_slice(t)
         off = sl.start
         left, right = f.left[sl], f.right[sl]
@@ -164,7 +165,7 @@ def sub_forest(forest, m):
                           right=np.where(right >= 0, right - off, -1),
                           feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
                           missing_go_to_left=f.missing_go_to_left[sl]))
-    in_bag = None if f.in_bag is None else list(f.in_bag)[:m]
+    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in keep]
     return Forest(trees, classes=f.classes_, n_features=f.n_features,
                   feature_names=f.feature_names, in_bag=in_bag, task=f.task)
 

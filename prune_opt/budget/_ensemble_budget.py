@@ -30,45 +30,20 @@ import warnings
 import numpy as np
 
 from .._compile import compile_problem
-from .._forest import Forest, as_forest
+from .._forest import as_forest
 from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._solve import solve
 from .._validation import fits_budget
 from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
-from ..solvers._baseline_masks import mask_families
+from ..solvers._baseline_masks import best_in_nested, mask_families
+from ._baselines import sub_forest
 from ._vote import VoteScorer
 
 __all__ = ["fit_budget_objective", "PAPER_SHARE"]
 
 # share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
-
-
-def _best_fitting(masks, scorer, budget):
-    """``(loss, cost, mask)`` of the lowest-loss member of a nested family that fits.
-
-    The family is nested (costs non-increasing), so the fitting members are a
-    suffix, found by bisection on cost; each of them is scored.
-    """
-    lo, hi, seen = 0, len(masks), {}
-    while lo < hi:
-        mid = (lo + hi) // 2
-        seen[mid] = scorer.score(masks[mid])
-        if fits_budget(seen[mid][1], budget):
-            hi = mid
-        else:
-            lo = mid + 1
-    best, keys = None, set()
-    for i in range(lo, len(masks)):
-        key = masks[i].tobytes()
-        if key in keys:
-            continue
-        keys.add(key)
-        loss, cost = seen[i] if i in seen else scorer.score(masks[i])
-        if fits_budget(cost, budget) and (best is None or (loss, cost) < best[:2]):
-            best = (loss, cost, masks[i])
-    return best
 
 
 def _check_problem(problem, scorer):
@@ -108,7 +83,7 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
     names = (solver_options or {}).get("baselines")
     for name, masks in mask_families(problem, names=names).items():
-        best = _best_fitting(masks, scorer, budget)
+        best = best_in_nested(masks, budget, scorer.score)
         if best is not None:
             pool[f"baseline:{name}"] = best
 
@@ -127,22 +102,6 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
-
-
-def tree_subset(forest, trees):
-    """A Forest of the listed trees only (in order): dropped trees no longer vote."""
-    f = forest
-    out = []
-    for t in trees:
-        sl = f.tree_slice(t)
-        left, right = f.left[sl], f.right[sl]
-        out.append(dict(left=np.where(left >= 0, left - sl.start, -1),
-                        right=np.where(right >= 0, right - sl.start, -1),
-                        feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
-                        missing_go_to_left=f.missing_go_to_left[sl]))
-    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in trees]
-    return Forest(out, classes=f.classes_, n_features=f.n_features,
-                  feature_names=f.feature_names, in_bag=in_bag)
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -187,7 +146,7 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
         out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
                            lam=0.0)
     else:
-        sub = tree_subset(f, trees)
+        sub = sub_forest(f, trees)
         est = None if f.estimator is None else type(f.estimator).__name__
         out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
                            costs=problem.costs, estimator_class=est)

@@ -189,27 +189,38 @@ class MaskEvaluator:
         return out, removed
 
     def best_in_nested(self, masks, budget):
-        """Best-objective mask among ``masks`` that fits ``budget``, or None.
-
-        ``masks`` must be nested, costliest first (each a sub-mask of the
-        previous), so the fitting ones are a suffix found by bisection on cost.
-        """
+        """Best-objective mask among nested ``masks`` that fits ``budget``, or None."""
         p = self.problem
-        lo, hi = 0, len(masks)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fits_budget(self.cost_from_counts(self.counts(masks[mid])), budget):
-                hi = mid
-            else:
-                lo = mid + 1
-        fitting = masks[lo:]
-        if not fitting:
-            return None
-        if p.lam == 0:
-            values = [self.error_term(m) for m in fitting]
+
+        def score(m):
+            value = self.error_term(m) if p.lam == 0 else p.evaluate(m).objective
+            return value, self.cost_from_counts(self.counts(m))
+
+        best = best_in_nested(masks, budget, score)
+        return None if best is None else best[2]
+
+
+def best_in_nested(masks, budget, score):
+    """``(value, cost, mask)`` of the lowest-value member of a nested family that fits.
+
+    ``masks`` is nested, costliest first, so the fitting members are a suffix,
+    found by bisection on cost; each of them is scored (``score(mask)`` returns
+    ``(value, cost)``); ties go to the cheaper, then the first.
+    """
+    lo, hi, seen = 0, len(masks), {}
+    while lo < hi:
+        mid = (lo + hi) // 2
+        seen[mid] = score(masks[mid])
+        if fits_budget(seen[mid][1], budget):
+            hi = mid
         else:
-            values = [p.evaluate(m).objective for m in fitting]
-        return fitting[int(np.argmin(values))]
+            lo = mid + 1
+    best = None
+    for i in range(lo, len(masks)):
+        value, cost = seen[i] if i in seen else score(masks[i])
+        if fits_budget(cost, budget) and (best is None or (value, cost) < best[:2]):
+            best = (value, cost, masks[i])
+    return best
 
 
 def _levels(forest):
