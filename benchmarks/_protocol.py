@@ -25,7 +25,6 @@ run it the same way:
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 import warnings
@@ -362,10 +361,7 @@ def run_all(args, load_fn, run_fn, report_fn):
 
 
 def fit_budget_on(problem, X, y, **kwargs):
-    """``prune_opt.fit_budget`` on an already compiled problem (problem first; the older
-    keyword form while the library still has it)."""
+    """``prune_opt.fit_budget`` on an already compiled problem (the problem first)."""
     import prune_opt as po
 
-    if "problem" in inspect.signature(po.fit_budget).parameters:
-        return po.fit_budget(None, X, y, problem=problem, **kwargs)
     return po.fit_budget(problem, X, y, **kwargs)

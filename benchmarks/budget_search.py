@@ -63,11 +63,11 @@ def run_dataset(name, fracs, time_limit, max_rows=4000):
     for frac in fracs:
         budget = frac * full
         t0 = time.perf_counter()
-        pf = fit_budget(None, None, None, budget=budget, problem=problem, time_limit=time_limit)
+        pf = fit_budget(problem, budget=budget, time_limit=time_limit)
         sec = time.perf_counter() - t0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            hull = fit_budget(None, None, None, budget=budget, problem=problem, method="hull")
+            hull = fit_budget(problem, budget=budget, method="hull")
         fit = [g for g in greedy if g.breakdown.average_cost <= budget]
         g_acc = max(fit, key=lambda g: g.score(X_v, y_v))
         g_obj = min(g.breakdown.error_term for g in fit)

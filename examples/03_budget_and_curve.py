@@ -58,7 +58,7 @@ def main(argv=None):
               f"{r['average_cost']:9.3f} {r['n_splits']:6d} {r['accuracy_eval']:8.4f} "
               f"{r['cost_eval']:9.3f}")
 
-    pruned = fit_budget(rf, X_val, y_val, budget=args.budget, problem=problem, time_limit=10)
+    pruned = fit_budget(problem, budget=args.budget, time_limit=10)
     info = pruned.solve_info
     print(f"\nfit_budget(budget={args.budget:g}): lam={info['lam']:.4g}, validation cost "
           f"{info['achieved_cost']:.3f} (slack {info['budget_slack']:.3f}), "

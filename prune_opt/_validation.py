@@ -13,6 +13,7 @@ hints for unknown keys).  Arrays go through :func:`check_features` and
 from __future__ import annotations
 
 import difflib
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -168,6 +169,46 @@ def check_nonneg_scalar(value, name, *, allow_none=False):
     3.0
     """
     return check_param(value, name, [FINITE_NONNEG, None] if allow_none else [FINITE_NONNEG])
+
+
+# a limit above this many seconds (about three years) is no limit
+NO_LIMIT_ABOVE = 1e8
+# relative slack of every "fits the budget" test: float round-off of an average cost
+BUDGET_RTOL = 1e-10
+
+
+def check_time_limit(time_limit, name="time_limit"):
+    """The one ``time_limit`` rule: seconds for the whole call, ``None`` or ``inf``
+    (anything above ``NO_LIMIT_ABOVE``) for no limit; returns a float or None.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import check_time_limit
+    >>> check_time_limit(float("inf")) is None, check_time_limit(2)
+    (True, 2.0)
+    """
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, Real):
+        raise TypeError(f"{name} must be a number of seconds or None, got {time_limit!r}")
+    value = float(time_limit)
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"{name} must be >= 0 seconds (or None / inf for no limit), "
+                         f"got {time_limit!r}")
+    return None if value > NO_LIMIT_ABOVE else value
+
+
+def fits_budget(cost, budget):
+    """True when an average cost meets ``budget`` (up to float round-off, relative
+    ``BUDGET_RTOL``): the one test every budget path uses.
+
+    Examples
+    --------
+    >>> from prune_opt._validation import fits_budget
+    >>> fits_budget(4.0 + 1e-14, 4.0), fits_budget(4.001, 4.0)
+    (True, False)
+    """
+    return cost <= budget * (1.0 + BUDGET_RTOL)
 
 
 # ------------------------------------------------------------ arrays

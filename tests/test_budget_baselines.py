@@ -18,7 +18,7 @@ from prune_opt.budget import (
     impurity_threshold_prunings,
     sub_forest,
 )
-from prune_opt.budget._baselines import ccp_mask, node_impurity
+from prune_opt.solvers._baseline_masks import ccp_mask, node_impurity
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
 
@@ -35,7 +35,7 @@ def test_ccp_matches_sklearn_ccp_alpha(seed):
     tree = DecisionTreeClassifier(random_state=seed).fit(Xt, yt)
     path = tree.cost_complexity_pruning_path(Xt, yt)
     f = po.Forest.from_sklearn(tree)
-    from prune_opt.budget._baselines import _node_risk
+    from prune_opt.solvers._baseline_masks import node_risk as _node_risk
 
     risk = _node_risk(f)
     for alpha in path.ccp_alphas[:-1]:
@@ -214,3 +214,101 @@ def test_baseline_curve_is_always_a_dataframe():
     assert {"average_cost", "accuracy", "accuracy_eval", "cost_eval"} <= set(empty.columns)
     with pytest.raises(ValueError, match="together"):
         baseline_curve(fewer_trees_prunings(rf), X, X_eval=X)
+
+
+def test_a_registered_baseline_is_a_candidate_everywhere():
+    """One registry: a family registered once is seeded into the budget search,
+    scored as a candidate of every fit_budget objective, and listed in BASELINES
+    (the CLI's and the benchmarks' list)."""
+    from prune_opt.budget import BASELINES, register_baseline
+    from prune_opt.solvers._baseline_masks import MASK_FAMILIES
+
+    Xt, yt, X, y = _data(3)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(Xt, yt)
+    costs = [1.0, 2.0, 3.0, 1.0, 5.0, 0.5]
+    calls = []
+
+    @register_baseline("dummy-first-tree")
+    def first_tree_only(problem):
+        """Keep the first tree whole, cut the others to their root."""
+        calls.append(problem)
+        f = problem.forest
+        mask = f.full_split_mask()
+        mask[f.node_offset[1]:] = False
+        return [mask, np.zeros(f.n_nodes, dtype=bool)]
+
+    try:
+        assert "dummy-first-tree" in BASELINES
+        seq = BASELINES["dummy-first-tree"](rf, X, y, costs=costs)
+        assert len(seq) == 2 and seq[1][1].n_splits == 0
+        one_tree = seq[0][1].average_cost(X)
+        paper = po.fit_budget(rf, X, y, costs=costs, budget=one_tree, objective="paper",
+                              time_limit=5)
+        assert "baseline:dummy-first-tree" in paper.solve_info["candidates"]
+        brier = po.fit_budget(rf, X, y, costs=costs, budget=one_tree, objective="brier",
+                              time_limit=5)
+        losses = brier.solve_info["candidates_loss"]
+        assert "baseline:dummy-first-tree" in losses
+        assert brier.solve_info["ensemble_loss"] <= losses["baseline:dummy-first-tree"]
+        assert calls
+    finally:
+        MASK_FAMILIES.pop("dummy-first-tree", None)
+    assert "dummy-first-tree" not in BASELINES
+
+
+def test_baselines_take_the_problems_costs_when_costs_is_left_out():
+    """With problem= and no costs=, every baseline's prunings are costed with the
+    problem's costs (they used one per feature)."""
+    from prune_opt.budget import BASELINES
+
+    Xt, yt, X, y = _data(4)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(Xt, yt)
+    costs = po.FeatureCosts([1.0, 20.0, 3.0, 1.0, 50.0, 0.5])
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    for name in BASELINES:
+        for _, pf in BASELINES[name](rf, X, y, problem=problem):
+            expected = pf.average_cost(X, costs)
+            assert pf.average_cost(X) == pytest.approx(expected, rel=1e-12, abs=1e-12), name
+
+
+def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask():
+    """The vectorised cost-complexity path equals ccp_mask at every alpha, also on a
+    tree thousands of levels deep (one pass over the levels per block of alphas)."""
+    from prune_opt.solvers._baseline_masks import ccp_alphas, ccp_masks, node_risk
+
+    n = 1500
+    X = np.arange(n, dtype=float)[:, None]
+    y = np.arange(n) % 2
+    tree = DecisionTreeClassifier(random_state=0, splitter="best").fit(X, y)
+    f = po.Forest.from_sklearn(tree)
+    assert f.max_depth > 500
+    risk = node_risk(f)
+    alphas = ccp_alphas(f, risk, 40)
+    for a, m in zip(alphas, ccp_masks(f, risk, alphas)):
+        np.testing.assert_array_equal(m, ccp_mask(f, risk, float(a)))
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_baseline_curve_scores_on_routed_rows_exactly_as_the_pruned_forest(task):
+    """baseline_curve routes the rows once and scores every pruning on them; each row
+    equals the PrunedForest's own score and average cost."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from prune_opt.budget import BASELINES, baseline_curve
+
+    Xt, yt, X, y = _data(5)
+    if task == "regression":
+        yt, y = Xt[:, 0] + Xt[:, 1], X[:, 0] + X[:, 1]
+        rf = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(Xt, yt)
+    else:
+        rf = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(Xt, yt)
+    costs = [1.0, 2.0, 3.0, 1.0, 5.0, 0.5]
+    for name in BASELINES:
+        seq = BASELINES[name](rf, X, y, costs=costs)
+        curve = baseline_curve(seq, X, y=y, X_eval=Xt, y_eval=yt, method=name)
+        score = "r2" if task == "regression" else "accuracy"
+        for (_, pf), (_, row) in zip(seq, curve.iterrows()):
+            assert row["average_cost"] == pf.average_cost(X)
+            assert row[score] == pf.score(X, y)
+            assert row[f"{score}_eval"] == pf.score(Xt, yt)
+            assert row["cost_eval"] == pf.average_cost(Xt)

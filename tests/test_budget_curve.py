@@ -186,17 +186,13 @@ def test_one_return_type_dataframe():
     assert curve["lam_lo"].iloc[0] == 0.0 and list(grid["lam"]) == [0.0, 1.0]
 
 
-def test_problem_first_signature_and_deprecated_keyword():
+def test_problem_first_signature():
     rf, X, y, costs = _small_case(2)
     problem = po.compile_problem(rf, X, y, costs=costs)
     new = tradeoff_curve(problem, solver=SOLVER)
     assert new.equals(tradeoff_curve(rf, X, y, costs=costs, solver=SOLVER))
-    with pytest.warns(DeprecationWarning, match="pass the problem first"):
-        old = tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
-    assert old.equals(new)
-    with pytest.warns(DeprecationWarning, match="X, y, costs ignored"):
-        old = tradeoff_curve(rf, X, y, costs=[9.0] * X.shape[1], problem=problem, solver=SOLVER)
-    assert old.equals(new)
+    with pytest.raises(TypeError, match="problem"):
+        tradeoff_curve(None, None, None, problem=problem, solver=SOLVER)
 
 
 @pytest.mark.parametrize("extra", [dict(X="X"), dict(y="y"), dict(costs="costs"),

@@ -96,11 +96,11 @@ def test_problem_must_be_compiled_on_the_same_data():
     rf, Xv, yv = _digits(4)
     problem = po.compile_problem(rf, Xv[:100], yv[:100])
     with pytest.raises(ValueError, match="same X"):
-        po.fit_budget(None, Xv, yv, problem=problem, budget=5.0, objective="accuracy")
+        po.fit_budget(problem, Xv, yv, budget=5.0, objective="accuracy")
     with pytest.raises(ValueError, match="pass the pruning data"):
-        po.fit_budget(None, None, None, problem=problem, budget=5.0, objective="accuracy")
+        po.fit_budget(problem, budget=5.0, objective="accuracy")
     ok = po.compile_problem(rf, Xv, yv)
-    pf = po.fit_budget(None, Xv, yv, problem=ok, budget=5.0, objective="accuracy",
+    pf = po.fit_budget(ok, Xv, yv, budget=5.0, objective="accuracy",
                        time_limit=3)
     assert pf.average_cost(Xv) <= 5.0 + 1e-9
     assert set(pf.solve_info["candidates_loss"]) >= {"paper-search", "ensemble-search"}
@@ -117,7 +117,7 @@ def test_a_winning_sub_forest_exports_and_predicts():
 
 
 def test_tree_subset_votes_with_the_kept_trees_only():
-    from prune_opt.budget._ensemble_budget import tree_subset
+    from prune_opt.budget import sub_forest as tree_subset
     from prune_opt.budget._vote import VoteScorer
 
     rf, Xv, yv = _digits(5)

@@ -1,6 +1,6 @@
 """fit_budget: the hard-budget search meets the budget and beats the hull vertex;
 method="hull" keeps the Lagrangian vertex (nothing on the hull between it and the
-budget); the legacy SCIP program still works."""
+budget); the search is optimal at every budget against brute force."""
 
 import warnings
 
@@ -9,7 +9,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt.budget import fit_budget, solve_budget_mip, tradeoff_curve
+from prune_opt.budget import fit_budget, tradeoff_curve
 
 SOLVER = "highs"
 
@@ -54,7 +54,7 @@ def test_budget_met_and_no_hull_point_in_between(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 3])
-def test_search_beats_or_matches_hull_and_legacy_mip(seed):
+def test_search_beats_or_matches_hull(seed):
     rf, Xt, yt, X, y, costs = _case(seed, trees=2, depth=3)
     problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
     full = problem.evaluate(problem.forest.full_split_mask()).average_cost
@@ -63,44 +63,41 @@ def test_search_beats_or_matches_hull_and_legacy_mip(seed):
             warnings.simplefilter("ignore", UserWarning)
             lag = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt),
                              solver=SOLVER, method="hull")
-        pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), time_limit=20)
-        mip = solve_budget_mip(problem, budget)
+        pf = fit_budget(rf, X, y, costs=costs, budget=budget, train=(Xt, yt), time_limit=20,
+                        objective="paper")
         info = pf.solve_info
         assert info["status"] == "optimal" and info["gap"] <= 1e-9
-        assert pf.average_cost(X) <= budget + 1e-9
+        assert pf.average_cost(X) <= budget * (1 + 1e-10)
         e_lag = problem.evaluate(lag.split_mask).error_term
         e = problem.evaluate(pf.split_mask).error_term
         assert e <= e_lag + 1e-12
-        assert e == pytest.approx(mip.breakdown.error_term, abs=1e-12)
         assert info["hull_error_gap"] == pytest.approx(e_lag - e, abs=1e-12)
         assert info["bound"] <= e + 1e-12 and info["found_by"]
 
 
-def test_exact_budget_is_deprecated_but_works():
-    rf, Xt, yt, X, y, costs = _case(3, trees=2, depth=3)
-    with pytest.warns(FutureWarning, match="exact_budget"):
-        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), exact_budget=True)
-    assert pf.average_cost(X) <= 2.0 + 1e-12 and "hull_error_gap" in pf.solve_info
-
-
-def test_search_never_root_only_when_splits_fit():
+@pytest.mark.parametrize("seed", [5, 6])
+def test_search_is_optimal_at_every_budget_by_brute_force(seed):
+    """At every budget between two consecutive costs of the whole pruning space
+    (and at the costs themselves), the search returns the brute-force optimum."""
     from tests.test_budget_curve import all_prunings
 
-    rf, Xt, yt, X, y, costs = _case(5, trees=2, depth=3)
+    rf, Xt, yt, X, y, costs = _case(seed, trees=2, depth=3)
     problem = po.compile_problem(rf, X, y, costs=costs, train=(Xt, yt))
-    masks = all_prunings(problem.forest)
-    root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool)).error_term
-    for budget in (0.5, 1.0, 2.0, 4.0):
-        better = [m for m in masks if m.any() and problem.evaluate(m).average_cost <= budget
-                  and problem.evaluate(m).error_term < root]
-        pf = fit_budget(None, None, None, budget=budget, problem=problem, time_limit=20)
-        if better:
+    evals = [problem.evaluate(m) for m in all_prunings(problem.forest)]
+    cost_levels = np.unique([b.average_cost for b in evals])
+    budgets = np.unique(np.concatenate([cost_levels, (cost_levels[:-1] + cost_levels[1:]) / 2]))
+    for budget in budgets:
+        best = min(b.error_term for b in evals if b.average_cost <= budget * (1 + 1e-10))
+        pf = fit_budget(problem, budget=float(budget), time_limit=None)
+        assert pf.breakdown.average_cost <= budget * (1 + 1e-10)
+        assert pf.breakdown.error_term == pytest.approx(best, abs=1e-12)
+        assert pf.solve_info["status"] == "optimal"
+        root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool)).error_term
+        if best < root - 1e-12:  # never the root-only forest when a pruning scores better
             assert pf.n_splits > 0
-            best = min(problem.evaluate(m).error_term for m in better)
-            assert pf.breakdown.error_term == pytest.approx(best, abs=1e-12)
 
 
-def test_mip_matches_cbc_and_brute_force_on_one_tree():
+def test_search_on_one_tree_matches_brute_force():
     from sklearn.tree import DecisionTreeClassifier
 
     from tests.test_budget_curve import all_prunings
@@ -111,19 +108,8 @@ def test_mip_matches_cbc_and_brute_force_on_one_tree():
     budget = 2.5
     best = min(problem.evaluate(m).error_term for m in all_prunings(problem.forest)
                if problem.evaluate(m).average_cost <= budget)
-    mip = solve_budget_mip(problem, budget)
-    assert mip.breakdown.error_term == pytest.approx(best, abs=1e-12)
-    from prune_opt.budget import _fit_budget
-
-    x, status, _, backend = _fit_budget._mip_point_cbc(
-        _budgeted(problem, budget), None, False)
-    mask, _ = problem.split_mask_from_lp(x)
-    assert status == "optimal" and backend == "cbc-ip"
-    assert problem.evaluate(mask).error_term == pytest.approx(best, abs=1e-12)
-
-
-def _budgeted(problem, budget):
-    return problem.with_lam(0.0).with_budget(budget)
+    pf = fit_budget(problem, budget=budget, time_limit=None)
+    assert pf.breakdown.error_term == pytest.approx(best, abs=1e-12)
 
 
 def test_root_only_budget_warns_and_notes():
@@ -140,7 +126,7 @@ def test_root_only_budget_warns_and_notes():
 def test_generous_budget_keeps_best_forest(method):
     rf, Xt, yt, X, y, costs = _case(2)
     pf = fit_budget(rf, X, y, costs=costs, budget=1e6, train=(Xt, yt), method=method,
-                    solver="auto")
+                    solver="auto", objective="paper")
     p = po.prune(rf, X, y, costs=costs, lam=0.0, solver=SOLVER, train=(Xt, yt))
     assert pf.solve_info["lam"] == 0.0
     assert pf.breakdown.error_term == pytest.approx(p.breakdown.error_term, abs=1e-12)
@@ -156,14 +142,52 @@ def test_errors_are_clear():
         fit_budget(rf, X, y, costs=costs, budget=1.0, method="lagrange")
     with pytest.raises(ValueError, match="time_limit"):
         fit_budget(rf, X, y, costs=costs, budget=1.0, time_limit=-1)
-    problem = po.compile_problem(rf, X, y, costs=costs)
-    with pytest.raises(ValueError, match="Lagrangian"):
-        solve_budget_mip(problem, 3.0, max_variables=10)
     deep = po.compile_problem(rf, X, y, costs=costs, depth_cost=0.1)
     with pytest.raises(ValueError, match="depth_cost"):
-        fit_budget(None, None, None, budget=1.0, problem=deep)
-    with pytest.raises(TypeError, match="PruningProblem"):
-        solve_budget_mip("not a problem", 1.0)
+        fit_budget(deep, budget=1.0)
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    with pytest.raises(ValueError, match="costs"):
+        fit_budget(problem, budget=1.0, costs=costs)
+    with pytest.raises(ValueError, match="X and y"):
+        fit_budget(rf, budget=1.0)
+    with pytest.raises(ValueError, match="first argument"):
+        fit_budget(None, X, y, budget=1.0)
+
+
+def test_an_infinite_time_limit_is_no_limit_everywhere():
+    import math
+
+    rf, Xt, yt, X, y, costs = _case(0)
+    a = fit_budget(rf, X, y, costs=costs, budget=2.0, time_limit=math.inf)
+    b = fit_budget(rf, X, y, costs=costs, budget=2.0, time_limit=None)
+    assert a.breakdown.error_term == b.breakdown.error_term
+    pf = po.prune(rf, X, y, costs=costs, lam=0.01, objective="brier", time_limit=math.inf)
+    assert pf.solve_info["objective"] == "brier"
+
+
+def test_the_tree_error_objective_runs_under_a_budget():
+    rf, Xt, yt, X, y, costs = _case(1)
+    pf = fit_budget(rf, X, y, costs=costs, budget=2.0, objective="tree_error", time_limit=5)
+    assert pf.average_cost(X) <= 2.0 * (1 + 1e-10)
+    # the paper search on the same rows is a candidate: tree_error is its objective
+    p = po.compile_problem(rf, X, y, costs=costs)
+    assert pf.solve_info["ensemble_loss"] <= fit_budget(p, budget=2.0).breakdown.error_term + 1e-12
+
+
+def test_primal_dual_cannot_trace_the_hull_and_says_so_up_front(monkeypatch):
+    from prune_opt import _compile
+
+    rf, Xt, yt, X, y, costs = _case(0)
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled before refusing")
+
+    monkeypatch.setattr(_compile, "compile_problem", no_compile)
+    for call in (lambda: tradeoff_curve(rf, X, y, costs=costs, solver="primal-dual"),
+                 lambda: fit_budget(rf, X, y, costs=costs, budget=1.0, method="hull",
+                                    solver="primal-dual")):
+        with pytest.raises(ValueError, match="cannot trace the Lagrangian hull.*mincut"):
+            call()
 
 
 def test_fit_budget_with_an_ensemble_objective_meets_the_budget():
@@ -226,7 +250,8 @@ def test_time_limit_covers_the_compile(monkeypatch):
     monkeypatch.setattr(fb, "compile_problem", slow_compile)
     monkeypatch.setattr(fb, "_fit_search", spy_search)
     for limit in (1.0, 0.2):
-        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), time_limit=limit)
+        pf = fit_budget(rf, X, y, costs=costs, budget=2.0, train=(Xt, yt), time_limit=limit,
+                        objective="paper")
         assert pf.average_cost(X) <= 2.0 + 1e-12
     assert fb.MIN_SEARCH_SHARE * 1.0 <= seen[0] <= fb.TARGET_SHARE * 1.0 - 0.3
     assert seen[1] == pytest.approx(fb.MIN_SEARCH_SHARE * 0.2)  # the floor

@@ -15,10 +15,11 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.budget._budget_mip import BudgetProgram, budget_scale, objective_scale
-from prune_opt.budget._budget_search import budget_search
-from prune_opt.budget._fast_eval import MaskEvaluator
-from prune_opt.budget._state import PruningState
+from prune_opt.solvers._baseline_masks import MaskEvaluator
+from prune_opt.solvers._budget_mip import BudgetProgram, budget_scale, objective_scale
+from prune_opt.solvers._budget_search import budget_search
+from prune_opt.solvers._budget_state import PruningState
+from prune_opt.solvers._tree_dp import best_tree_within
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 from tests.test_budget_curve import all_prunings
 
@@ -106,8 +107,7 @@ def test_hole_in_hull_gets_a_pruning_with_splits():
     full = problem.evaluate(problem.forest.full_split_mask()).average_cost
     budget = 0.15 * full
     with pytest.warns(UserWarning, match="root-only"):
-        hull = po.budget.fit_budget(None, None, None, budget=budget, problem=problem,
-                                    method="hull")
+        hull = po.budget.fit_budget(problem, budget=budget, method="hull")
     assert hull.n_splits == 0  # no lam reaches a pruning with splits under this budget
     r = budget_search(problem, budget, time_limit=4, mip=False)
     root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool))
@@ -179,13 +179,26 @@ def test_state_tracks_evaluate_and_tree_moves_are_exact(case, data):
     # the one-tree dynamic programme is optimal among all masks of tree t
     price = data.draw(st.sampled_from([0.0, 0.01, 1.0]))
     node_cost = state.marginal_node_cost(t)
-    tree_mask, local, added = state.best_tree_mask(t, price, node_cost)
-    best = np.inf
+    split = state.split_local[sl] + price * node_cost
+    value, tree_mask, added = best_tree_within(state.layouts[t], state.leaf_error[sl], split,
+                                               node_cost, np.inf)
+    scores = []
     for m in masks:
         cand = state.mask.copy()
         cand[sl] = m[sl]
-        best = min(best, state.local_value(t, cand) + price * node_cost[m[sl]].sum())
-    assert local + price * added == pytest.approx(best, rel=1e-12, abs=1e-12)
+        scores.append((state.local_value(t, cand) + price * node_cost[m[sl]].sum(),
+                       node_cost[m[sl]].sum()))
+    assert value == pytest.approx(min(v for v, _ in scores), rel=1e-12, abs=1e-12)
+    # with a room: the move fits it and never claims better than the constrained optimum
+    room = data.draw(st.sampled_from([0.0, 0.5 * added, added]))
+    found = best_tree_within(state.layouts[t], state.leaf_error[sl], split, node_cost, room)
+    assert found is not None  # cutting the tree to its root always fits a room >= 0
+    v, m, used = found
+    assert used <= room + 1e-12 and used == pytest.approx(node_cost[m].sum())
+    best_fit = min(val for val, c in scores if c <= room + 1e-12)
+    assert v >= best_fit - 1e-12
+    if room >= added:
+        assert v == pytest.approx(value, rel=1e-12, abs=1e-12)
 
 
 def test_integer_scaling_is_exact_for_counts_and_decimal_costs():

@@ -1,6 +1,5 @@
 """Typed results of the TU methods, and their deprecated dict-style access."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -38,17 +37,15 @@ def test_the_work_limit_raises_instead_of_returning_a_string():
     assert find_2x2_violation(A, max_work=None) is None
 
 
-def test_dict_style_access_still_works_with_a_deprecation_warning():
+def test_results_are_plain_dataclasses_without_item_access():
     hit = find_2x2_violation(np.array([[1, 1], [1, -1]]))
-    with pytest.warns(DeprecationWarning, match=r"use \.rows instead"):
-        assert hit["rows"] == [0, 1]
+    assert hit.rows == [0, 1] and hit.determinant == -2
     res = brute_force_tu(TRIANGLE)
-    with pytest.warns(DeprecationWarning, match=r"use \.verdict instead"):
-        assert res["verdict"] is False
-    assert "counterexample" in res
-    with pytest.raises(KeyError), warnings.catch_warnings():
-        warnings.simplefilter("error")
-        res["no_such_field"]
+    assert res.verdict is False
+    with pytest.raises(TypeError):
+        hit["rows"]
+    with pytest.raises(TypeError):
+        res["verdict"]
 
 
 def test_method_result_fields():

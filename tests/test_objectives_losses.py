@@ -61,7 +61,7 @@ def test_pair_loss_is_the_forest_loss_with_one_tree_swapped():
 
 
 def test_registry_and_errors():
-    assert set(FOREST_LOSSES) | {"tree_error"} == set(available_objectives())
+    assert set(FOREST_LOSSES) | {"tree_error", "squared_error"} == set(available_objectives())
     inst = get_objective("logloss")
     assert get_objective(inst) is inst
     with pytest.raises(ValueError, match="unknown objective 'hinge'.*brier"):

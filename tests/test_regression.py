@@ -197,7 +197,7 @@ def test_bad_targets_are_refused_naming_y(y, err, match):
 def test_classification_only_features_refuse_regression_forests():
     X = np.arange(40.0).reshape(20, 2)
     rf = RandomForestRegressor(n_estimators=2, max_depth=2, random_state=0).fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="regression forest.*objective='paper'"):
+    with pytest.raises(ValueError, match="regression forest.*'squared_error'"):
         po.prune(rf, X, X[:, 0], lam=0.1, objective="brier")
     with pytest.raises(TypeError, match="client must be a dask"):  # regression is supported
         po.compile_problem(rf, X, X[:, 0], client=object())
@@ -454,3 +454,25 @@ def test_score_of_extreme_targets_is_the_unscaled_r2(factor):
     small = po.PrunedForest(small_f, small_f.full_split_mask()).score(X, y)
     big = po.PrunedForest(big_f, big_f.full_split_mask()).score(X, y * factor)
     assert big == pytest.approx(small, rel=1e-9) and small == pytest.approx(est.score(X, y))
+
+# ------------------------------------------------------------------ squared_error objective
+@given(case=regression_cases())
+@settings(max_examples=8, deadline=None)
+def test_squared_error_objective_under_a_budget_is_one_minus_r2_and_fits(case):
+    """fit_budget(regressor, objective="squared_error") meets the budget and its
+    reported loss is 1 - R^2 of the returned forest's prediction on (X, y)."""
+    est, X, y = case["est"], case["X_val"], case["y_val"]
+    full = po.acquisition_cost(est, X, case["costs"]).mean()
+    budget = 0.5 * full
+    pf = po.fit_budget(est, X, y, costs=case["costs"], budget=budget,
+                       objective="squared_error", time_limit=5)
+    assert pf.average_cost(X) <= budget * (1 + 1e-10)
+    pred = pf.predict(X)
+    var = np.var(y)
+    expected = np.mean((pred - y) ** 2) / var if var > 0 else np.mean((pred - y) ** 2)
+    assert pf.solve_info["ensemble_loss"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    # never worse than the root-only forest (a fitting pruning)
+    f = po.Forest.from_sklearn(est)
+    root_pred = po.PrunedForest(f, np.zeros(f.n_nodes, dtype=bool)).predict(X)
+    root = np.mean((root_pred - y) ** 2) / (var if var > 0 else 1.0)
+    assert pf.solve_info["ensemble_loss"] <= root * (1 + 1e-9) + 1e-12

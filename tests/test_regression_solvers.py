@@ -135,7 +135,7 @@ def test_fit_budget_on_random_regression_forests_fits(case, share):
     Xv = case["X_val"]
     full = po.acquisition_cost(case["est"], Xv, case["costs"]).mean()
     pruned = fit_budget(case["est"], Xv, case["y_val"], costs=case["costs"],
-                        budget=share * full, time_limit=5)
+                        budget=share * full, time_limit=5, objective="paper")
     assert pruned.average_cost(Xv) <= share * full + 1e-9
     assert pruned.solve_info["gap"] <= 1e-6 or pruned.solve_info["status"] != "optimal"
 

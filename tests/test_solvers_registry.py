@@ -140,10 +140,9 @@ def test_find_solvers_filters_by_flag_and_rejects_unknown_flags():
         solvers.find_solvers(fast=True)
 
 
-def test_old_names_still_work():
-    from prune_opt.solvers import _base, _modules
+def test_one_backend_table():
+    from prune_opt.solvers import _base
 
-    assert _modules.BACKEND_MODULES == _registry.BACKEND_MODULES
     assert po.available_solvers() == solvers.available_solvers()
     # the backend table is one object, shared by the registry and the base class
     assert _base.SOLVER_CLASSES is _registry._REGISTRY and "highs" in _base.SOLVER_CLASSES

@@ -4,6 +4,7 @@
   (hard-budget search with a certified gap, the ``"budget"`` backend; or
   the Lagrangian hull vertex with ``method="hull"``);
 * :func:`tradeoff_curve` -- every breakpoint of the error-cost curve;
+* :func:`budget_curve` -- :func:`fit_budget` on a grid of budgets, as curve rows;
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
   :func:`greedy_prunings`, :func:`fewer_trees_prunings`,
   :func:`impurity_threshold_prunings`, registered by name in
@@ -18,16 +19,19 @@ from ._baselines import (
     get_baseline,
     greedy_prunings,
     impurity_threshold_prunings,
+    register_baseline,
     sub_forest,
 )
+from ._budget_curve import budget_curve
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
-from ._fit_budget import fit_budget, solve_budget_mip
+from ._fit_budget import fit_budget
 
 __all__ = [
     "BASELINES",
     "HullPoint",
     "LagrangianHull",
     "baseline_curve",
+    "budget_curve",
     "ccp_prunings",
     "fewer_trees_prunings",
     "fit_budget",
@@ -36,7 +40,7 @@ __all__ = [
     "impurity_threshold_prunings",
     "lam_upper_bound",
     "problem_at_lam",
-    "solve_budget_mip",
+    "register_baseline",
     "sub_forest",
     "tradeoff_curve",
 ]

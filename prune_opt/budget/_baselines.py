@@ -16,13 +16,17 @@ ones on sub-forests of the first ``m`` trees.  :func:`baseline_curve` turns
 any of them into curve rows comparable with :func:`tradeoff_curve`.
 
 :data:`BASELINES` is the one registry of them (name -> function with the
-common signature ``(forest, X, y, *, costs=None, problem=None)``); the CLI
-and the benchmarks dispatch through it.  A grower-based competitor that is
+common signature ``(forest, X, y, *, costs=None, problem=None)``), a view of
+the mask families the budget search and ``fit_budget`` seed from; the CLI
+and the benchmarks dispatch through it, and :func:`register_baseline` adds
+a family to all of them.  A grower-based competitor that is
 not a pruning (LightGBM's CEGB) lives with its grower, in
 ``forest_builders.cegb.cegb_curve``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -31,87 +35,21 @@ from .._forest import Forest, as_forest
 from .._frames import records_frame
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
-from .._routing import node_moments
+from .._routed import RoutedData
 from .._validation import check_labels
+from ..solvers._baseline_masks import (
+    MASK_FAMILIES,
+    ccp_alphas,
+    ccp_masks,
+    greedy_path,
+    node_impurity,
+    node_risk,
+    register_baseline,
+)
 
 __all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
            "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES",
-           "get_baseline"]
-
-
-def _levels(forest):
-    """Internal node ids grouped by depth, deepest first."""
-    internal = np.flatnonzero(~forest.is_leaf)
-    d = forest.depth[internal]
-    return [internal[d == k] for k in range(forest.max_depth, -1, -1)]
-
-
-def _node_risk(forest, problem=None):
-    """R(h): the resubstitution risk of node h as a leaf, per tree normalised.
-
-    sklearn forests: impurity times weighted sample share (sklearn's own
-    cost-complexity measure).  Other forests: misclassification rate of the
-    compiled problem's error data.
-    """
-    est = forest.estimator
-    if est is not None:
-        trees = list(getattr(est, "estimators_", [est]))
-        risk = []
-        for tr in trees:
-            t = tr.tree_
-            w = t.weighted_n_node_samples
-            risk.append(t.impurity * w / w[0])
-        return np.concatenate(risk)
-    if problem is None:
-        raise ValueError("ccp: this forest has no sklearn estimator (no node impurities); "
-                         "pass problem= (a compiled PruningProblem) to prune on its error data")
-    return problem.node_error / problem.tree_error_weight[forest.tree_of_node]
-
-
-def _subtree_stats(forest, risk):
-    """Risk and leaf count of the full subtree under every node (bottom-up by level)."""
-    r_sub = risk.copy()
-    n_leaves = forest.is_leaf.astype(float)
-    for ids in _levels(forest):
-        r_sub[ids] = r_sub[forest.left[ids]] + r_sub[forest.right[ids]]
-        n_leaves[ids] = n_leaves[forest.left[ids]] + n_leaves[forest.right[ids]]
-    return r_sub, n_leaves
-
-
-def ccp_mask(forest, risk, alpha):
-    """Split mask of the smallest minimiser of ``R + alpha * #leaves`` in every tree.
-
-    Bottom-up dynamic programme over levels: node h keeps its split iff its
-    best subtree's value is strictly below ``R(h) + alpha``; the result is the
-    subtree sklearn's weakest-link pruning returns for ``ccp_alpha=alpha``.
-    """
-    best = risk + alpha
-    keep = np.zeros(forest.n_nodes, dtype=bool)
-    for ids in _levels(forest):
-        below = best[forest.left[ids]] + best[forest.right[ids]]
-        # the same round-off guard sklearn uses in its pruning loop
-        keep[ids] = below < best[ids] - np.finfo(float).eps * 10
-        best[ids] = np.minimum(best[ids], below)
-    return close_under_parents(forest, keep)
-
-
-def ccp_alphas(forest, risk, n_alphas=None):
-    """A grid of ``alpha`` values spanning the pruning paths.
-
-    The effective alpha ``(R(h) - R(subtree h)) / (#leaves - 1)`` of every
-    internal node of the unpruned trees (the first weakest link of each tree is
-    the smallest of them; later links fall between them), plus 0 and a value
-    that prunes every tree to its root; subsampled by quantile to
-    ``n_alphas``.  Every alpha gives a true CCP pruning; the grid only sets how
-    densely the path is sampled.
-    """
-    r_sub, n_leaves = _subtree_stats(forest, risk)
-    internal = ~forest.is_leaf
-    g = (risk[internal] - r_sub[internal]) / np.maximum(n_leaves[internal] - 1, 1)
-    vals = np.unique(np.concatenate([[0.0], np.maximum(g, 0.0), [risk.max() + 1.0]]))
-    if n_alphas is not None and vals.size > n_alphas:
-        vals = np.unique(np.quantile(vals, np.linspace(0, 1, n_alphas)))
-    return vals
+           "get_baseline", "register_baseline"]
 
 
 def _distinct_prunings(forest, params, mask_of, costs, info):
@@ -159,12 +97,13 @@ def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None)
     True
     """
     f = as_forest(forest)
-    risk = _node_risk(f, problem)
+    risk = node_risk(f, problem)
     if alphas is None:
         alphas = ccp_alphas(f, risk, n_alphas)
-    return _distinct_prunings(
-        f, [float(a) for a in np.sort(np.asarray(alphas, dtype=float))],
-        lambda a: ccp_mask(f, risk, a), costs, lambda a: {"method": "ccp", "alpha": a})
+    alphas = [float(a) for a in np.sort(np.asarray(alphas, dtype=float))]
+    masks = dict(zip(alphas, ccp_masks(f, risk, alphas)))
+    return _distinct_prunings(f, alphas, masks.__getitem__, _costs_of(costs, problem),
+                              lambda a: {"method": "ccp", "alpha": a})
 
 
 def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
@@ -204,39 +143,21 @@ def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
-    mask = f.full_split_mask()
-    cur = problem.evaluate(mask)
-    out = [(0, PrunedForest(f, mask, costs=problem.costs, breakdown=cur,
-                            solve_info={"method": "greedy", "removed": []}))]
-    removed = []
-    while mask.any():  # one step per feature
-        feats = np.unique(f.feature[mask])
-        best = None
-        for k in feats:
-            cand = close_under_parents(f, mask & (f.feature != k))
-            bd = problem.evaluate(cand)
-            saved = cur.average_cost - bd.average_cost
-            d_err = bd.error_term - cur.error_term
-            # ratio for cost-saving removals; free removals ranked by error alone
-            score = (0, d_err / saved) if saved > 1e-15 else (1, d_err)
-            if best is None or score < best[0]:
-                best = (score, k, cand, bd)
-        _, k, mask, cur = best
-        removed.append(int(k))
-        out.append((len(removed), PrunedForest(
-            f, mask, costs=problem.costs, breakdown=cur,
-            solve_info={"method": "greedy", "removed": list(removed)})))
-    return out
+    masks, removed = greedy_path(problem)
+    return [(i, PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
+                             solve_info={"method": "greedy", "removed": removed[:i]}))
+            for i, mask in enumerate(masks)]
 
 
 def sub_forest(forest, m):
-    """A Forest of the first ``m`` trees (a new forest, not a mask: the later
-    trees no longer vote)."""
+    """A Forest of the first ``m`` trees, or of the trees listed in ``m`` (in order):
+    a new forest, not a mask, so the other trees no longer vote."""
     f = as_forest(forest)
-    if not 1 <= m <= f.n_trees:
+    if np.ndim(m) == 0 and not 1 <= m <= f.n_trees:
         raise ValueError(f"m must be in [1, {f.n_trees}], got {m}")
+    keep = list(range(m)) if np.ndim(m) == 0 else [int(t) for t in m]
     trees = []
-    for t in range(m):
+    for t in keep:
         sl = f.tree_slice(t)
         off = sl.start
         left, right = f.left[sl], f.right[sl]
@@ -244,7 +165,7 @@ def sub_forest(forest, m):
                           right=np.where(right >= 0, right - off, -1),
                           feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
                           missing_go_to_left=f.missing_go_to_left[sl]))
-    in_bag = None if f.in_bag is None else list(f.in_bag)[:m]
+    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in keep]
     return Forest(trees, classes=f.classes_, n_features=f.n_features,
                   feature_names=f.feature_names, in_bag=in_bag, task=f.task)
 
@@ -279,38 +200,6 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     return out
 
 
-def node_impurity(forest, X=None, y=None):
-    """Impurity of every node: Gini impurity of its class distribution, or, for a
-    regression forest, its target variance.
-
-    A regression forest built from scikit-learn trees uses the training
-    impurity its trees carry (the variance for the squared-error criteria, else
-    the criterion's own impurity: absolute error, Poisson deviance); other
-    regression forests need the data ``(X, y)`` to measure the variance on.
-    """
-    if forest.task == "regression":
-        return _node_variance(forest, X, y)
-    v = np.asarray(forest.value, dtype=float)
-    s = v.sum(axis=1, keepdims=True)
-    p = v / np.where(s > 0, s, 1.0)
-    return 1.0 - (p ** 2).sum(axis=1)
-
-
-def _node_variance(forest, X, y):
-    est = forest.estimator
-    if est is not None:
-        trees = list(getattr(est, "estimators_", [est]))
-        return np.concatenate([tr.tree_.impurity for tr in trees]).astype(float)
-    if X is None or y is None:
-        raise ValueError("impurity: this regression forest carries no node variances (it "
-                         "was not built from scikit-learn trees); pass X and y to measure "
-                         "them on data")
-    Xc = forest.check_X(X)
-    m = node_moments(forest, Xc, check_labels(forest, y, Xc.shape[0]))
-    n = np.where(m[:, 0] > 0, m[:, 0], 1.0)
-    return np.maximum(m[:, 2] / n - (m[:, 1] / n) ** 2, 0.0)
-
-
 def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, costs=None,
                                 X=None, y=None):
     """BudgetRF-style early stopping: a node stays a split only if its impurity
@@ -342,6 +231,12 @@ def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, co
         lambda thr: {"method": "impurity", "threshold": thr})
 
 
+def _costs_of(costs, problem):
+    """The costs a baseline's prunings are measured with: ``costs``, else the
+    problem's (not one per feature when a problem is given)."""
+    return problem.costs if costs is None and problem is not None else costs
+
+
 def _ccp(forest, X, y, *, costs=None, problem=None):
     """Cost-complexity pruning of every tree at a common alpha."""
     return ccp_prunings(forest, costs=costs, problem=problem)
@@ -354,19 +249,59 @@ def _greedy(forest, X, y, *, costs=None, problem=None):
 
 def _fewer_trees(forest, X, y, *, costs=None, problem=None):
     """The first m trees."""
-    return fewer_trees_prunings(forest, costs=costs)
+    return fewer_trees_prunings(forest, costs=_costs_of(costs, problem))
 
 
 def _impurity(forest, X, y, *, costs=None, problem=None):
     """Impurity-threshold early stopping (BudgetRF style)."""
-    return impurity_threshold_prunings(forest, costs=costs, X=X, y=y)
+    return impurity_threshold_prunings(forest, costs=_costs_of(costs, problem), X=X, y=y)
 
 
-#: The baseline registry: name -> function ``(forest, X, y, *, costs=None,
-#: problem=None)`` returning ``(parameter, PrunedForest)`` pairs, costliest
-#: first.  Adding a baseline is one function and one line here.
-BASELINES = {"ccp": _ccp, "greedy": _greedy, "fewer-trees": _fewer_trees,
-             "impurity": _impurity}
+# the registered families with a parameter-rich PrunedForest sequence of their own
+# (fewer-trees: sub-forests of m trees); any other family is wrapped by _from_family
+_SEQUENCES = {"ccp": _ccp, "greedy": _greedy, "fewer-trees": _fewer_trees,
+              "impurity": _impurity}
+
+
+def _from_family(name):
+    def prunings(forest, X, y, *, costs=None, problem=None):
+        if problem is None:
+            problem = compile_problem(forest, X, y, costs=costs, lam=0.0)
+        masks = MASK_FAMILIES[name](problem) or []
+        return [(i, PrunedForest(problem.forest, m, costs=_costs_of(costs, problem),
+                                 solve_info={"method": name})) for i, m in enumerate(masks)]
+
+    prunings.__doc__ = MASK_FAMILIES[name].__doc__ or f"The {name!r} baseline family."
+    return prunings
+
+
+class _Baselines(Mapping):
+    """Name -> ``(forest, X, y, *, costs=None, problem=None)`` returning
+    ``(parameter, PrunedForest)`` pairs, costliest first, for every family of
+    the one baseline registry
+    (:data:`prune_opt.solvers._baseline_masks.MASK_FAMILIES`): a family
+    registered with :func:`register_baseline` appears here too."""
+
+    def __getitem__(self, name):
+        if name in _SEQUENCES and name in MASK_FAMILIES:
+            return _SEQUENCES[name]
+        if name in MASK_FAMILIES:
+            return _from_family(name)
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(list(MASK_FAMILIES))
+
+    def __len__(self):
+        return len(MASK_FAMILIES)
+
+    def __repr__(self):
+        return f"BASELINES({list(self)})"
+
+
+#: The baseline registry as ``PrunedForest`` sequences (a view of the mask
+#: families: ``register_baseline`` adds to both).
+BASELINES = _Baselines()
 
 
 def get_baseline(name):
@@ -392,6 +327,22 @@ def get_baseline(name):
     except (KeyError, TypeError):
         raise ValueError(f"unknown baseline {name!r}; known baselines: "
                          f"{', '.join(BASELINES)}") from None
+
+
+def _routed_cost(pf, routed):
+    """``pf.average_cost`` on routed rows (the same arithmetic)."""
+    return float(pf.costs.cost_of_usage(routed.used(pf.split_mask)).mean())
+
+
+def _routed_score(pf, routed, y):
+    """``pf.score`` on routed rows (the same arithmetic)."""
+    avg = routed.average_value(pf.split_mask)
+    yc = check_labels(pf.forest, y, routed.n_rows)
+    if pf.forest.task == "regression":
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(yc, avg[:, 0]))
+    return float(np.mean(np.argmax(avg, axis=1) == yc))
 
 
 def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
@@ -422,15 +373,23 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
         raise ValueError("X_eval and y_eval must be given together")
     regression = bool(prunings) and prunings[0][1].forest.task == "regression"
     score = "r2" if regression else "accuracy"
+    routed = {}  # each (forest, rows) routed once; every pruning scored on the routed rows
+
+    def on(pf, rows):
+        key = (id(pf.forest), id(rows))
+        if key not in routed:
+            routed[key] = RoutedData(pf.forest, pf.forest.check_X(rows))
+        return routed[key]
+
     rows = []
     for param, pf in prunings:
-        r = {"method": method, "param": param, "average_cost": pf.average_cost(X),
+        r = {"method": method, "param": param, "average_cost": _routed_cost(pf, on(pf, X)),
              "n_splits": pf.n_splits, "n_trees": pf.n_trees}
         if y is not None:
-            r[score] = pf.score(X, y)
+            r[score] = _routed_score(pf, on(pf, X), y)
         if X_eval is not None:
-            r[f"{score}_eval"] = pf.score(X_eval, y_eval)
-            r["cost_eval"] = pf.average_cost(X_eval)
+            r[f"{score}_eval"] = _routed_score(pf, on(pf, X_eval), y_eval)
+            r["cost_eval"] = _routed_cost(pf, on(pf, X_eval))
         rows.append(r)
     columns = ["method", "param", "average_cost", "n_splits", "n_trees"]
     columns += ([score] if y is not None else []) + (

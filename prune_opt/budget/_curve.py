@@ -23,7 +23,6 @@ of one compiled problem (re-weighted, never re-routed).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -293,18 +292,21 @@ def _records(points, X_eval, y_eval, costs):
     return rows
 
 
-def _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost):
+def check_hull_solver(solver):
+    """Refuse, before any work, a backend that cannot trace the hull: every point
+    must be a proven optimum at its ``lam`` (an ``exact`` backend)."""
+    from ..solvers import solver_classes
+
+    cls = solver_classes().get(str(solver).lower()) if isinstance(solver, str) else None
+    if cls is not None and not cls.exact:
+        exact = [n for n, c in solver_classes().items() if c.exact and n != "budget"]
+        raise ValueError(f"solver={solver!r} cannot trace the Lagrangian hull: its solves are "
+                         "not proven optimal at each lam (it reports a gap); use an exact "
+                         f"backend: {exact} (or solver='auto')")
+
+
+def _problem_of(problem_or_forest, X, y, costs, train, depth_cost):
     """The compiled problem to trace, from the arguments of :func:`tradeoff_curve`."""
-    if problem is not None:
-        ignored = [n for n, v in (("the forest", problem_or_forest), ("X", X), ("y", y),
-                                  ("costs", costs), ("train", train),
-                                  ("depth_cost", depth_cost)) if v is not None]
-        warnings.warn("tradeoff_curve(..., problem=p) is deprecated; pass the problem first, "
-                      "tradeoff_curve(p, ...), without X and y"
-                      + (f" ({', '.join(ignored)} ignored, as before)" if ignored else ""),
-                      DeprecationWarning, stacklevel=3)
-        # the old keyword won over every data argument
-        return problem
     if isinstance(problem_or_forest, PruningProblem):
         given = [n for n, v in (("X", X), ("y", y), ("costs", costs), ("train", train),
                                 ("depth_cost", depth_cost)) if v is not None]
@@ -345,7 +347,7 @@ def _rows(points, lams, X_eval, y_eval, costs):
 def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, train=None,
                    solver="auto", X_eval=None, y_eval=None, depth_cost=None,
                    cost_resolution=0.0, tol=1e-9, progress=False, return_points=False,
-                   solver_options=None, problem=None):
+                   solver_options=None):
     """The error-cost trade-off curve of BudgetPrune.
 
     By default every breakpoint of the curve is found exactly (see the module
@@ -389,8 +391,6 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     return_points : bool
         Also return the :class:`HullPoint` objects (with their PrunedForest).
     solver_options : dict, optional
-    problem : PruningProblem, optional
-        Deprecated: pass the problem as the first argument.
 
     Returns
     -------
@@ -417,7 +417,8 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     >>> tradeoff_curve(problem).equals(curve)
     True
     """
-    problem = _problem_of(problem_or_forest, X, y, problem, costs, train, depth_cost)
+    check_hull_solver(solver)
+    problem = _problem_of(problem_or_forest, X, y, costs, train, depth_cost)
     if (X_eval is None) != (y_eval is None):
         raise ValueError("X_eval and y_eval must be given together")
     if y_eval is not None:  # refuse bad eval labels before solving, not after

@@ -30,65 +30,35 @@ import warnings
 import numpy as np
 
 from .._compile import compile_problem
-from .._forest import Forest
+from .._forest import as_forest
 from .._pruned import PrunedForest
-from ..objectives import fit_budget_ensemble, get_objective
-from ._fast_eval import greedy_masks
-from ._heuristics import mask_baseline_families
+from .._routed import RoutedData
+from .._solve import solve
+from .._validation import fits_budget
+from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
+from ..solvers._baseline_masks import best_in_nested, mask_families
+from ._baselines import sub_forest
 from ._vote import VoteScorer
 
-__all__ = ["fit_budget_objective", "baseline_families", "PAPER_SHARE"]
+__all__ = ["fit_budget_objective", "PAPER_SHARE"]
 
 # share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
-# relative slack of the budget test (float round-off of the average cost)
-BUDGET_RTOL = 1e-12
-
-
-def baseline_families(problem):
-    """Nested mask sequences of the baselines, costliest first: ``{name: [mask]}``.
-
-    ``"fewer-trees"`` keeps the first m trees whole and cuts the others to
-    their root (the sub-forests themselves are scored by
-    :meth:`VoteScorer.prefix_scores`).  Computed once per compiled problem.
-    """
-    return {"greedy": greedy_masks(problem), **mask_baseline_families(problem)}
-
-
-def _fits(cost, budget):
-    return cost <= budget * (1 + BUDGET_RTOL) + 1e-300
-
-
-def _best_fitting(masks, scorer, budget):
-    """``(loss, cost, mask)`` of the lowest-loss member of a nested family that fits.
-
-    The family is nested (costs non-increasing), so the fitting members are a
-    suffix, found by bisection on cost; each of them is scored.
-    """
-    lo, hi, seen = 0, len(masks), {}
-    while lo < hi:
-        mid = (lo + hi) // 2
-        seen[mid] = scorer.score(masks[mid])
-        if _fits(seen[mid][1], budget):
-            hi = mid
-        else:
-            lo = mid + 1
-    best, keys = None, set()
-    for i in range(lo, len(masks)):
-        key = masks[i].tobytes()
-        if key in keys:
-            continue
-        keys.add(key)
-        loss, cost = seen[i] if i in seen else scorer.score(masks[i])
-        if _fits(cost, budget) and (best is None or (loss, cost) < best[:2]):
-            best = (loss, cost, masks[i])
-    return best
 
 
 def _check_problem(problem, scorer):
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
+    if getattr(problem, "cost_sample", None) is not None:
+        # the cost term was estimated on a sample of X's rows: the budget is measured on
+        # every row of X by the scorer, so only the row count can be checked
+        n_pop = problem.cost_sample.get("n_population") if isinstance(
+            problem.cost_sample, dict) else None
+        if n_pop is not None and n_pop != scorer.n:
+            raise ValueError(f"problem= was compiled (with cost_sample) on {n_pop} rows but X "
+                             f"has {scorer.n}: pass the rows it was compiled on")
+        return
     full = problem.forest.full_split_mask()
     mine, theirs = scorer.score(full)[1], problem.evaluate(full).average_cost
     if not math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12):
@@ -98,55 +68,40 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options, paper_search):
-    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
-
-    ``paper_search(problem, budget, time_limit)`` runs fit_budget's
-    paper-objective search (passed in to keep one definition of it).
-    """
+                         time_limit, verbose, solver_options):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest."""
     obj = get_objective(objective)
+    check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
-    scorer = VoteScorer(f, X, y, problem.costs, obj)
+    routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
+    scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
-    for name, masks in baseline_families(problem).items():
-        best = _best_fitting(masks, scorer, budget)
+    names = (solver_options or {}).get("baselines")
+    for name, masks in mask_families(problem, names=names).items():
+        best = best_in_nested(masks, budget, scorer.score)
         if best is not None:
             pool[f"baseline:{name}"] = best
 
     def left(share=1.0):
         if time_limit is None:
             return None
-        return max(share * (time_limit - (time.perf_counter() - t0)), 0.5)
+        return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        paper = paper_search(problem, budget, left(PAPER_SHARE))
+        paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
+                      time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
-                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()])
+                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
+                              routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
-
-
-def tree_subset(forest, trees):
-    """A Forest of the listed trees only (in order): dropped trees no longer vote."""
-    f = forest
-    out = []
-    for t in trees:
-        sl = f.tree_slice(t)
-        left, right = f.left[sl], f.right[sl]
-        out.append(dict(left=np.where(left >= 0, left - sl.start, -1),
-                        right=np.where(right >= 0, right - sl.start, -1),
-                        feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
-                        missing_go_to_left=f.missing_go_to_left[sl]))
-    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in trees]
-    return Forest(out, classes=f.classes_, n_features=f.n_features,
-                  feature_names=f.feature_names, in_bag=in_bag)
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -163,7 +118,7 @@ def _without_stumps(problem, scorer, pool, budget):
         kept = [t for t in range(f.n_trees) if mask[f.node_offset[t]]]
         if 0 < len(kept) < f.n_trees:
             d_loss, d_cost = scorer.score(mask, kept)
-            if _fits(d_cost, budget) and d_loss < loss:
+            if fits_budget(d_cost, budget) and d_loss < loss:
                 out[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
     return out
 
@@ -171,10 +126,10 @@ def _without_stumps(problem, scorer, pool, budget):
 def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
     f = problem.forest
-    fitting = {k: (*v, None) for k, v in pool.items() if _fits(v[1], budget)}
+    fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
     fitting.update(_without_stumps(problem, scorer, pool, budget))
     subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
-            if _fits(cost, budget)]
+            if fits_budget(cost, budget)]
     if subs:
         loss, cost, m = min(subs)
         fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
@@ -191,7 +146,7 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
         out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
                            lam=0.0)
     else:
-        sub = tree_subset(f, trees)
+        sub = sub_forest(f, trees)
         est = None if f.estimator is None else type(f.estimator).__name__
         out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
                            costs=problem.costs, estimator_class=est)

@@ -9,25 +9,50 @@ import warnings
 import numpy as np
 
 from .._compile import compile_problem
+from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
-from .._validation import check_nonneg_scalar
+from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
 from ..objectives import get_objective
-from ._curve import LagrangianHull
+from ..solvers._baseline_masks import MASK_FAMILIES
+from ._curve import LagrangianHull, check_hull_solver
 from ._ensemble_budget import fit_budget_objective
 
-__all__ = ["fit_budget", "solve_budget_mip", "MAX_MIP_VARIABLES", "DEFAULT_TIME_LIMIT"]
+__all__ = ["fit_budget", "DEFAULT_TIME_LIMIT"]
 
-# solve_budget_mip (deprecated) is branch-and-bound on the full LP; beyond this
-# many variables it is refused in favour of fit_budget's search
-MAX_MIP_VARIABLES = 60_000
-# seconds fit_budget's hard-budget search may take by default
+# seconds a fit_budget call may take by default: objective="auto" (the default) runs
+# heuristics and descent, which reach their quality within a few seconds at 40 trees x
+# 2,000 rows; an explicit objective keeps the longer limit that lets CP-SAT close the gap
 DEFAULT_TIME_LIMIT = 30.0
+AUTO_TIME_LIMIT = 2.0
+# objective="auto": share of the time for each objective's run on the fitting half
+AUTO_SELECT_SHARE = 0.22
+# objective="auto": fewer rows than this (or a class with fewer than 2 rows in a half)
+# leave no honest hold-out; the forest's own loss is then used
+AUTO_MIN_ROWS = 40
 # the search always gets at least this share of time_limit, however long the compile took
 MIN_SEARCH_SHARE = 0.05
 # the searches aim at this share of time_limit: CP-SAT and the ensemble search stop a few
 # tenths of a second after their deadline, and the result is assembled after that
 TARGET_SHARE = 0.95
+
+
+def split_problem_or_forest(problem_or_forest, *, costs=None, train=None, cost_sample=None,
+                            client=None):
+    """``(problem, None)`` for a compiled problem (refusing the arguments it already
+    fixes), else ``(None, forest)``."""
+    if not isinstance(problem_or_forest, PruningProblem):
+        if problem_or_forest is None:
+            raise ValueError("pass a fitted forest (with X and y) or a compiled "
+                             "PruningProblem as the first argument")
+        return None, problem_or_forest
+    given = [n for n, v in (("costs", costs), ("train", train), ("cost_sample", cost_sample),
+                            ("client", client)) if v is not None]
+    if given:
+        raise ValueError(f"got a compiled PruningProblem and {', '.join(given)}: the problem "
+                         "already fixes its costs, error data and cost rows; pass a forest "
+                         "instead, or drop " + ", ".join(given))
+    return problem_or_forest, None
 
 
 def _point_info(p):
@@ -38,9 +63,9 @@ def _point_info(p):
 def _lagrangian(hull, budget, verbose):
     """Hull search narrowed to the budget: returns (chosen, costlier neighbour, lam)."""
     a, b = hull.endpoints()
-    if a.average_cost <= budget * (1 + 1e-12):
+    if fits_budget(a.average_cost, budget):
         return a, None, 0.0
-    if b.average_cost > budget * (1 + 1e-12) + 1e-15:
+    if not fits_budget(b.average_cost, budget):
         raise ValueError(
             f"budget={budget:g} is below the cost of the cheapest pruning "
             f"({b.average_cost:g}); some root split uses a free feature group that cannot be "
@@ -53,7 +78,7 @@ def _lagrangian(hull, budget, verbose):
                   f"error {p.error_term:.6g}")
         if (hull.below(p, a, lam) and not hull.same(p, a) and not hull.same(p, b)
                 and b.cost_term < p.cost_term < a.cost_term):
-            if p.average_cost <= budget * (1 + 1e-12):
+            if fits_budget(p.average_cost, budget):
                 b = p
             else:
                 a = p
@@ -61,13 +86,27 @@ def _lagrangian(hull, budget, verbose):
             return b, a, lam
 
 
-def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", tol=1e-9,
-               exact_budget=False, verbose=False, time_limit=DEFAULT_TIME_LIMIT, problem=None,
-               max_mip_variables=MAX_MIP_VARIABLES, solver_options=None, method="search",
-               objective="paper", cost_sample=None, client=None):
+def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=None,
+               objective="auto", method="search", solver="auto", time_limit="default",
+               tol=1e-9, solver_options=None, cost_sample=None, client=None, verbose=False,
+               random_state=0):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
-    ``method="search"`` (default) solves ``min error term  s.t.  average cost <=
+    By default (``objective="auto"``) the rows of ``X`` are split in two
+    halves (stratified by class, seeded by ``random_state``); the paper's
+    error term and the forest's own loss (Brier score; for a regression
+    forest the squared error of its average, see
+    :mod:`prune_opt.objectives`) are each optimised under the budget on one
+    half and scored in the forest's own loss on the other, and the better
+    objective is then run on all rows.  The pick is made on rows the
+    compared prunings were not fitted on.  The call also remembers its best
+    prunings for the same forest, rows and costs, so a larger budget never
+    returns a worse loss than a smaller one did (``solve_info["auto"]``,
+    ``solve_info["auto_loss"]``).  Where only the paper objective applies
+    (``method="hull"``, ``cost_sample``/``client``, a problem passed without
+    its rows, fewer than 40 rows), it is used.
+
+    With ``objective="paper"``, ``method="search"`` solves ``min error term  s.t.  average cost <=
     budget`` with the ``"budget"`` backend: a certified Lagrangian lower bound
     from exact min-cuts, primal candidates (hull vertices, tree-wise mixing of
     the two vertices around the budget, greedy unit removal with min-cut
@@ -84,10 +123,16 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
 
     Parameters
     ----------
-    forest : fitted estimator or Forest
-    X, y : array-like
+    problem_or_forest : PruningProblem, fitted estimator or Forest
+        A compiled problem (compiled with ``depth_cost=0``) supplies the
+        forest, costs and error data; ``costs``, ``train``, ``cost_sample``
+        and ``client`` are then refused.
+    X, y : array-like, optional
         Cost data (validation data) on which the budget is measured; also the
-        error data unless ``train`` is given.
+        error data unless ``train`` is given.  Needed with a forest; with a
+        problem, the rows it was compiled on (optional for the paper
+        objective, where they serve the true-cost check of a problem compiled
+        with ``cost_sample``; required for an ensemble objective).
     costs : FeatureCosts, array-like or mapping, optional
     budget : float
         Largest allowed average acquisition cost per example (>= 0).
@@ -98,25 +143,21 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         backend of the Lagrangian solves.
     tol : float
         Relative tolerance of the hull search (``method="hull"``).
-    exact_budget : bool
-        Deprecated: the search always solves the hard budget; pass
-        ``time_limit=None`` to run its binary program to proven optimality.
     verbose : bool
-    time_limit : float or None, default 30
+    time_limit : float or None, default "default"
         Seconds for the whole call, compiling the problem included (``None`` or
-        ``inf``: no limit).  The searches aim at 95% of it (their last step
-        and the result's assembly run past their deadline) and always get at
-        least 5% of it.
-    problem : PruningProblem, optional
-        Reuse a compiled problem (``X``, ``y``, ``costs``, ``train`` ignored).
-    max_mip_variables : int
-        Deprecated, ignored (the closure binary program has no size cap).
+        ``inf``: no limit).  The default is 2 s with ``objective="auto"``
+        (heuristics and descent; the fixed work of routing and the baselines
+        comes on top) and 30 s with an explicit objective (room for CP-SAT to
+        close the paper search's gap).  The searches aim at 95% of it (their
+        last step and the result's assembly run past their deadline) and
+        always get at least 5% of it.
     solver_options : dict, optional
         Backend options (``mip``, ``mip_workers`` for the search).
     method : {"search", "hull"}
-    objective : str, default "paper"
-        ``"paper"`` minimises BudgetPrune's error term (mean per-tree error) as
-        above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
+    objective : str, default "auto"
+        ``"auto"``: see above.  ``"paper"`` minimises BudgetPrune's error term
+        (mean per-tree error) as above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
         ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
         own loss on ``(X, y)`` under the budget (``"accuracy"``: the error of
         ``predict``).  Candidates: the paper search above (a third of the
@@ -127,8 +168,10 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
         (budget descent from the best: exact block moves, loss never rising).
         All are scored exactly on ``(X, y)`` and the lowest loss wins, so the
         result is never worse than any baseline that fits; there is no
-        certified gap (see ``docs/math/ensemble_objective.md``).  ``problem=``
+        certified gap (see ``docs/math/ensemble_objective.md``).  A problem
         must be compiled on the same ``X``, and ``X``, ``y`` are still needed.
+    random_state : int, default 0
+        Seed of ``objective="auto"``'s split of the rows.
     cost_sample, client : optional
         Passed to :func:`prune_opt.compile_problem` (the budget is then met by
         the sampled average cost; ``solve_info`` records the true average cost
@@ -159,33 +202,49 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
     >>> from prune_opt.budget import fit_budget
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0, time_limit=10)
-    >>> bool(pruned.average_cost(X) <= 4.0), pruned.solve_info["status"]
-    (True, 'optimal')
+    >>> pruned = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0)
+    >>> bool(pruned.average_cost(X) <= 4.0), pruned.solve_info["auto"]["chosen"] in (
+    ...     "paper", "brier")
+    (True, True)
+    >>> paper = fit_budget(rf, X, y, costs=[1, 1, 5, 5], budget=4.0, objective="paper")
+    >>> paper.solve_info["status"]
+    'optimal'
     """
     budget = check_nonneg_scalar(budget, "budget")
-    if isinstance(time_limit, (int, float)) and math.isinf(time_limit) and time_limit > 0:
-        time_limit = None  # an infinite limit is no limit, as in solve()
-    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
-    if method not in ("search", "hull") or (objective != "paper" and method != "search"):
+    auto = isinstance(objective, str) and objective == "auto"
+    if isinstance(time_limit, str) and time_limit == "default":
+        time_limit = AUTO_TIME_LIMIT if auto else DEFAULT_TIME_LIMIT
+    time_limit = check_time_limit(time_limit)
+    if method not in ("search", "hull") or (objective not in ("paper", "auto")
+                                             and method != "search"):
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
                          f"{objective!r}, runs its own search: 'search'), got {method!r}")
+    if method == "hull":
+        check_hull_solver(solver)
+    elif str(solver).lower() not in ("auto", "budget"):
+        raise ValueError(
+            f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
+            "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
+            f"with {solver!r}, pass method='hull'")
+    problem, forest = split_problem_or_forest(problem_or_forest, costs=costs, train=train,
+                                              cost_sample=cost_sample, client=client)
+    if auto:
+        objective = _auto_objective(problem_or_forest, X, y, method, cost_sample, client)
+        if objective == "auto":
+            return _fit_auto(problem_or_forest, X, y, budget=budget, costs=costs,
+                             train=train, time_limit=time_limit, verbose=verbose,
+                             solver_options=solver_options, random_state=random_state)
     target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
-        return _fit_objective(forest, X, y, costs=costs, budget=budget, train=train,
-                              problem=problem, objective=objective, time_limit=target,
-                              verbose=verbose, solver_options=solver_options,
-                              cost_sample=cost_sample, client=client)
-    if exact_budget:
-        warnings.warn("fit_budget(exact_budget=True) is deprecated: the default search "
-                      "always solves the hard budget and reports its certified gap; pass "
-                      "time_limit=None to run it to proven optimality", FutureWarning,
-                      stacklevel=2)
-    if max_mip_variables != MAX_MIP_VARIABLES:
-        warnings.warn("fit_budget(max_mip_variables=...) is deprecated and ignored: the "
-                      "closure binary program of the budget search has no size cap",
-                      FutureWarning, stacklevel=2)
-    cost_rows = local_rows(X) if problem is None else None  # for the true cost
+        return _fit_objective(forest if problem is None else problem, X, y, costs=costs,
+                              budget=budget, train=train, objective=objective,
+                              time_limit=target, verbose=verbose,
+                              solver_options=solver_options, cost_sample=cost_sample,
+                              client=client)
+    if problem is None and (X is None or y is None):
+        raise ValueError("X and y are needed to prune a forest (pass the validation rows "
+                         "and labels), or pass a compiled PruningProblem first")
+    cost_rows = None if X is None else local_rows(X)  # for the true cost
     t_start = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
@@ -197,11 +256,6 @@ def fit_budget(forest, X, y, *, costs=None, budget, train=None, solver="auto", t
                          "bounds acquisition cost only)")
     if method == "hull":
         pf = _fit_hull(problem, budget, solver, tol, verbose, solver_options)
-    elif str(solver).lower() not in ("auto", "budget"):
-        raise ValueError(
-            f"solver={solver!r} cannot meet a hard budget: fit_budget's search runs on "
-            "solver='budget' (leave solver='auto'); for the Lagrangian hull vertex computed "
-            f"with {solver!r}, pass method='hull'")
     else:
         pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
     return _report_sampled_cost(pf, problem, budget, cost_rows)
@@ -212,9 +266,14 @@ def _report_sampled_cost(pf, problem, budget, X):
     cost on every row of X and warn when it is above the budget."""
     if getattr(problem, "cost_sample", None) is None:
         return pf
+    if X is None:
+        warnings.warn(f"the problem was compiled with cost_sample: the budget {budget:g} is "
+                      "met by the sampled average cost only; pass the rows it was compiled "
+                      "on as X to check (and record) the true average cost", UserWarning,
+                      stacklevel=3)
     pf.solve_info.update(cost_sample_report(problem, pf.split_mask, X))
     true = pf.solve_info.get("true_average_cost")
-    if true is not None and true > budget * (1 + 1e-12) + 1e-15:
+    if true is not None and not fits_budget(true, budget):
         warnings.warn(f"the budget {budget:g} is met by the sampled average cost "
                       f"({pf.solve_info['sampled_average_cost']:g} on "
                       f"{pf.solve_info['n_sample']} rows) but the true average cost on all "
@@ -278,129 +337,149 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
                         breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
 
 
-def solve_budget_mip(problem, budget, *, time_limit=None, verbose=False,
-                     max_variables=MAX_MIP_VARIABLES):
-    """``min error  s.t.  average acquisition cost <= budget`` as a binary program.
-
-    Kept for compatibility: :func:`fit_budget` (the ``"budget"`` backend)
-    solves the same program faster, on a much smaller closure formulation,
-    warm-started and without a size cap.  Built with OR-Tools model_builder
-    from the standard form plus the budget row and solved by SCIP (CBC through
-    PuLP when this OR-Tools build lacks SCIP).  The budget row breaks total
-    unimodularity, hence branch-and-bound.
-
-    Parameters
-    ----------
-    problem : PruningProblem
-        Compiled with ``depth_cost=0``; its ``lam`` is ignored.
-    budget : float
-    time_limit : float, optional
-    verbose : bool
-    max_variables : int
-        Refuse larger programs (use :func:`fit_budget` without ``exact_budget``).
-
-    Returns
-    -------
-    PrunedForest
-        ``solve_info["status"]`` is ``"optimal"`` or ``"time_limit"``.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.tree import DecisionTreeClassifier
-    >>> import prune_opt as po
-    >>> from prune_opt.budget import solve_budget_mip
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
-    >>> problem = po.compile_problem(tree, X, y, costs=[1, 1, 5, 5])
-    >>> bool(solve_budget_mip(problem, 5.0).average_cost(X) <= 5.0)
-    True
-    """
-    from .._problem import PruningProblem
-
-    if not isinstance(problem, PruningProblem):
-        raise TypeError("problem must be a compiled PruningProblem")
-    budget = check_nonneg_scalar(budget, "budget")
-    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
-    size = problem.size()
-    if size["n_variables"] > max_variables:
-        raise ValueError(
-            f"exact_budget: the binary program has {size['n_variables']:,} variables, above "
-            f"max_mip_variables={max_variables:,}; use fit_budget (the Lagrangian-bounded "
-            "budget search), which has no size cap")
-    p = problem.with_lam(0.0).with_depth_cost(0.0).with_budget(budget)
-    t0 = time.perf_counter()
-    x, status, bound, backend = _mip_point(p, time_limit, verbose)
-    if x is None:
-        mask = np.zeros(problem.n_nodes, dtype=bool)  # the root-only pruning is feasible
-        status = "time_limit"
-    else:
-        mask, _ = p.split_mask_from_lp(x)
-    bd = p.evaluate(mask)
-    if bd.average_cost > budget * (1 + 1e-9) + 1e-12:
-        raise RuntimeError(f"{backend} returned a pruning of cost {bd.average_cost:g} above "
-                           f"the budget {budget:g}")
-    info = {"method": "mip", "solver": backend, "status": status, "budget": budget,
-            "achieved_cost": bd.average_cost, "budget_slack": budget - bd.average_cost,
-            "bound": bound, "seconds": time.perf_counter() - t0, "problem_size": size}
-    return PrunedForest(problem.forest, mask, costs=problem.costs, objective=bd.error_term,
-                        breakdown=bd, solve_info=info, lam=0.0)
-
-
-def _mip_point(p, time_limit, verbose):
-    """Solve the budgeted binary program; returns (x, status, bound, backend)."""
-    import scipy.sparse as sp
-    from ortools.linear_solver.python import model_builder as mb
-
-    solver = mb.Solver("scip")
-    if not solver.solver_is_supported():
-        return _mip_point_cbc(p, time_limit, verbose)
-    sf = p.to_standard_form()
-    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr").astype(np.float64)
-    lo = np.concatenate([sf["b_eq"], np.full(sf["A_ub"].shape[0], -np.inf)])
-    hi = np.concatenate([sf["b_eq"], sf["b_ub"]])
-    n = A.shape[1]
-    model = mb.Model()
-    model.helper.fill_model_from_sparse_data(np.zeros(n), np.ones(n), sf["c"], lo, hi, A)
-    for j in range(n):  # small programs only (max_variables)
-        model.helper.set_var_integrality(j, True)
-    if time_limit is not None:
-        solver.set_time_limit_in_seconds(float(time_limit))
-    solver.enable_output(bool(verbose))
-    st = solver.solve(model)
-    if st in (mb.SolveStatus.OPTIMAL, mb.SolveStatus.FEASIBLE):
-        x = solver.values(model.get_variables()).to_numpy()
-        bound = solver.best_objective_bound / p.scale
-        return x, "optimal" if st == mb.SolveStatus.OPTIMAL else "time_limit", bound, "scip"
-    if st == mb.SolveStatus.NOT_SOLVED and time_limit is not None:
-        return None, "time_limit", 0.0, "scip"
-    raise RuntimeError(f"SCIP returned {st}: {solver.status_string}")
-
-
-def _mip_point_cbc(p, time_limit, verbose):
-    from .._prune import solve
-
-    pf = solve(p, solver="cbc-ip", time_limit=time_limit, verbose=verbose)
-    x = p.lp_point(pf.split_mask)
-    bound = pf.solve_info.get("bound", math.nan)
-    return x, pf.solve_info["status"], bound, "cbc-ip"
-
-
-def _fit_objective(forest, X, y, *, costs, budget, train, problem, objective, time_limit,
+def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, time_limit,
                    verbose, solver_options, cost_sample, client):
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
-        raise ValueError("cost_sample= and client= apply to objective='paper'")
+        raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
+                         "objective scores every row of X in process); compile the problem "
+                         "with cost_sample and pass it first instead")
     get_objective(objective)  # a clear error listing the objectives for a wrong name
     if X is None or y is None:
         raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
-                         "the pruning data X and y (with problem=, the data it was "
+                         "the pruning data X and y (with a problem, the data it was "
                          "compiled on)")
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
+                                costs=costs, budget=budget, train=train, problem=problem,
+                                objective=objective, time_limit=time_limit, verbose=verbose,
+                                solver_options=solver_options)
 
-    def paper_search(p, b, limit):
-        return _fit_search(p, b, limit, verbose, solver_options)
 
-    return fit_budget_objective(forest, X, y, costs=costs, budget=budget, train=train,
-                                problem=problem, objective=objective, time_limit=time_limit,
-                                verbose=verbose, solver_options=solver_options,
-                                paper_search=paper_search)
+def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
+    """What ``objective="auto"`` runs: the paper objective where only it applies (the
+    hull, a sampled or distributed compile, a problem without its rows), else "auto"."""
+    if method == "hull" or cost_sample is not None or client is not None or X is None \
+            or y is None or getattr(problem_or_forest, "cost_sample", None) is not None:
+        return "paper"
+    return "auto"
+
+
+def _own_loss(forest):
+    return "squared_error" if forest.task == "regression" else "brier"
+
+
+def _halves(y, forest, rng):
+    """A fitting and a selecting half of the rows (stratified by class), or None when
+    there are too few rows for an honest hold-out."""
+    n = len(y)
+    if n < AUTO_MIN_ROWS:
+        return None
+    if forest.task == "regression":
+        perm = rng.permutation(n)
+        return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    labels = np.asarray(y)
+    a, b = [], []
+    for c in np.unique(labels):
+        rows = rng.permutation(np.flatnonzero(labels == c))
+        if rows.size < 2:
+            return None
+        a.append(rows[: rows.size // 2])
+        b.append(rows[rows.size // 2:])
+    return np.sort(np.concatenate(a)), np.sort(np.concatenate(b))
+
+
+def _rows(X, idx):
+    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
+
+
+def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
+              solver_options, random_state):
+    """``objective="auto"``: pick the paper error term or the forest's own loss on
+    held-out rows, then run the pick on all rows (see :func:`fit_budget`)."""
+    from .._forest import as_forest
+    from ._vote import VoteScorer
+
+    t0 = time.perf_counter()
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    forest = problem.forest if problem is not None else as_forest(problem_or_forest)
+    if problem is not None:
+        costs = problem.costs
+    own = _own_loss(forest)
+    yv = np.asarray(y)
+    halves = _halves(yv, forest, np.random.default_rng(random_state))
+    holdout, chosen = {}, own
+    share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
+    # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
+    # family) is left to the final run
+    quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
+    if halves is not None:
+        fit, sel = halves
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for obj in ("paper", own):
+                pf = fit_budget(forest, _rows(X, fit), yv[fit], costs=costs, budget=budget,
+                                train=train, objective=obj, time_limit=share,
+                                solver_options=quick)
+                scorer = VoteScorer(pf.forest, _rows(X, sel), yv[sel], pf.costs, own)
+                holdout[obj] = scorer.score(pf.split_mask)[0]
+        chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
+                                               MIN_SEARCH_SHARE * time_limit)
+    target = problem if problem is not None else problem_or_forest
+    out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
+                     solver_options=solver_options, verbose=verbose,
+                     **({} if problem is not None else {"costs": costs, "train": train}))
+    loss = VoteScorer(out.forest, X, y, out.costs, own).score(out.split_mask)[0]
+    out = _keep_incumbent(out, loss, _fingerprint(forest, X, y, out.costs), budget)
+    out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
+                              "n_holdout_rows": 0 if halves is None else int(halves[1].size),
+                              "seconds": time.perf_counter() - t0,
+                              **out.solve_info.get("auto", {})}
+    out.solve_info["objective"] = out.solve_info.get("objective", chosen)
+    return out
+
+
+# objective="auto": the best prunings found on the last few (forest, data, costs), so
+# that a larger budget never returns a worse loss than a smaller one did
+_INCUMBENTS = {}
+_INCUMBENT_KEYS = 8
+_INCUMBENTS_PER_KEY = 32
+
+
+def _fingerprint(forest, X, y, costs):
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for arr in (forest.threshold, forest.feature, forest.value, forest.left,
+                np.asarray(forest.check_X(X)), np.asarray(y).astype(str), costs.unit_costs,
+                costs.feature_units.toarray()):
+        a = np.ascontiguousarray(arr)
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _keep_incumbent(out, loss, key, budget):
+    """Return the lowest-loss pruning among ``out`` and those remembered for the same
+    forest, rows and costs that fit ``budget``; remember ``out``."""
+    cost = out.solve_info.get("achieved_cost")
+    if cost is None:
+        cost = out.breakdown.average_cost if out.breakdown is not None else math.inf
+    seen = _INCUMBENTS.setdefault(key, [])
+    best = min(((lo, c, pf) for lo, c, pf in seen if fits_budget(c, budget)),
+               key=lambda e: (e[0], e[1]), default=None)
+    seen.append((loss, cost, out))
+    del seen[:-_INCUMBENTS_PER_KEY]
+    while len(_INCUMBENTS) > _INCUMBENT_KEYS:
+        _INCUMBENTS.pop(next(iter(_INCUMBENTS)))
+    if best is not None and best[0] < loss:
+        import copy
+
+        kept = copy.copy(best[2])
+        kept.solve_info = dict(best[2].solve_info, budget=budget, budget_slack=budget - best[1])
+        kept.solve_info["auto"] = {"incumbent": True, "this_call_loss": loss}
+        kept.solve_info["auto_loss"] = best[0]
+        return kept
+    out.solve_info["auto_loss"] = loss
+    return out

@@ -7,16 +7,16 @@ leaves' class distributions in tree order, then division by the number of
 trees; every acquisition unit paid once per row), so a candidate ranked here
 ranks the same under ``predict`` / ``predict_proba`` / ``average_cost``.
 
-For ``objective="accuracy"`` the score is the error of ``predict`` (ties go
-to the first class, as ``predict`` breaks them), which is what a user
-measures; the other objectives use their per-example loss of the averaged
-probabilities.
+Every objective is scored the same way, by its own ``total`` of the
+per-tree leaf values (the mean loss of the averaged prediction, or a sum
+over trees for a separable objective such as ``"tree_error"``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._routed import RoutedData
 from .._validation import check_labels
 from ..objectives import get_objective
 
@@ -33,48 +33,44 @@ class VoteScorer:
         Evaluation rows and labels (original class labels).
     costs : FeatureCosts
     objective : str or Objective
+    routed : RoutedData, optional
+        ``X`` already routed through ``forest`` (shared with other scorers).
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.ensemble import RandomForestClassifier
     >>> import prune_opt as po
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     >>> f = po.Forest.from_sklearn(rf)
-    >>> scorer = VoteScorer(f, X, y, po.FeatureCosts.uniform(4), "accuracy")
+    >>> scorer = VoteScorer(f, X, y, po.FeatureCosts.uniform(4), "brier")
     >>> loss, cost = scorer.score(f.full_split_mask())
     >>> pf = po.PrunedForest(f, f.full_split_mask())
-    >>> bool(loss == 1 - pf.score(X, y)), bool(cost == pf.average_cost(X))
+    >>> brier = ((pf.predict_proba(X) - np.eye(3)[y]) ** 2).sum(axis=1).mean()
+    >>> bool(abs(loss - brier) < 1e-12), bool(cost == pf.average_cost(X))
     (True, True)
     """
 
-    def __init__(self, forest, X, y, costs, objective):
+    def __init__(self, forest, X, y, costs, objective, routed=None):
         f = self.forest = forest
-        Xc = f.check_X(X)
-        self.n = Xc.shape[0]
+        self.routed = RoutedData(f, f.check_X(X)) if routed is None else routed
+        self.n = self.routed.n_rows
         self.y = check_labels(f, y, self.n, name="y")
-        self.objective = get_objective(objective)
-        self.by_vote = self.objective.name == "accuracy"
+        self.objective = get_objective(objective).for_data(self.y)
+        self.weight = np.full(self.n, 1.0 / self.n)
+        self.width = f.value.shape[1]
         self.costs = costs
-        self.paths = []
-        for t in range(f.n_trees):
-            ind = f.decision_paths(Xc, t)
-            rows = np.repeat(np.arange(self.n), np.diff(ind.indptr))
-            self.paths.append((ind.indices.astype(np.int64) + f.node_offset[t],
-                               ind.indptr[:-1], rows))
+        self.paths = [(p["nodes"], p["indptr"][:-1], p["rows"]) for p in self.routed.paths]
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree t."""
-        nodes, starts, _ = self.paths[t]
-        n_split = np.add.reduceat(mask[nodes].astype(np.int64), starts)
-        return nodes[starts + n_split]
+        return self.routed.leaves(mask, t)
 
-    def loss_of(self, proba):
-        """Mean loss of class probabilities (``predict``'s error for accuracy)."""
-        if self.by_vote:
-            return float(np.mean(np.argmax(proba, axis=1) != self.y))
-        return float(np.mean(self.objective.loss(proba, self.y)))
+    def loss_of(self, leaf_values):
+        """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
+        return self.objective.total(leaf_values, self.y, self.weight)
 
     def cost_of(self, used):
         """Average cost from a boolean (n, n_features) usage array."""
@@ -85,28 +81,20 @@ class VoteScorer:
         the forest of the trees listed in ``trees`` only (the others dropped)."""
         f = self.forest
         trees = range(f.n_trees) if trees is None else trees
-        proba = np.zeros((self.n, f.n_classes))
-        used = np.zeros((self.n, f.n_features), dtype=bool)
-        for t in trees:
-            proba += f.value[self.leaves(mask, t)]
-            nodes, _, rows = self.paths[t]
-            split = mask[nodes]
-            used[rows[split], f.feature[nodes[split]]] = True
-        if len(trees) > 1:
-            proba /= len(trees)
-        return self.loss_of(proba), self.cost_of(used)
+        values = [f.value[self.leaves(mask, t)] for t in trees]
+        return self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
 
     def prefix_scores(self):
         """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
         for m = 1 .. n_trees (what :func:`fewer_trees_prunings` returns)."""
         f = self.forest
-        total = np.zeros((self.n, f.n_classes))
+        values = []
         used = np.zeros((self.n, f.n_features), dtype=bool)
         out = []
         for t in range(f.n_trees):
             nodes, starts, rows = self.paths[t]
-            total += f.value[nodes[starts + np.diff(np.append(starts, nodes.size)) - 1]]
+            values.append(f.value[nodes[starts + np.diff(np.append(starts, nodes.size)) - 1]])
             split = ~f.is_leaf[nodes]
             used[rows[split], f.feature[nodes[split]]] = True
-            out.append((self.loss_of(total / (t + 1) if t else total), self.cost_of(used)))
+            out.append((self.loss_of(values), self.cost_of(used)))
         return out

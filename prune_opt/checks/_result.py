@@ -6,29 +6,13 @@ and emits a :class:`DeprecationWarning` naming the attribute to use instead.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Counterexample", "MethodResult", "SearchLimitExceeded"]
 
 
-class _DeprecatedItems:
-    """``obj[key]`` for dataclass fields, with a DeprecationWarning."""
-
-    def __getitem__(self, key):
-        if not isinstance(key, str) or key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        warnings.warn(f"{type(self).__name__} is a dataclass: use .{key} instead of "
-                      f"[{key!r}] (item access will be removed)", DeprecationWarning,
-                      stacklevel=2)
-        return getattr(self, key)
-
-    def __contains__(self, key):
-        return key in self.__dataclass_fields__
-
-
 @dataclass(frozen=True)
-class Counterexample(_DeprecatedItems):
+class Counterexample:
     """A square submatrix whose exact determinant is outside {-1, 0, 1}.
 
     Attributes
@@ -64,7 +48,7 @@ class Counterexample(_DeprecatedItems):
 
 
 @dataclass(init=False)
-class MethodResult(_DeprecatedItems):
+class MethodResult:
     """Outcome of one TU method: a verdict plus its evidence.
 
     Attributes

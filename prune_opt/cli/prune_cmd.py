@@ -164,8 +164,7 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
         warnings.simplefilter("ignore", FutureWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
                           solver="auto" if method == "search" else args.solver,
-                          method=method, time_limit=time_limit,
-                          exact_budget=args.exact_budget)
+                          method=method, time_limit=time_limit)
 
 
 def _summary(args, exp, pruned):

@@ -8,8 +8,14 @@ objectives here score the forest's averaged prediction on evaluation data
 over trees (see ``docs/math/ensemble_objective.md``).
 """
 
-from . import accuracy, brier, logloss, margin, tree_error  # noqa: F401  (registration)
-from ._base import Objective, available_objectives, get_objective, register_objective
+from . import accuracy, brier, logloss, margin, squared_error, tree_error  # noqa: F401  (registration)
+from ._base import (
+                    Objective,
+                    available_objectives,
+                    check_objective_task,
+                    get_objective,
+                    register_objective,
+)
 from ._bcd import block_descent
 from ._block import best_tree_pruning, pruning_value
 from ._budget import fit_budget_ensemble
@@ -17,6 +23,6 @@ from ._evaluate import evaluate_objective
 from ._optimize import optimize_ensemble
 from ._state import EnsembleState
 
-__all__ = ["Objective", "available_objectives", "get_objective", "register_objective",
+__all__ = ["Objective", "available_objectives", "check_objective_task", "get_objective", "register_objective",
            "optimize_ensemble", "fit_budget_ensemble", "evaluate_objective",
            "best_tree_pruning", "pruning_value", "block_descent", "EnsembleState"]

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Objective", "register_objective", "get_objective", "available_objectives"]
+__all__ = ["Objective", "register_objective", "get_objective", "available_objectives",
+           "check_objective_task"]
 
 _REGISTRY = {}
 
@@ -35,10 +36,20 @@ class Objective:
     separable : bool
         True when the loss is a sum over trees of per-tree terms rather than a
         function of the forest's averaged probabilities.
+    task : str
+        ``"classification"`` (``proba`` are class probabilities, ``y`` class
+        indices) or ``"regression"`` (``proba`` is the (n, 1) average of the
+        trees' leaf means, ``y`` the real targets).
     """
 
     name = ""
     separable = False
+    task = "classification"
+
+    def for_data(self, y, weight=None):
+        """The objective configured for the labels ``y`` it will score (e.g. a
+        normalisation by their spread); the same object by default."""
+        return self
 
     def loss(self, proba, y):
         """Per-example loss.
@@ -112,9 +123,18 @@ def available_objectives():
     --------
     >>> from prune_opt.objectives import available_objectives
     >>> available_objectives()
-    ['accuracy', 'brier', 'logloss', 'margin', 'tree_error']
+    ['accuracy', 'brier', 'logloss', 'margin', 'squared_error', 'tree_error']
     """
     return sorted(_REGISTRY)
+
+
+def check_objective_task(objective, forest):
+    """Refuse an objective made for the other task than ``forest``'s."""
+    task = getattr(forest, "task", "classification")
+    if objective.task != task:
+        fits = sorted(n for n, c in _REGISTRY.items() if c.task == task)
+        raise ValueError(f"objective={objective.name!r} scores a {objective.task} forest, but "
+                         f"this forest is a {task} forest; choose one of {fits}")
 
 
 def get_objective(objective):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_nonneg_scalar
+from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
 from ._base import get_objective
 from ._budget_descent import budget_descent
 from ._moves import greedy_repair
@@ -16,8 +16,6 @@ from ._state import EnsembleState
 
 __all__ = ["fit_budget_ensemble"]
 
-# relative slack of the budget test (float round-off of the average cost)
-BUDGET_RTOL = 1e-12
 # lam grows by this factor along the continuation path; the first lam is this
 # fraction of the full forest's loss gain per unit of cost
 LAM_GROWTH = 1.6
@@ -37,7 +35,7 @@ class _Search:
         self.points = []  # (lam, run)
 
     def fits(self, run):
-        return run["breakdown"]["average_cost"] <= self.budget * (1 + BUDGET_RTOL) + 1e-300
+        return fits_budget(run["breakdown"]["average_cost"], self.budget)
 
     def solve_at(self, lam, warm):
         """Block descent at lam warm-started from ``warm``; the run."""
@@ -155,7 +153,8 @@ def _continuation(search, lam, mask, max_lams):
 
 def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                         time_limit=None, depth_cost=0.0, sample_weight=None, max_iter=50,
-                        max_lams=24, solver="auto", verbose=False, candidates=None):
+                        max_lams=24, solver="auto", verbose=False, candidates=None,
+                        routed=None):
     """Best-loss pruning whose average acquisition cost on X is at most ``budget``.
 
     A continuation in ``lam``: starting from the best pruning at ``lam = 0``
@@ -198,6 +197,8 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     verbose : bool
     candidates : list of (str, ndarray of bool), optional
         Named split masks of the same forest to consider and start from.
+    routed : RoutedData, optional
+        ``X`` already routed through the forest (it is then not routed again).
 
     Returns
     -------
@@ -222,13 +223,14 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     t0 = now()
     obj = get_objective(objective)
     budget = check_nonneg_scalar(budget, "budget")
-    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    time_limit = check_time_limit(time_limit)
     max_iter = _check_max_iter(max_iter)
     _check_max_iter(max_lams)
     setup = Setup(forest, X, y, costs=costs, depth_cost=check_nonneg_scalar(
-        depth_cost, "depth_cost"), sample_weight=sample_weight, solver=solver)
+        depth_cost, "depth_cost"), sample_weight=sample_weight, solver=solver, objective=obj)
+    obj = setup.objective
     state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
-                          lam=0.0, depth_cost=setup.depth_cost)
+                          lam=0.0, depth_cost=setup.depth_cost, routed=routed)
     search = _Search(setup, state, budget, max_iter,
                      None if time_limit is None else t0 + time_limit, verbose)
     root = _root_run(state)
@@ -252,4 +254,4 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
     info = {"budget": budget, "n_lams": n + 1, "points": points, "seconds": now() - t0,
             "status": "within_budget"}
-    return setup.result(run, obj, lam, info)
+    return setup.result(run, obj, lam, info, state)

@@ -4,8 +4,8 @@ With the other trees fixed, tree t's loss and added cost are both sums of
 node terms (``L_h`` over its pruned leaves, ``k_h`` over its splits; see
 :meth:`EnsembleState.block_terms`), so its block problem is a tree knapsack:
 ``min sum L  s.t.  sum k <= slack``.  It is solved approximately by the
-Lagrangian of that one constraint: the exact DP of ``L + mu k`` for ``mu``
-found by bisection, keeping the lowest-loss pruning that fits.  A tree is
+Lagrangian of that one constraint by the tree move shared with the paper
+search (:func:`prune_opt.solvers._tree_dp.best_tree_within`).  A tree is
 replaced only when that lowers the loss and the forest stays within budget,
 so the loss never increases and every iterate fits.
 """
@@ -13,37 +13,14 @@ so the loss never increases and every iterate fits.
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 
-from ._block import best_tree_pruning, pruning_value
+from .._validation import fits_budget
+from ..solvers._tree_dp import best_tree_within
+from ._block import pruning_value
 
 __all__ = ["budget_descent"]
-
-MU_STEPS = 30
-
-
-def _block_knapsack(layout, L, k, slack):
-    """Lowest-loss pruning found with ``sum k <= slack`` (None if even the root fails)."""
-    zero = np.zeros_like(L)
-    _, mask = best_tree_pruning(layout, L, zero)
-    if pruning_value(layout, mask, zero, k) <= slack:
-        return pruning_value(layout, mask, L, zero), mask
-    scale = max(float(np.abs(L).max()), 1e-300) / max(float(k.max()), 1e-300)
-    lo, hi, best = math.log(scale * 1e-6), math.log(scale * 1e6), None
-    for _ in range(MU_STEPS):
-        mid = 0.5 * (lo + hi)
-        _, mask = best_tree_pruning(layout, L, math.exp(mid) * k)
-        if pruning_value(layout, mask, zero, k) <= slack:
-            loss = pruning_value(layout, mask, L, zero)
-            if best is None or loss < best[0]:
-                best = (loss, mask)
-            hi = mid
-        else:
-            lo = mid
-    return best
-
 
 def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
     """Loss-decreasing block descent that keeps the average cost within ``budget``.
@@ -58,7 +35,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
     st.set_mask(mask)
     b = st.breakdown()
     cost, losses = b["average_cost"], [b["loss"]]
-    if cost > budget * (1 + 1e-12):
+    if not fits_budget(cost, budget):
         raise ValueError("budget_descent needs a start within the budget")
     for _ in range(max_iter):
         changed = 0
@@ -69,7 +46,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
             zero = np.zeros_like(L)
             cur_loss, cur_cost = pruning_value(layout, cur, L, zero), pruning_value(
                 layout, cur, zero, k)
-            found = _block_knapsack(layout, L, k, budget - (cost - cur_cost))
+            found = best_tree_within(layout, L, zero, k, budget - (cost - cur_cost))
             if found is not None and found[0] < cur_loss - 1e-12 * max(1.0, losses[-1]):
                 st.replace_tree(t, found[1])
                 cost += pruning_value(layout, found[1], zero, k) - cur_cost
@@ -77,7 +54,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
         st.refresh_total()
         b = st.breakdown()
         if b["loss"] > losses[-1] + 1e-9 * max(1.0, losses[-1]) or \
-                b["average_cost"] > budget * (1 + 1e-9):
+                not fits_budget(b["average_cost"], budget):
             raise RuntimeError("budget descent broke monotonicity or the budget "
                                "(please report this)")
         cost = b["average_cost"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._pruned import PrunedForest
-from .._validation import check_classification, check_labels, check_nonneg_scalar, check_weights
-from ._base import get_objective
+from .._validation import check_labels, check_nonneg_scalar, check_weights
+from ._base import check_objective_task, get_objective
 
 __all__ = ["evaluate_objective"]
 
@@ -49,13 +49,14 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
     lam = check_nonneg_scalar(lam, "lam")
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     f = pruned.forest
-    check_classification(f, f"objective={objective!r}")
+    check_objective_task(obj, f)
     Xc = f.check_X(X)
     yc = check_labels(f, y, Xc.shape[0])
     w = check_weights(sample_weight, Xc.shape[0])
     if w.sum() <= 0:
         raise ValueError("sample_weight sums to zero; pass positive weights")
     w = w / w.sum()
+    obj = obj.for_data(yc, w)
     leaf_values, depth = [], np.zeros(Xc.shape[0])
     for t in range(f.n_trees):
         leaves, ind, split = pruned._pruned_leaves(Xc, t)
@@ -64,7 +65,9 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
     if obj.separable:
         loss = obj.total(leaf_values, yc, w)
     else:
-        loss = float(w @ obj.loss(pruned.predict_proba(Xc), yc))
+        pred = (pruned.predict(Xc)[:, None] if f.task == "regression"
+                else pruned.predict_proba(Xc))
+        loss = float(w @ obj.loss(pred, yc))
     cost = float(w @ pruned.acquisition_cost(Xc))
     avg_depth = float(w @ depth)
     return {"objective": loss + lam * (cost + depth_cost * avg_depth), "loss": loss,

@@ -14,6 +14,7 @@ import copy
 import numpy as np
 
 from .._problem import close_under_parents
+from .._validation import fits_budget
 
 __all__ = ["unit_round", "greedy_repair"]
 
@@ -63,7 +64,7 @@ def greedy_repair(state, mask, budget, *, deadline=None):
     state = copy.copy(state)
     state.set_mask(mask)
     b = state.breakdown()
-    while b["average_cost"] > budget and not (deadline and time.perf_counter() > deadline):
+    while not fits_budget(b["average_cost"], budget) and not (deadline and time.perf_counter() > deadline):
         best = None
         for u in np.flatnonzero((state.paid > 0).any(axis=0)):
             cand = without_unit(state, u)
@@ -77,6 +78,6 @@ def greedy_repair(state, mask, budget, *, deadline=None):
             break
         state.set_mask(best[1])
         b = best[2]
-    if b["average_cost"] > budget:  # out of time: fall back to cutting every tree to its root
+    if not fits_budget(b["average_cost"], budget):  # out of time: fall back to cutting every tree to its root
         state.set_mask(np.zeros_like(mask))
     return state.mask.copy()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._validation import check_nonneg_scalar
+from .._validation import check_nonneg_scalar, check_time_limit
 from ._base import get_objective
 from ._budget import fit_budget_ensemble
 from ._setup import Setup, now
@@ -89,10 +89,11 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     t0 = now()
     obj = get_objective(objective)
     max_iter = _check_max_iter(max_iter)
-    time_limit = check_nonneg_scalar(time_limit, "time_limit", allow_none=True)
+    time_limit = check_time_limit(time_limit)
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     setup = Setup(problem_or_forest, X, y, costs=costs, depth_cost=depth_cost,
-                  sample_weight=sample_weight, solver=solver)
+                  sample_weight=sample_weight, solver=solver, objective=obj)
+    obj = setup.objective
     if lam is None:
         if setup.problem is None:
             raise ValueError("lam is required (or pass budget=); e.g. lam=0.01")
@@ -104,4 +105,4 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     runs = run_starts(state, setup, setup.starts(init, lam), max_iter=max_iter,
                       deadline=deadline, verbose=verbose, unit_moves=unit_moves)
     info = {"starts": {r["start"]: r["trace"][-1] for r in runs}, "seconds": now() - t0}
-    return setup.result(runs[0], obj, lam, info)
+    return setup.result(runs[0], obj, lam, info, state)

@@ -11,8 +11,8 @@ from .._costs import as_feature_costs, estimator_costs
 from .._forest import as_forest
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
-from .._validation import check_classification, check_features, check_labels, check_weights
-from ._evaluate import evaluate_objective
+from .._validation import check_features, check_labels, check_weights
+from ._base import check_objective_task
 
 __all__ = ["Setup", "RESULT_RTOL"]
 
@@ -25,7 +25,8 @@ class Setup:
     """Validated inputs of one optimisation: forest, data, costs and (lazily) the
     paper's compiled problem on the same data."""
 
-    def __init__(self, problem_or_forest, X, y, *, costs, depth_cost, sample_weight, solver):
+    def __init__(self, problem_or_forest, X, y, *, costs, depth_cost, sample_weight, solver,
+                 objective):
         if isinstance(problem_or_forest, PruningProblem):
             if costs is not None:
                 raise ValueError("costs: a PruningProblem already carries its costs; pass "
@@ -41,13 +42,14 @@ class Setup:
                                           self.forest.feature_names)
             self.depth_cost = float(depth_cost)
         self.X_raw, self.y_raw, self.sample_weight = X, y, sample_weight
-        check_classification(self.forest, "an ensemble objective")
+        check_objective_task(objective, self.forest)
         self.X = check_features(self.forest, X, name="X")
         self.y = check_labels(self.forest, y, self.X.shape[0], name="y")
         self.weight = check_weights(sample_weight, self.X.shape[0])
         if self.weight.sum() <= 0:
             raise ValueError("sample_weight sums to zero; pass positive weights")
         self.solver = solver
+        self.objective = objective.for_data(self.y, self.weight)
 
     def paper_problem(self):
         """The BudgetPrune program on the same data and costs (compiled once)."""
@@ -78,12 +80,14 @@ class Setup:
         return [(n, self.paper_mask(lam) if n == "paper" else self.forest.full_split_mask())
                 for n in names]
 
-    def result(self, run, objective, lam, info):
-        """Wrap the best run as a PrunedForest, re-evaluated from scratch."""
+    def result(self, run, objective, lam, info, state):
+        """Wrap the best run as a PrunedForest, re-evaluated from scratch on the
+        routed rows (every per-row sum recomputed, nothing incremental kept)."""
         pf = PrunedForest(self.forest, run["mask"], costs=self.costs, lam=lam)
-        ev = evaluate_objective(pf, self.X, self.forest.classes_[self.y], objective=objective,
-                                lam=lam, depth_cost=self.depth_cost,
-                                sample_weight=self.weight)
+        fresh = state.with_lam(lam)
+        fresh.depth_cost = self.depth_cost
+        fresh.set_mask(run["mask"])
+        ev = fresh.breakdown()
         claimed = run["trace"][-1]
         if abs(ev["objective"] - claimed) > RESULT_RTOL * max(1.0, abs(claimed)):
             raise RuntimeError(f"block descent tracked objective {claimed!r} but the pruning "

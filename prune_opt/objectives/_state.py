@@ -18,21 +18,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._routed import RoutedData
 from ..solvers._tree_dp import TreeLayout
 
 __all__ = ["EnsembleState"]
-
-
-def _tree_routing(forest, X, t, feature_units):
-    """Path pairs and first-use records of tree t (global node ids)."""
-    from .._routing import first_use_records
-
-    ind = forest.decision_paths(X, t)
-    off = forest.node_offset[t]
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(ind.indptr))
-    r, h, u = first_use_records(forest, ind, t, feature_units)
-    return {"indptr": ind.indptr.astype(np.int64), "nodes": ind.indices.astype(np.int64) + off,
-            "rows": rows, "rec_rows": r, "rec_nodes": h, "rec_units": u}
 
 
 class EnsembleState:
@@ -49,9 +38,12 @@ class EnsembleState:
     costs : FeatureCosts
     objective : Objective
     lam, depth_cost : float
+    routed : RoutedData, optional
+        ``X`` already routed (shared with other scorers of the same rows).
     """
 
-    def __init__(self, forest, X, y, weight, costs, objective, *, lam, depth_cost=0.0):
+    def __init__(self, forest, X, y, weight, costs, objective, *, lam, depth_cost=0.0,
+                 routed=None):
         self.forest, self.y, self.objective = forest, y, objective
         self.weight = weight / weight.sum()
         self.lam, self.depth_cost = float(lam), float(depth_cost)
@@ -60,7 +52,11 @@ class EnsembleState:
                            .astype(bool))
         fu.eliminate_zeros()
         fu.sort_indices()
-        self.trees = [_tree_routing(forest, X, t, fu) for t in range(forest.n_trees)]
+        self.routed = RoutedData(forest, X) if routed is None else routed
+        self.trees = []
+        for t in range(forest.n_trees):
+            r, h, u = self.routed.records(t, fu)
+            self.trees.append(dict(self.routed.paths[t], rec_rows=r, rec_nodes=h, rec_units=u))
         internal = np.flatnonzero(~forest.is_leaf)
         need = fu[forest.feature[internal]].tocoo()  # (internal node, unit) incidence
         self.unit_nodes = sp.csc_matrix((np.ones(need.nnz), (internal[need.row], need.col)),
@@ -92,9 +88,7 @@ class EnsembleState:
     # ------------------------------------------------------------ a pruning
     def leaves_of(self, t, mask):
         """Global id of the pruned leaf of every row in tree t under ``mask``."""
-        r = self.trees[t]
-        n_split = np.add.reduceat(mask[r["nodes"]].astype(np.int64), r["indptr"][:-1])
-        return r["nodes"][r["indptr"][:-1] + n_split]
+        return self.routed.leaves(mask, t)
 
     def set_mask(self, mask):
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
@@ -108,7 +102,7 @@ class EnsembleState:
 
     def refresh_total(self):
         """Recompute the sum of leaf distributions in tree order (no drift)."""
-        total = np.zeros((self.n_rows, self.forest.n_classes))
+        total = np.zeros((self.n_rows, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
         self.total = total

@@ -43,15 +43,14 @@ the contract test (``tests/test_solvers_contract.py``) follow from the flags:
 from __future__ import annotations
 
 import importlib
-import math
-import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import _memory
-from .._validation import check_params
+from .._validation import NO_LIMIT_ABOVE, check_params, fits_budget
+from .._validation import check_time_limit as normalize_time_limit
 
 __all__ = ["Solver", "SolveResult", "SolverError", "STATUSES", "STOPPED", "ERROR_STATUSES",
            "FLAGS", "NO_LIMIT_ABOVE", "normalize_time_limit", "available_memory"]
@@ -60,10 +59,6 @@ STATUSES = ("optimal", "feasible", "time_limit", "iteration_limit", "gap_limit")
 STOPPED = "stopped"
 ERROR_STATUSES = ("infeasible", "unbounded", "error")
 FLAGS = ("exact", "mip", "matrix_based", "reference_only", "supports_budget_row", "auto_rank")
-# a time limit above this many seconds (about 3 years) means no limit
-NO_LIMIT_ABOVE = 1e8
-# relative slack allowed on the budget row (LP tolerances)
-BUDGET_RTOL = 1e-9
 
 #: name -> backend class, filled by ``_registry.register_solver`` (the registry's
 #: functions live in ``_registry``; the table lives here so that a backend can name
@@ -117,26 +112,6 @@ class SolveResult:
         """Relative gap between objective and bound."""
         denom = max(abs(self.objective), 1e-12)
         return max(self.objective - self.bound, 0.0) / denom
-
-
-def normalize_time_limit(time_limit):
-    """``None`` for no limit (also for ``inf`` or anything above
-    :data:`NO_LIMIT_ABOVE`), else the limit in seconds as a float.
-
-    Examples
-    --------
-    >>> normalize_time_limit(1e300) is None, normalize_time_limit(2)
-    (True, 2.0)
-    """
-    if time_limit is None:
-        return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
-        raise TypeError(f"time_limit must be a number of seconds or None, got {time_limit!r}")
-    value = float(time_limit)
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"time_limit must be >= 0 seconds (or None / inf for no limit), "
-                         f"got {time_limit!r}")
-    return None if value > NO_LIMIT_ABOVE else value
 
 
 def check_flags(cls):
@@ -295,7 +270,7 @@ class Solver:
                               f"one of {STATUSES}")
         if problem.budget is not None:
             cost = problem.evaluate(result.split_mask).average_cost
-            if cost > problem.budget * (1 + BUDGET_RTOL) + 1e-12:
+            if not fits_budget(cost, problem.budget):
                 raise SolverError(f"solver {self.name!r} returned a pruning of average cost "
                                   f"{cost!r} above the budget {problem.budget!r}")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import BUDGET_RTOL, SolveResult
+from .._validation import fits_budget
+from ._base import SolveResult
 
 # an LP point this close to integral counts as integral
 INTEGRAL_TOL = 1e-6
@@ -24,7 +25,7 @@ def within_budget(problem, mask):
     if problem.budget is None:
         return True
     cost = problem.evaluate(mask).average_cost
-    return cost <= problem.budget * (1 + BUDGET_RTOL) + 1e-12
+    return fits_budget(cost, problem.budget)
 
 
 def fallback_mask(problem):

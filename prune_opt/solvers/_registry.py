@@ -22,11 +22,9 @@ __all__ = ["BACKEND_MODULES", "register_solver", "solver_classes", "list_solvers
            "available_solvers", "find_solvers", "default_solvers", "auto_solver",
            "budget_solvers", "get_solver", "install_status"]
 
-# a bare name is a module of this package; a dotted name is a backend that lives with
-# the higher layer whose machinery it needs (the hard-budget search uses the baselines
-# of prune_opt.budget), loaded by name like a plug-in so no module imports upwards
+# the backend modules of this package, in registry order
 BACKEND_MODULES = ("mincut", "highs", "ortools_lp", "cbc", "mincut_networkx", "primal_dual",
-                   "prune_opt.budget._backend")
+                   "budget")
 
 _REGISTRY: dict[str, type[Solver]] = SOLVER_CLASSES  # the one table, shared with _base
 _loaded = False
@@ -62,7 +60,7 @@ def _load():
     if _loaded:
         return
     for mod in BACKEND_MODULES:
-        full = mod if "." in mod else f"{__package__}.{mod}"
+        full = f"{__package__}.{mod}"
         try:
             importlib.import_module(full)
         except Exception as exc:

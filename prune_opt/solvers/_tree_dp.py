@@ -25,7 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TreeLayout", "tree_dp", "best_tree_pruning", "tree_networkx", "solve_block"]
+__all__ = ["TreeLayout", "tree_dp", "best_tree_pruning", "best_tree_within", "tree_networkx",
+           "solve_block"]
+
+# bisection steps on the price of best_tree_within (after the bracket is found)
+PRICE_STEPS = 30
 
 
 class TreeLayout:
@@ -189,6 +193,63 @@ def best_tree_pruning(layout, leaf_loss, split_cost):
         keep[nodes] = val < best[nodes]
         best[nodes] = np.minimum(best[nodes], val)
     return float(best[0]), layout.close(keep)
+
+
+def best_tree_within(layout, leaf_loss, split_cost, node_cost, room):
+    """The tree move of every budgeted descent: ``min sum L + sum k`` over one tree's
+    prunings subject to ``sum_{kept splits} node_cost <= room``.
+
+    The constrained problem is a tree knapsack; it is solved by its Lagrangian,
+    the exact :func:`best_tree_pruning` of ``L`` and ``k + price * node_cost``
+    with the price bisected (a bracket found by growing it fourfold, then
+    ``PRICE_STEPS`` halvings), keeping the best pruning that fits.  At price 0
+    this is the unconstrained optimum.
+
+    Returns
+    -------
+    (value, mask, used) or None
+        The best fitting pruning found (``value`` is its ``sum L + sum k``,
+        ``used`` its ``sum node_cost``), or None when no price makes it fit
+        (``room < 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> layout = TreeLayout(Forest([stump], classes=[0, 1], n_features=1))
+    >>> L, k, c = np.array([0.5, 0.1, 0.1]), np.zeros(3), np.array([1.0, 0, 0])
+    >>> best_tree_within(layout, L, k, c, 1.0)[0], best_tree_within(layout, L, k, c, 0.5)[0]
+    (0.2, 0.5)
+    """
+    value, mask = best_tree_pruning(layout, leaf_loss, split_cost)
+    used = float(node_cost[mask].sum())
+    if used <= room:
+        return value, mask, used
+    top = max(float(np.abs(leaf_loss).max(initial=0.0)),
+              float(np.abs(split_cost).max(initial=0.0)), 1e-300)
+    lo, hi, best = 0.0, top / max(float(node_cost.max(initial=0.0)), 1e-300), None
+    for _ in range(60):  # grow the price until the tree fits
+        v, m = best_tree_pruning(layout, leaf_loss, split_cost + hi * node_cost)
+        u = float(node_cost[m].sum())
+        if u <= room:
+            best = (v - hi * u, m, u)
+            break
+        lo, hi = hi, hi * 4.0
+    if best is None:
+        return None
+    for _ in range(PRICE_STEPS):
+        mid = 0.5 * (lo + hi)
+        v, m = best_tree_pruning(layout, leaf_loss, split_cost + mid * node_cost)
+        u = float(node_cost[m].sum())
+        if u <= room:
+            hi = mid
+            if v - mid * u < best[0]:
+                best = (v - mid * u, m, u)
+        else:
+            lo = mid
+    return best
 
 
 def _leaf_intervals(layout):

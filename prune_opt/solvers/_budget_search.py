@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import fits_budget
+from ._budget_heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
 from ._closure import MultiplierClosure
-from ._heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
 
 __all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
 
@@ -81,7 +82,7 @@ class _Incumbent:
         if mask is None:
             return False
         bd = self.problem.evaluate(mask)
-        if bd.average_cost > self.budget:
+        if not fits_budget(bd.average_cost, self.budget):
             return False
         if bd.objective < self.by_source.get(source, math.inf):
             self.by_source[source] = bd.objective
@@ -105,7 +106,7 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
     mask0, bound0 = closure.solve(0.0)
     bd0 = problem.evaluate(mask0)
     out = {"bound": bound0, "mu": 0.0, "costlier": None, "n_solves": 1}
-    if bd0.average_cost <= budget:
+    if fits_budget(bd0.average_cost, budget):
         inc.offer(mask0, "unconstrained")
         return out
     a = (mask0, bd0)
@@ -128,7 +129,7 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
         inside = b[1].average_cost < bd.average_cost < a[1].average_cost
         if not (below and inside):
             break
-        if bd.average_cost <= budget:
+        if fits_budget(bd.average_cost, budget):
             b = (mask, bd)
             inc.offer(mask, "hull-vertex")
         else:
@@ -143,7 +144,7 @@ def _vertex(bd):
             "average_cost": bd.average_cost, "n_splits": bd.n_splits}
 
 
-def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
+def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselines=None):
     """Mixing, baselines, local search from the best seeds, then greedy unit removal
     (most valuable first, so a short time limit keeps the best of them)."""
     if lag["costlier"] is not None:
@@ -151,7 +152,7 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
     if time.perf_counter() < deadline:
         with timer("baselines"):
-            for name, mask in baseline_masks(problem, budget, deadline).items():
+            for name, mask in baseline_masks(problem, budget, deadline, baselines).items():
                 inc.offer(mask, f"baseline:{name}")
     moves = 0
     with timer("local-search"):
@@ -206,7 +207,7 @@ class _Timer:
 
 
 def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
-                  verbose=False):
+                  verbose=False, baselines=None):
     """Best pruning of ``problem`` whose average acquisition cost is at most ``budget``.
 
     Parameters
@@ -223,6 +224,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
     mip_workers : int
         CP-SAT search workers.
     verbose : bool
+    baselines : list of str, optional
+        Registered baseline families to seed from (default: all).
 
     Returns
     -------
@@ -255,7 +258,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
                            "n_solves": lag["n_solves"],
                            "hull_vertices": lag.get("vertices")}}
     if _gap(inc.objective, bound) > GAP_TOL:
-        info.update(heuristic_phase(problem, closure, budget, lag, inc, deadline, timer))
+        info.update(heuristic_phase(problem, closure, budget, lag, inc, deadline, timer,
+                                    baselines))
     mip_bound = None
     if mip and _gap(inc.objective, bound) > GAP_TOL and time.perf_counter() < deadline:
         with timer("mip"):

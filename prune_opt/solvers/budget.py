@@ -4,18 +4,18 @@ Solves ``min J(s)  s.t.  average acquisition cost C(s) <= budget`` for a
 :class:`~prune_opt.PruningProblem` carrying ``budget``
 (``problem.with_budget(B)``), where ``J`` is the problem's own objective;
 without a budget row it solves the plain program exactly (one min-cut).
-The search itself (Lagrangian bound by min-cuts, primal heuristics seeded by
-the baselines, CP-SAT warm-started from the incumbent) lives in
-:mod:`prune_opt.budget._budget_search` next to the baselines it seeds from;
-this module only adapts it to the solver interface.
+The search (Lagrangian bound by min-cuts, primal heuristics seeded by the
+registered baseline families, CP-SAT warm-started from the incumbent) lives in
+:mod:`prune_opt.solvers._budget_search`, below the user-facing
+:mod:`prune_opt.budget`; this module adapts it to the solver interface.
 """
 
 from __future__ import annotations
 
-from ..solvers._base import Solver, SolveResult
-from ..solvers._registry import register_solver
-from ..solvers.mincut import MinCutSolver
+from ._base import Solver, SolveResult
 from ._budget_search import budget_search
+from ._registry import register_solver
+from .mincut import MinCutSolver
 
 __all__ = ["BudgetSearchSolver"]
 
@@ -31,7 +31,8 @@ class BudgetSearchSolver(Solver):
     else ``"time_limit"``.
 
     Options: ``mip`` (run the CP-SAT phase, default True), ``mip_workers``
-    (CP-SAT search workers, default 1).
+    (CP-SAT search workers, default 1), ``baselines`` (names of the registered
+    baseline families to seed from; default all).
 
     Examples
     --------
@@ -50,7 +51,7 @@ class BudgetSearchSolver(Solver):
     kind = "closure"
     requires = ("ortools.graph.python.max_flow", "ortools.sat.python.cp_model")
     install_hint = "pip install ortools>=9.8"
-    options = {"mip": True, "mip_workers": 1}
+    options = {"mip": True, "mip_workers": 1, "baselines": None}
     exact = True
     mip = True
     matrix_based = False
@@ -72,7 +73,8 @@ class BudgetSearchSolver(Solver):
             result.info["note"] = "no budget row: solved as the plain program by mincut"
             return result
         r = budget_search(problem, problem.budget, time_limit=time_limit,
-                          mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose)
+                          mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose,
+                          baselines=self.params["baselines"])
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)
         return SolveResult(split_mask=r.split_mask, objective=r.objective, bound=r.bound,

@@ -9,8 +9,9 @@ whose average acquisition cost fits the budget (or nothing).
 * :func:`block_descent` -- local search with exact moves: one tree at a time
   is re-optimised by a dynamic programme given what the other trees already
   pay, at the multiplier that makes it fit the remaining budget;
-* :func:`baseline_masks` -- GreedyPrune, cost-complexity pruning, fewer trees
-  and impurity thresholds, as masks of the same forest.
+* :func:`baseline_masks` -- the best fitting member of every registered
+  baseline family (GreedyPrune, cost-complexity pruning, fewer trees,
+  impurity thresholds, ...), as masks of the same forest.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._problem import close_under_parents
-from ._baselines import _node_risk, ccp_alphas, ccp_mask, impurity_threshold_prunings
-from ._fast_eval import MaskEvaluator, cached_per_problem, greedy_masks
-from ._state import PruningState
+from .._validation import fits_budget
+from ._baseline_masks import MaskEvaluator, mask_families
+from ._budget_state import PruningState
+from ._tree_dp import best_tree_within
 
-# alphas of the cost-complexity path (the default of ccp_prunings)
-CCP_ALPHAS = 200
-
-__all__ = ["tree_mixing", "greedy_unit_removal", "block_descent", "baseline_masks",
-           "mask_baseline_families"]
+__all__ = ["tree_mixing", "greedy_unit_removal", "block_descent", "baseline_masks"]
 
 
 def tree_mixing(problem, cheap, costly, budget):
@@ -67,7 +65,7 @@ def tree_mixing(problem, cheap, costly, budget):
         state.set_tree(t, costly[sl])
         new_local = state.local_value(t)
         new_value = value - local[t] + new_local + lam * (state.cost() - base_cost)
-        if state.cost() <= budget and new_value < value:
+        if fits_budget(state.cost(), budget) and new_value < value:
             value, base_cost, local[t] = new_value, state.cost(), new_local
         else:
             state.set_tree(t, old)
@@ -101,7 +99,7 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
     forbidden = np.zeros(problem.n_nodes, dtype=bool)
     mask = start
     bd = problem.evaluate(mask)
-    while bd.average_cost > budget:
+    while not fits_budget(bd.average_cost, budget):
         if time.perf_counter() > deadline:
             return None
         ranked = []
@@ -132,30 +130,12 @@ def _column(by_unit, u, n):
 
 
 def _fit_tree(state, t, room, lam):
-    """Best mask of tree t adding at most ``room`` cost, by bisection on the price."""
+    """Best mask of tree t adding at most ``room`` cost (the shared tree move)."""
+    sl = state.problem.forest.tree_slice(t)
     node_cost = state.marginal_node_cost(t)
-    mask, local, added = state.best_tree_mask(t, lam, node_cost)
-    if added <= room:
-        return mask, local + lam * added
-    lo, hi = 0.0, 1.0
-    for _ in range(60):  # find a price at which the tree fits
-        mask, local, added = state.best_tree_mask(t, lam + hi, node_cost)
-        if added <= room:
-            break
-        lo, hi = hi, hi * 4.0
-    if added > room:
-        return None, np.inf
-    best = (mask, local + lam * added)
-    for _ in range(30):
-        mid = 0.5 * (lo + hi)
-        m, loc, add = state.best_tree_mask(t, lam + mid, node_cost)
-        if add <= room:
-            hi = mid
-            if loc + lam * add < best[1]:
-                best = (m, loc + lam * add)
-        else:
-            lo = mid
-    return best
+    found = best_tree_within(state.layouts[t], state.leaf_error[sl],
+                             state.split_local[sl] + lam * node_cost, node_cost, room)
+    return (None, np.inf) if found is None else (found[1], found[0])
 
 
 def block_descent(problem, mask, budget, deadline, max_sweeps=20):
@@ -193,59 +173,14 @@ def block_descent(problem, mask, budget, deadline, max_sweeps=20):
     return state.mask.copy(), moves
 
 
-def mask_baseline_families(problem):
-    """Nested mask sequences of the baselines but GreedyPrune, costliest first.
+def baseline_masks(problem, budget, deadline, names=None):
+    """The best fitting pruning of each registered baseline: ``{name: mask or None}``.
 
-    ``{"ccp": [...], "impurity": [...], "fewer-trees": [...]}``: cost-complexity
-    pruning over its ``CCP_ALPHAS``-point alpha path (duplicates dropped),
-    impurity thresholds (absent for a forest without node impurities), and the
-    first m trees kept whole with the others cut to their root.  Computed once
-    per compiled problem (:func:`cached_per_problem`).
-    """
-    return cached_per_problem(problem, "mask-baselines", _mask_baseline_families)
-
-
-def _mask_baseline_families(problem):
-    f = problem.forest
-    risk = _node_risk(f, problem)
-    families = {
-        "ccp": _unique([ccp_mask(f, risk, float(a)) for a in ccp_alphas(f, risk, CCP_ALPHAS)])}
-    try:
-        families["impurity"] = [pf.split_mask for _, pf in impurity_threshold_prunings(f)]
-    except ValueError:  # a regression forest that carries no node impurities: no seed
-        pass
-    full = f.full_split_mask()
-    fewer = []
-    for m in range(f.n_trees, 0, -1):
-        mk = full.copy()
-        mk[f.node_offset[m]:] = False
-        fewer.append(mk)
-    families["fewer-trees"] = fewer
-    return families
-
-
-def baseline_masks(problem, budget, deadline):
-    """The best fitting pruning of each baseline: ``{name: mask or None}``.
-
-    Each baseline is a nested sequence of prunings (GreedyPrune, cost-complexity
-    pruning over its alpha path, impurity thresholds, and fewer trees -- the
-    first m trees kept whole, the others cut to their root, which costs what the
-    m-tree sub-forest costs); the best one that fits is found by bisection on
-    cost.  GreedyPrune runs last and is skipped once the deadline has passed.
+    Each baseline is a nested family of prunings (see
+    :data:`~prune_opt.solvers._baseline_masks.MASK_FAMILIES`); the best one
+    that fits is found by bisection on cost.  GreedyPrune is skipped once the
+    deadline has passed.
     """
     ev = MaskEvaluator(problem)
-    families = mask_baseline_families(problem)
-    out = {name: ev.best_in_nested(masks, budget) for name, masks in families.items()}
-    if time.perf_counter() < deadline:
-        out["greedy"] = ev.best_in_nested(greedy_masks(problem), budget)
-    return out
-
-
-def _unique(masks):
-    out, seen = [], set()
-    for m in masks:
-        key = m.tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
+    return {name: ev.best_in_nested(masks, budget)
+            for name, masks in mask_families(problem, deadline, names).items()}

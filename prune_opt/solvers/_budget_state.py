@@ -10,15 +10,15 @@ trees (the pairs nobody else pays) is one masked sum.
 
 Inside one tree each pair has at most one first-use record (a row follows a
 single path), so with the other trees fixed the tree's problem is
-node-separable and :meth:`PruningState.best_tree_mask` solves it exactly by a
-bottom-up dynamic programme over the tree's levels.
+node-separable and :func:`prune_opt.solvers._tree_dp.best_tree_within` solves
+it exactly at each price of the budget.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..solvers._tree_dp import TreeLayout, best_tree_pruning
+from ._tree_dp import TreeLayout
 
 __all__ = ["PruningState"]
 
@@ -99,22 +99,3 @@ class PruningState:
         others = self.count[pairs] - self.mask[nodes]
         w = np.where(others == 0, self.pair_cost[pairs], 0.0)
         return np.bincount(nodes - sl.start, weights=w, minlength=sl.stop - sl.start)
-
-    def best_tree_mask(self, t, price, node_cost):
-        """Exact minimiser of tree t's ``local_value + price * sum(node_cost of splits)``.
-
-        Bottom-up over the tree's levels; a node stays a split when its best
-        subtree beats it as a leaf strictly (ties prune).  Returns
-        ``(tree_mask, local_value, cost_added)``.
-        """
-        sl = self.problem.forest.tree_slice(t)
-        _, keep = best_tree_pruning(self.layouts[t], self.leaf_error[sl],
-                                    self.split_local[sl] + price * node_cost)
-        return keep, self.local_value(t, _embed(self.mask, sl, keep)), float(
-            node_cost[keep].sum())
-
-
-def _embed(mask, sl, tree_mask):
-    out = mask.copy()
-    out[sl] = tree_mask
-    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solvers.mincut import INFINITE, SINK, SOURCE, build_closure_graph, integer_capacities
+from .mincut import INFINITE, SINK, SOURCE, build_closure_graph, integer_capacities
 
 __all__ = ["MultiplierClosure"]
 

@@ -1,0 +1,72 @@
+"""How much of the project one ``fit_budget`` call walks through.
+
+Traces one call with ``sys.setprofile`` and counts the distinct project
+functions entered (files under ``prune_opt/`` or ``forest_builders/``) and the
+modules they live in.  Usage::
+
+    python benchmarks/call_graph.py [--trees 20] [--objective brier] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+
+import prune_opt as po
+from prune_opt.budget import fit_budget
+
+ROOTS = (os.sep + "prune_opt" + os.sep, os.sep + "forest_builders" + os.sep)
+
+
+def trace(fn):
+    seen = set()
+
+    def prof(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            if any(r in code.co_filename for r in ROOTS):
+                seen.add((code.co_filename, code.co_firstlineno, code.co_name))
+
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trees", type=int, default=20)
+    ap.add_argument("--rows", type=int, default=600)
+    ap.add_argument("--objective", default="brier")
+    ap.add_argument("--time-limit", type=float, default=5.0)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    X, y = make_classification(a.rows, 10, n_informative=5, random_state=0)
+    rf = RandomForestClassifier(a.trees, max_depth=6, random_state=0).fit(X, y)
+    costs = po.FeatureCosts(np.arange(1.0, 11.0))
+    budget = 0.3 * po.PrunedForest(po.Forest.from_sklearn(rf),
+                                   po.Forest.from_sklearn(rf).full_split_mask(),
+                                   costs=costs).average_cost(X)
+    seen = trace(lambda: fit_budget(rf, X, y, costs=costs, budget=budget,
+                                    objective=a.objective, time_limit=a.time_limit))
+    modules = {s[0] for s in seen}
+    out = {"objective": a.objective, "trees": a.trees, "functions": len(seen),
+           "modules": len(modules)}
+    if a.json:
+        print(json.dumps(out))
+    else:
+        print(f"objective={a.objective!r} trees={a.trees}: {len(seen)} project functions "
+              f"in {len(modules)} modules")
+    return out
+
+
+if __name__ == "__main__":
+    main()

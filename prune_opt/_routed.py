@@ -1,0 +1,99 @@
+"""Rows routed once through every tree: the data every scorer of prunings reads.
+
+:class:`RoutedData` pushes (checked) rows through each tree once and keeps,
+per tree, the decision paths (global node ids, in root-to-leaf order per
+row) and, on demand, the *first-use records* ``(row, node, unit)`` for a
+unit incidence.  The exact scorer of fit_budget's candidates
+(:class:`prune_opt.budget._vote.VoteScorer`) and the ensemble objectives'
+incremental state (:class:`prune_opt.objectives.EnsembleState`) share one
+instance, so a call routes its rows once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["RoutedData"]
+
+
+class RoutedData:
+    """Decision paths of every row of ``X`` in every tree of ``forest``.
+
+    Parameters
+    ----------
+    forest : Forest
+    X : ndarray
+        Rows already checked by ``forest.check_X``.
+
+    Attributes
+    ----------
+    paths : list of dict
+        Per tree: ``indptr`` (row starts), ``nodes`` (global ids), ``rows``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> f = po.Forest.from_sklearn(RandomForestClassifier(2, random_state=0).fit(X, y))
+    >>> r = RoutedData(f, f.check_X(X))
+    >>> leaves = r.leaves(f.full_split_mask(), 0)
+    >>> bool((leaves == f.node_offset[0] + f.apply_tree(f.check_X(X), 0)).all())
+    True
+    """
+
+    def __init__(self, forest, X):
+        self.forest, self.X = forest, X
+        self.n_rows = X.shape[0]
+        self.paths = []
+        for t in range(forest.n_trees):
+            ind = forest.decision_paths(X, t)
+            self.paths.append({
+                "indptr": ind.indptr.astype(np.int64),
+                "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
+                "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
+                "ind": ind})
+        self._records = {}
+
+    def leaves(self, mask, t):
+        """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""
+        p = self.paths[t]
+        starts = p["indptr"][:-1]
+        n_split = np.add.reduceat(mask[p["nodes"]].astype(np.int64), starts)
+        return p["nodes"][starts + n_split]
+
+    def average_value(self, mask, trees=None):
+        """Average over ``trees`` (default all) of the pruned leaf values, (n, width),
+        in :meth:`PrunedForest.predict_proba`'s order (sum in tree order, then one
+        division)."""
+        f = self.forest
+        trees = range(f.n_trees) if trees is None else trees
+        total = np.zeros((self.n_rows, f.value.shape[1]))
+        for t in trees:
+            total += f.value[self.leaves(mask, t)]
+        if len(trees) > 1:
+            total /= len(trees)
+        return total
+
+    def used(self, mask, trees=None):
+        """Boolean (n, n_features): which features each row's pruned paths test."""
+        f = self.forest
+        used = np.zeros((self.n_rows, f.n_features), dtype=bool)
+        for t in range(f.n_trees) if trees is None else trees:
+            p = self.paths[t]
+            split = mask[p["nodes"]]
+            used[p["rows"][split], f.feature[p["nodes"][split]]] = True
+        return used
+
+    def records(self, t, feature_units):
+        """First-use records ``(rows, nodes, units)`` of tree ``t`` for the unit
+        incidence ``feature_units`` (cached per incidence object)."""
+        from ._routing import first_use_records
+
+        key = (id(feature_units), t)
+        hit = self._records.get(key)
+        if hit is None or hit[0] is not feature_units:
+            hit = self._records[key] = (feature_units, first_use_records(
+                self.forest, self.paths[t]["ind"], t, feature_units))
+        return hit[1]

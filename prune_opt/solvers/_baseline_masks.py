@@ -1,0 +1,442 @@
+"""The baselines as nested families of split masks, and their fast exact evaluation.
+
+:data:`MASK_FAMILIES` is the one baseline registry: name -> function of a
+compiled problem returning a nested family of split masks of its forest,
+costliest first (cost-complexity pruning, GreedyPrune, impurity thresholds,
+the first m trees).  The budget search seeds from every entry,
+``fit_budget``'s ensemble objectives take the best fitting member of every
+entry as a candidate, and :mod:`prune_opt.budget` wraps the same families as
+``PrunedForest`` sequences; registering a family (:func:`register_baseline`)
+makes it a candidate everywhere.
+
+
+:class:`MaskEvaluator` computes the error term and the average cost of a
+pruning with the same floating-point operations as
+:meth:`PruningProblem.evaluate` (so results are bit-identical and ties break
+the same way), but from cached arrays and, for the cost of a mask that only
+*removes* splits from a reference mask, from per-pair payment counts: the
+records of the removed nodes are subtracted instead of scanning every record.
+That makes GreedyPrune (:meth:`MaskEvaluator.greedy_masks`) about twenty
+times faster than re-evaluating every candidate, with the same sequence as
+:func:`prune_opt.budget.greedy_prunings`.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .._problem import close_under_parents
+from .._routing import node_moments
+from .._validation import check_labels, fits_budget
+
+__all__ = ["MaskEvaluator", "greedy_masks", "greedy_path", "cached_per_problem", "MASK_FAMILIES",
+           "register_baseline", "mask_families", "ccp_mask", "ccp_masks", "ccp_alphas",
+           "node_impurity", "node_risk"]
+
+# GreedyPrune scores blocks of candidate features at once: at most this many
+# (feature, node) cells per block
+GREEDY_BLOCK_CELLS = 4_000_000
+# mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
+_CACHE = {}
+_CACHE_SIZE = 16
+
+
+def cached_per_problem(problem, name, compute):
+    """``compute(problem)``, computed once per compiled data and ``name``.
+
+    ``with_lam`` / ``with_budget`` copies share the routed arrays, so the budget
+    search at several budgets and objectives reuses one result.  The entry is
+    dropped when the problem's arrays are freed (weak references).
+    """
+    key = (name, id(problem.node_error), id(problem.use_pair))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is problem.node_error and hit[1]() is problem.use_pair:
+        return hit[2]
+    value = compute(problem)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (weakref.ref(problem.node_error), weakref.ref(problem.use_pair), value)
+    return value
+
+
+def greedy_path(problem):
+    """GreedyPrune's ``(masks, removed features)`` of ``problem`` (costliest first),
+    computed once per compiled data (see :func:`cached_per_problem`)."""
+    return cached_per_problem(problem, "greedy", lambda p: MaskEvaluator(p).greedy_path())
+
+
+def greedy_masks(problem):
+    """GreedyPrune's masks of ``problem``, costliest first."""
+    return greedy_path(problem)[0]
+
+
+class MaskEvaluator:
+    """Cached evaluation of split masks of one problem.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> p = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5])
+    >>> ev = MaskEvaluator(p)
+    >>> m = p.forest.full_split_mask()
+    >>> ev.error_term(m) == p.evaluate(m).error_term
+    True
+    """
+
+    def __init__(self, problem):
+        self.problem = p = problem
+        f = p.forest
+        self.pair_cost = p.pair_cost()
+        self.has_parent = f.parent >= 0
+        order = np.argsort(f.depth, kind="stable")
+        self.level_nodes = [order[(f.depth[order] == d) & self.has_parent[order]]
+                            for d in range(1, f.max_depth + 1)]
+
+    def close(self, mask):
+        """Largest sub-mask closed under parents (as ``close_under_parents``)."""
+        out = np.asarray(mask, dtype=bool).copy()
+        parent = self.problem.forest.parent
+        for at in self.level_nodes:
+            out[at] &= out[parent[at]]
+        return out
+
+    def error_term(self, mask):
+        """Error term of ``mask``, bit-identical to ``problem.evaluate(mask).error_term``."""
+        p = self.problem
+        f = p.forest
+        parent_split = np.ones(p.n_nodes, dtype=bool)
+        parent_split[self.has_parent] = mask[f.parent[self.has_parent]]
+        pruned_leaf = parent_split & ~mask
+        err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=p.node_error[pruned_leaf],
+                            minlength=p.n_trees)
+        return float(np.mean(err_t / p.tree_error_weight))
+
+    def counts(self, mask):
+        """Per-pair number of records whose node stays a split."""
+        p = self.problem
+        return np.bincount(p.use_pair[mask[p.use_node]], minlength=p.n_pairs)
+
+    def cost_from_counts(self, counts):
+        """Average cost, bit-identical to ``evaluate`` for the mask with these counts."""
+        return float(self.pair_cost[counts > 0].sum())
+
+    def greedy_masks(self):
+        """GreedyPrune's masks, costliest first (same sequence as ``greedy_prunings``)."""
+        return self.greedy_path()[0]
+
+    def greedy_path(self):
+        """GreedyPrune's masks, costliest first, and the feature each step removed.
+
+        Every step scores the removal of each feature still tested at once: the
+        candidate masks of a block of features are closed level by level
+        together, their error terms are one product with the per-node error
+        shares, and the cost each saves comes from one sparse product of the
+        removed nodes with the record incidence (a pair stops being paid when
+        all its kept records are removed).  The chosen mask's error and cost
+        are then recomputed exactly as :meth:`PruningProblem.evaluate` does.
+        """
+        import scipy.sparse as sp
+
+        p = self.problem
+        f = p.forest
+        incidence = sp.csr_matrix((np.ones(p.use_node.size), (p.use_node, p.use_pair)),
+                                  shape=(p.n_nodes, p.n_pairs))
+        share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
+        parent = f.parent
+        has = self.has_parent
+        mask = f.full_split_mask()
+        count = self.counts(mask)
+        err = self.error_term(mask)
+        out, removed = [mask], []
+        block = max(1, GREEDY_BLOCK_CELLS // max(p.n_nodes, 1))
+        while mask.any():  # one step per feature
+            feats = np.unique(f.feature[mask])
+            best = None
+            for lo in range(0, feats.size, block):
+                ks = feats[lo:lo + block]
+                cand = mask[None, :] & (f.feature[None, :] != ks[:, None])
+                for at in self.level_nodes:  # close under parents, all candidates at once
+                    cand[:, at] &= cand[:, parent[at]]
+                parent_split = np.ones_like(cand)
+                parent_split[:, has] = cand[:, parent[has]]
+                c_err = (parent_split & ~cand).astype(float) @ share
+                gone = sp.csr_matrix(mask[None, :] & ~cand, dtype=float) @ incidence
+                gone = gone.tocsr()
+                rows = np.repeat(np.arange(ks.size), np.diff(gone.indptr))
+                freed = gone.data == count[gone.indices]
+                saved = np.bincount(rows[freed], weights=self.pair_cost[gone.indices[freed]],
+                                    minlength=ks.size)
+                for i, k in enumerate(ks):
+                    d_err = c_err[i] - err
+                    if abs(d_err) <= 1e-12 * max(abs(err), 1e-300):
+                        d_err = 0.0  # round-off: the error does not change
+                    # least error per cost saved; ties: the larger saving
+                    score = ((0, d_err / saved[i], -saved[i]) if saved[i] > 1e-15
+                             else (1, d_err, 0.0))
+                    if best is None or score < best[0]:
+                        best = (score, cand[i].copy(), int(k))
+            _, mask, k = best
+            count = self.counts(mask)
+            err = self.error_term(mask)
+            out.append(mask)
+            removed.append(k)
+        return out, removed
+
+    def best_in_nested(self, masks, budget):
+        """Best-objective mask among nested ``masks`` that fits ``budget``, or None."""
+        p = self.problem
+
+        def score(m):
+            value = self.error_term(m) if p.lam == 0 else p.evaluate(m).objective
+            return value, self.cost_from_counts(self.counts(m))
+
+        best = best_in_nested(masks, budget, score)
+        return None if best is None else best[2]
+
+
+def best_in_nested(masks, budget, score):
+    """``(value, cost, mask)`` of the lowest-value member of a nested family that fits.
+
+    ``masks`` is nested, costliest first, so the fitting members are a suffix,
+    found by bisection on cost; each of them is scored (``score(mask)`` returns
+    ``(value, cost)``); ties go to the cheaper, then the first.
+    """
+    lo, hi, seen = 0, len(masks), {}
+    while lo < hi:
+        mid = (lo + hi) // 2
+        seen[mid] = score(masks[mid])
+        if fits_budget(seen[mid][1], budget):
+            hi = mid
+        else:
+            lo = mid + 1
+    best = None
+    for i in range(lo, len(masks)):
+        value, cost = seen[i] if i in seen else score(masks[i])
+        if fits_budget(cost, budget) and (best is None or (value, cost) < best[:2]):
+            best = (value, cost, masks[i])
+    return best
+
+
+def _levels(forest):
+    """Internal node ids grouped by depth, deepest first."""
+    internal = np.flatnonzero(~forest.is_leaf)
+    d = forest.depth[internal]
+    return [internal[d == k] for k in range(forest.max_depth, -1, -1)]
+
+
+def node_risk(forest, problem=None):
+    """R(h): the resubstitution risk of node h as a leaf, per tree normalised.
+
+    sklearn forests: impurity times weighted sample share (sklearn's own
+    cost-complexity measure).  Other forests: misclassification rate of the
+    compiled problem's error data.
+    """
+    est = forest.estimator
+    if est is not None:
+        trees = list(getattr(est, "estimators_", [est]))
+        risk = []
+        for tr in trees:
+            t = tr.tree_
+            w = t.weighted_n_node_samples
+            risk.append(t.impurity * w / w[0])
+        return np.concatenate(risk)
+    if problem is None:
+        raise ValueError("ccp: this forest has no sklearn estimator (no node impurities); "
+                         "pass problem= (a compiled PruningProblem) to prune on its error data")
+    return problem.node_error / problem.tree_error_weight[forest.tree_of_node]
+
+
+def _subtree_stats(forest, risk):
+    """Risk and leaf count of the full subtree under every node (bottom-up by level)."""
+    r_sub = risk.copy()
+    n_leaves = forest.is_leaf.astype(float)
+    for ids in _levels(forest):
+        r_sub[ids] = r_sub[forest.left[ids]] + r_sub[forest.right[ids]]
+        n_leaves[ids] = n_leaves[forest.left[ids]] + n_leaves[forest.right[ids]]
+    return r_sub, n_leaves
+
+
+def ccp_mask(forest, risk, alpha):
+    """Split mask of the smallest minimiser of ``R + alpha * #leaves`` in every tree.
+
+    Bottom-up dynamic programme over levels: node h keeps its split iff its
+    best subtree's value is strictly below ``R(h) + alpha``; the result is the
+    subtree sklearn's weakest-link pruning returns for ``ccp_alpha=alpha``.
+    """
+    best = risk + alpha
+    keep = np.zeros(forest.n_nodes, dtype=bool)
+    for ids in _levels(forest):
+        below = best[forest.left[ids]] + best[forest.right[ids]]
+        # the same round-off guard sklearn uses in its pruning loop
+        keep[ids] = below < best[ids] - np.finfo(float).eps * 10
+        best[ids] = np.minimum(best[ids], below)
+    return close_under_parents(forest, keep)
+
+
+def ccp_alphas(forest, risk, n_alphas=None):
+    """A grid of ``alpha`` values spanning the pruning paths.
+
+    The effective alpha ``(R(h) - R(subtree h)) / (#leaves - 1)`` of every
+    internal node of the unpruned trees (the first weakest link of each tree is
+    the smallest of them; later links fall between them), plus 0 and a value
+    that prunes every tree to its root; subsampled by quantile to
+    ``n_alphas``.  Every alpha gives a true CCP pruning; the grid only sets how
+    densely the path is sampled.
+    """
+    r_sub, n_leaves = _subtree_stats(forest, risk)
+    internal = ~forest.is_leaf
+    g = (risk[internal] - r_sub[internal]) / np.maximum(n_leaves[internal] - 1, 1)
+    vals = np.unique(np.concatenate([[0.0], np.maximum(g, 0.0), [risk.max() + 1.0]]))
+    if n_alphas is not None and vals.size > n_alphas:
+        vals = np.unique(np.quantile(vals, np.linspace(0, 1, n_alphas)))
+    return vals
+
+
+def node_impurity(forest, X=None, y=None):
+    """Impurity of every node: Gini impurity of its class distribution, or, for a
+    regression forest, its target variance.
+
+    A regression forest built from scikit-learn trees uses the training
+    impurity its trees carry (the variance for the squared-error criteria, else
+    the criterion's own impurity: absolute error, Poisson deviance); other
+    regression forests need the data ``(X, y)`` to measure the variance on.
+    """
+    if forest.task == "regression":
+        return _node_variance(forest, X, y)
+    v = np.asarray(forest.value, dtype=float)
+    s = v.sum(axis=1, keepdims=True)
+    p = v / np.where(s > 0, s, 1.0)
+    return 1.0 - (p ** 2).sum(axis=1)
+
+
+def _node_variance(forest, X, y):
+    est = forest.estimator
+    if est is not None:
+        trees = list(getattr(est, "estimators_", [est]))
+        return np.concatenate([tr.tree_.impurity for tr in trees]).astype(float)
+    if X is None or y is None:
+        raise ValueError("impurity: this regression forest carries no node variances (it "
+                         "was not built from scikit-learn trees); pass X and y to measure "
+                         "them on data")
+    Xc = forest.check_X(X)
+    m = node_moments(forest, Xc, check_labels(forest, y, Xc.shape[0]))
+    n = np.where(m[:, 0] > 0, m[:, 0], 1.0)
+    return np.maximum(m[:, 2] / n - (m[:, 1] / n) ** 2, 0.0)
+
+
+
+# the cost-complexity path: at most this many alphas, and at most this many
+# (alpha, node) cells per vectorised block
+CCP_ALPHAS = 200
+CCP_BLOCK_CELLS = 4_000_000
+
+
+def ccp_masks(forest, risk, alphas):
+    """:func:`ccp_mask` at every alpha (in the given order), vectorised over blocks
+    of alphas: one bottom-up pass over the levels per block instead of one per
+    alpha, so a deep tree costs its depth once, not once per alpha.
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    levels = _levels(forest)
+    top_down = levels[::-1]
+    step = max(1, CCP_BLOCK_CELLS // max(forest.n_nodes, 1))
+    out = []
+    for lo in range(0, alphas.size, step):
+        a = alphas[lo:lo + step]
+        best = risk[None, :] + a[:, None]
+        keep = np.zeros(best.shape, dtype=bool)
+        for ids in levels:
+            below = best[:, forest.left[ids]] + best[:, forest.right[ids]]
+            keep[:, ids] = below < best[:, ids] - np.finfo(float).eps * 10
+            best[:, ids] = np.minimum(best[:, ids], below)
+        for ids in top_down:  # close under parents, roots first
+            has = forest.parent[ids] >= 0
+            keep[:, ids[has]] &= keep[:, forest.parent[ids[has]]]
+        out.extend(keep)
+    return out
+
+
+def _unique(masks):
+    out, seen = [], set()
+    for m in masks:
+        key = m.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+#: The baseline registry: name -> ``family(problem)`` returning a
+#: nested list of split masks of ``problem.forest``, costliest first, or None
+#: when the baseline does not apply to this forest.
+MASK_FAMILIES = {}
+
+
+def register_baseline(name):
+    """Decorator: register ``family(problem)`` under ``name`` in
+    :data:`MASK_FAMILIES` (a candidate of the budget search and of every
+    ``fit_budget`` objective from then on)."""
+    def deco(fn):
+        MASK_FAMILIES[name] = fn
+        return fn
+    return deco
+
+
+@register_baseline("ccp")
+def _ccp_family(problem):
+    f = problem.forest
+    risk = node_risk(f, problem)
+    return _unique(ccp_masks(f, risk, ccp_alphas(f, risk, CCP_ALPHAS)))
+
+
+@register_baseline("greedy")
+def _greedy_family(problem):
+    return greedy_masks(problem)
+
+
+@register_baseline("fewer-trees")
+def _fewer_trees_family(problem):
+    f = problem.forest
+    full, out = f.full_split_mask(), []
+    for m in range(f.n_trees, 0, -1):
+        mk = full.copy()
+        mk[f.node_offset[m]:] = False
+        out.append(mk)
+    return out
+
+
+@register_baseline("impurity")
+def _impurity_family(problem):
+    f = problem.forest
+    try:
+        imp = node_impurity(f)
+    except ValueError:  # a regression forest that carries no node impurities
+        return None
+    internal = ~f.is_leaf
+    vals = np.unique(np.concatenate([[-1.0], imp[internal]]))
+    if vals.size > 100:
+        vals = np.unique(np.quantile(vals, np.linspace(0, 1, 100)))
+    return _unique([close_under_parents(f, internal & (imp > t)) for t in vals])
+
+
+def mask_families(problem, deadline=None, names=None):
+    """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
+    computed once per compiled problem; families that do not apply are left out.
+    GreedyPrune is skipped once ``deadline`` has passed."""
+    import time
+
+    out = {}
+    for name in MASK_FAMILIES if names is None else names:
+        if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
+            continue
+        masks = cached_per_problem(problem, f"family:{name}",
+                                   lambda p, n=name: MASK_FAMILIES[n](p))
+        if masks:
+            out[name] = masks
+    return out

@@ -1,0 +1,99 @@
+"""fit_budget's default objective="auto": the objective is picked on held-out rows,
+the budget is met, a larger budget never returns a worse loss, and an imbalanced
+table does not get the constant predictor when a fitting pruning scores better."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+import prune_opt as po
+from prune_opt.budget import fit_budget
+from prune_opt.budget._vote import VoteScorer
+
+
+def _case(seed=0, n=400, positives=0.5, trees=8):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 6)).round(2)
+    score = X[:, 0] + 0.7 * X[:, 1] - 0.5 * X[:, 2] + rng.normal(scale=0.7, size=2 * n)
+    y = (score > np.quantile(score, 1 - positives)).astype(int)
+    rf = RandomForestClassifier(n_estimators=trees, max_depth=6, random_state=seed).fit(
+        X[:n], y[:n])
+    costs = po.FeatureCosts([1.0, 2.0, 4.0, 0.5, 3.0, 1.5])
+    return rf, X[n:], y[n:], costs
+
+
+def _brier(pf, X, y):
+    return VoteScorer(pf.forest, X, y, pf.costs, "brier").score(pf.split_mask)[0]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_auto_picks_on_held_out_rows_and_meets_the_budget(seed):
+    rf, X, y, costs = _case(seed)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.3 * full)
+    info = pf.solve_info["auto"]
+    assert pf.average_cost(X) <= 0.3 * full * (1 + 1e-10)
+    assert info["chosen"] in ("paper", "brier") and set(info["holdout_loss"]) == {
+        "paper", "brier"}
+    assert info["chosen"] == min(info["holdout_loss"], key=info["holdout_loss"].get)
+    assert info["n_holdout_rows"] == pytest.approx(len(y) / 2, abs=2)
+    assert pf.solve_info["auto_loss"] == pytest.approx(_brier(pf, X, y), rel=1e-12)
+
+
+def test_a_larger_budget_never_returns_a_worse_loss():
+    rf, X, y, costs = _case(2)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    losses = []
+    for share in (0.1, 0.15, 0.2, 0.3, 0.5):
+        pf = fit_budget(rf, X, y, costs=costs, budget=share * full)
+        assert pf.average_cost(X) <= share * full * (1 + 1e-10)
+        losses.append(_brier(pf, X, y))
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:])), losses
+
+
+def test_imbalanced_table_does_not_get_the_constant_predictor():
+    rf, X, y, costs = _case(3, n=600, positives=0.03)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.25 * full)
+    f = po.Forest.from_sklearn(rf)
+    root = po.PrunedForest(f, np.zeros(f.n_nodes, dtype=bool), costs=costs)
+    assert _brier(pf, X, y) <= _brier(root, X, y)
+    if _brier(pf, X, y) < _brier(root, X, y) - 1e-12:
+        assert pf.n_splits > 0
+
+
+def test_auto_on_a_regression_forest_uses_the_squared_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = X[:, 0] - 2 * X[:, 1] + rng.normal(scale=0.3, size=400)
+    est = RandomForestRegressor(n_estimators=5, max_depth=5, random_state=0).fit(X[:200],
+                                                                                  y[:200])
+    full = po.acquisition_cost(est, X[200:]).mean()
+    pf = fit_budget(est, X[200:], y[200:], budget=0.4 * full)
+    assert pf.solve_info["auto"]["chosen"] in ("paper", "squared_error")
+    assert pf.average_cost(X[200:]) <= 0.4 * full * (1 + 1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_auto_falls_back_to_the_paper_objective_where_only_it_applies():
+    rf, X, y, costs = _case(4, n=100)
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    pf = fit_budget(problem, budget=2.0)  # a problem without its rows
+    assert "gap" in pf.solve_info and "auto" not in pf.solve_info
+    pf = fit_budget(rf, X, y, costs=costs, budget=2.0, method="hull")
+    assert pf.solve_info["method"] == "hull"
+
+
+def test_budget_curve_rows_meet_their_budgets_and_improve_with_them():
+    from prune_opt.budget import budget_curve
+
+    rf, X, y, costs = _case(5)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    budgets = [0.5 * full, 0.1 * full, 0.25 * full]
+    curve = budget_curve(rf, X, y, budgets=budgets, costs=costs, X_eval=X, y_eval=y)
+    assert list(curve["budget"]) == sorted(budgets, reverse=True)
+    assert (curve["average_cost"] <= curve["budget"] * (1 + 1e-10)).all()
+    assert {"accuracy_eval", "cost_eval", "n_splits", "error_term"} <= set(curve.columns)
+    np.testing.assert_allclose(curve["cost_eval"], curve["average_cost"], rtol=1e-9)
+    with pytest.raises(ValueError, match="budgets"):
+        budget_curve(rf, X, y, budgets=[-1.0], costs=costs)
