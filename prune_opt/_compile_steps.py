@@ -17,8 +17,8 @@ from ._memory import (
 from ._routing import (
     chunk_records,
     in_bag_weights,
-    new_units_table,
     paid_feature_units,
+    record_tables,
     route_errors,
 )
 from ._sampling import resolve_cost_sample
@@ -97,7 +97,7 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     probe = Xs[:: max(1, Xs.shape[0] // PROBE_ROWS)][:PROBE_ROWS]
     fu = paid_feature_units(fc)
     node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
-                                            new_units_table(forest, fu))
+                                            record_tables(forest, fu))
     upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
     sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
     probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])
