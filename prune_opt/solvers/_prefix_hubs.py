@@ -32,6 +32,8 @@ __all__ = ["prefix_hubs"]
 MIN_SHARING = 8
 # pairs handled at a time when gathering a unit's records into its dense matrix
 BLOCK_PAIRS = 1 << 15
+# records handled at a time by the passes over all records
+BLOCK_RECORDS = 1 << 22
 
 
 def _ragged(starts, pairs):
@@ -42,13 +44,31 @@ def _ragged(starts, pairs):
     return first + np.arange(local.size), local
 
 
-def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees):
-    """Dense (pairs x trees) matrix of first-use nodes (-1: none), or None when a
-    pair has two records in one tree (hand-built data: left uncompressed)."""
-    M = np.full((pairs.size, n_trees), -1, dtype=np.int64)
+def kept_counts(use_node, starts, drop):
+    """Records per pair whose node is not in ``drop`` (one pass, block by block)."""
+    n = use_node.size
+    before = np.empty(n + 1, dtype=np.int64)  # kept records before each record
+    before[0] = 0
+    for a in range(0, n, BLOCK_RECORDS):
+        keep = ~drop[use_node[a:a + BLOCK_RECORDS]]
+        np.cumsum(keep, out=before[a + 1:a + 1 + keep.size])
+        before[a + 1:a + 1 + keep.size] += before[a]
+    return np.diff(before[starts])
+
+
+def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop=None):
+    """Dense (pairs x trees) matrix of first-use nodes (-1: none; nodes in ``drop``
+    are left out), or None when a pair has two records in one tree (hand-built
+    data: left uncompressed)."""
+    # node ids fit int32 whenever the node count does: half the memory of int64
+    M = np.full((pairs.size, n_trees), -1,
+                dtype=np.int32 if tree_of_node.size < 2**31 else np.int64)
     for a in range(0, pairs.size, BLOCK_PAIRS):
         rec, local = _ragged(starts, pairs[a:a + BLOCK_PAIRS])
         nodes = use_node[rec]
+        if drop is not None:
+            keep = ~drop[nodes]
+            nodes, local = nodes[keep], local[keep]
         trees = tree_of_node[nodes]
         # records come sorted by (pair, node), hence by (pair, tree): a repeat is adjacent
         if ((local[1:] == local[:-1]) & (trees[1:] == trees[:-1])).any():
@@ -107,15 +127,18 @@ def _remaining_records(M, order, k, cur):
     """Sorted new records of each pair: its prefix vertex plus its nodes in the
     trees after the cut-off; returns (flat values, counts)."""
     rest = np.sort(order[k:])
+    if M.dtype == np.int32 and cur.max(initial=0) < np.iinfo(np.int32).max:
+        cur = cur.astype(np.int32)  # hub ids still fit: keep R in int32 too
     R = np.concatenate([M[:, rest], cur[:, None]], axis=1)
-    big = np.iinfo(np.int64).max
+    big = np.iinfo(R.dtype).max
     R[R < 0] = big
     R.sort(axis=1)
     valid = R < big
     return R[valid], valid.sum(axis=1)
 
 
-def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
+def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=None,
+                counts=None):
     """Compress the records of live pairs through shared-prefix hubs (exact).
 
     Parameters
@@ -129,6 +152,11 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
         Pairs to keep; the records of the others are dropped.
     tree_of_node : ndarray of int (n_nodes,)
     n_nodes : int
+    drop : ndarray of bool (n_nodes,), optional
+        Nodes whose records are left out (read in place: the records are not
+        copied first).
+    counts : ndarray of int (n_pairs,), optional
+        Records per pair not in ``drop`` (:func:`kept_counts`), when known.
 
     Returns
     -------
@@ -152,12 +180,14 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
     (1, [0, 2], [4, 4], [4, 4, 4, 4])
     """
     n_trees = int(tree_of_node.max()) + 1 if tree_of_node.size else 0
-    counts = np.diff(starts)
+    if counts is None:
+        counts = np.diff(starts) if drop is None else kept_counts(use_node, starts, drop)
+    live = live & (counts > 0)
     new_counts = np.where(live, counts, 0)
     pieces, tails, heads, next_hub = [], [], [], n_nodes
     for u in np.unique(pair_unit[live & (counts >= 2)]):
         pairs = np.flatnonzero(live & (pair_unit == u) & (counts >= 2))
-        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees)
+        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
         if M is None:
             continue
         order = _tree_order(M, tree_of_node, n_nodes, n_trees)
@@ -172,14 +202,15 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
         heads += h_
     new_starts = np.concatenate([[0], np.cumsum(new_counts)]).astype(np.int64)
     dtype = np.int32 if next_hub < 2**31 else np.int64
-    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype)
+    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype, drop)
     tails = np.concatenate(tails) if tails else np.empty(0, np.int64)
     heads = np.concatenate(heads) if heads else np.empty(0, np.int64)
     return new_use, new_starts, tails, heads, int(next_hub - n_nodes)
 
 
-def _assemble(use_node, starts, new_starts, live, pieces, dtype):
-    """New record array: compressed pairs from ``pieces``, other live pairs copied."""
+def _assemble(use_node, starts, new_starts, live, pieces, dtype, drop=None):
+    """New record array: compressed pairs from ``pieces``, other live pairs copied
+    (without their records at nodes in ``drop``)."""
     new_use = np.empty(int(new_starts[-1]), dtype=dtype)
     done = np.zeros(live.size, dtype=bool)
     for pairs, values, _ in pieces:
@@ -191,5 +222,6 @@ def _assemble(use_node, starts, new_starts, live, pieces, dtype):
         block = copy[a:a + BLOCK_PAIRS]
         src, _ = _ragged(starts, block)
         dst, _ = _ragged(new_starts, block)
-        new_use[dst] = use_node[src]
+        nodes = use_node[src]
+        new_use[dst] = nodes if drop is None else nodes[~drop[nodes]]
     return new_use
