@@ -57,12 +57,13 @@ def kept_counts(use_node, starts, drop):
 
 
 def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop=None):
-    """Dense (pairs x trees) matrix of first-use nodes (-1: none; nodes in ``drop``
+    """Dense (trees x pairs) matrix of first-use nodes (-1: none; nodes in ``drop``
     are left out), or None when a pair has two records in one tree (hand-built
-    data: left uncompressed)."""
+    data: left uncompressed).  Tree-major, so that the prefix levels read one
+    contiguous row per tree; filled through row-major blocks (sequential writes)."""
     # node ids fit int32 whenever the node count does: half the memory of int64
-    M = np.full((pairs.size, n_trees), -1,
-                dtype=np.int32 if tree_of_node.size < 2**31 else np.int64)
+    dtype = np.int32 if tree_of_node.size < 2**31 else np.int64
+    M = np.empty((n_trees, pairs.size), dtype=dtype)
     for a in range(0, pairs.size, BLOCK_PAIRS):
         rec, local = _ragged(starts, pairs[a:a + BLOCK_PAIRS])
         nodes = use_node[rec]
@@ -73,16 +74,26 @@ def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop=None):
         # records come sorted by (pair, node), hence by (pair, tree): a repeat is adjacent
         if ((local[1:] == local[:-1]) & (trees[1:] == trees[:-1])).any():
             return None
-        M.flat[(local + a) * n_trees + trees] = nodes
+        block = np.full((min(BLOCK_PAIRS, pairs.size - a), n_trees), -1, dtype=dtype)
+        block.flat[local * n_trees + trees] = nodes
+        M[:, a:a + block.shape[0]] = block.T
     return M
+
+
+def _factorize(keys):
+    """``(codes, uniques)`` of an int64 array (``uniques[codes] == keys``), by a hash
+    table (pandas) in linear time; uniques in order of first appearance."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(keys, sort=False)
+    return codes, np.asarray(uniques, dtype=np.int64)
 
 
 def _tree_order(M, tree_of_node, n_nodes, n_trees):
     """Trees that hold records, fewest distinct first-use nodes first."""
     hit = np.zeros(n_nodes, dtype=bool)
-    for a in range(0, M.shape[0], BLOCK_PAIRS):
-        block = M[a:a + BLOCK_PAIRS]
-        hit[block[block >= 0]] = True
+    for row in M:
+        hit[row[row >= 0]] = True
     distinct = np.bincount(tree_of_node[np.flatnonzero(hit)], minlength=n_trees)
     order = np.argsort(distinct, kind="stable")
     return order[distinct[order] > 0]
@@ -91,24 +102,25 @@ def _tree_order(M, tree_of_node, n_nodes, n_trees):
 def _grow_prefixes(M, order, n_nodes, next_hub):
     """Level by level, the prefix vertex of every pair and the hub arcs; returns
     the best cut-off level's ``(k, cur, tails, heads, next_hub)``."""
-    cur = np.full(M.shape[0], -1, dtype=np.int64)
+    cur = np.full(M.shape[1], -1, dtype=np.int64)
     tails, heads = [], []
     consumed = arcs = 0
     best = (0, cur.copy(), 0, next_hub)
     best_saving, losing = 0, 0
     for k, t in enumerate(order, start=1):
-        sym = M[:, t]
+        sym = M[t]
         has = sym >= 0
         first = has & (cur < 0)
         cur[first] = sym[first]  # a one-node prefix is the node itself
         more = np.flatnonzero(has & ~first)
         level_hubs = 0
         if more.size:
-            uq, inv = np.unique(cur[more] * n_nodes + sym[more], return_inverse=True)
+            # distinct (prefix, node) keys by hashing: linear, where a sort is n log n
+            inv, uq = _factorize(cur[more] * n_nodes + sym[more])
             ids = next_hub + np.arange(uq.size, dtype=np.int64)
             tails += [uq // n_nodes, uq % n_nodes]
             heads += [ids, ids]
-            cur[more] = ids[inv.ravel()]
+            cur[more] = ids[inv]
             next_hub += uq.size
             level_hubs = uq.size
         consumed += int(has.sum())
@@ -129,7 +141,7 @@ def _remaining_records(M, order, k, cur):
     rest = np.sort(order[k:])
     if M.dtype == np.int32 and cur.max(initial=0) < np.iinfo(np.int32).max:
         cur = cur.astype(np.int32)  # hub ids still fit: keep R in int32 too
-    R = np.concatenate([M[:, rest], cur[:, None]], axis=1)
+    R = np.concatenate([M[rest].T, cur[:, None]], axis=1)
     big = np.iinfo(R.dtype).max
     R[R < 0] = big
     R.sort(axis=1)

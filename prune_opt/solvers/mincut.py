@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from ._base import Solver, SolverError, SolveResult
-from ._prefix_hubs import kept_counts
+from ._prefix_hubs import _factorize, kept_counts
 from ._prefix_hubs import prefix_hubs as _prefix_hubs
 from ._registry import register_solver
 
@@ -148,10 +148,23 @@ def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
             table[p0:p1, j] = run[local[1:]] - run[local[:-1]]
     table[:, 2] = np.diff(starts)
     lid = np.arange(n_pairs) if live is None else np.flatnonzero(live)
-    _, first, inverse = np.unique(table[lid], axis=0, return_index=True, return_inverse=True)
+    # one 64-bit key per pair (both hashes and the size mixed, wrapping): grouped by a hash
+    # table in linear time; a key collision is caught by the verification below
+    with np.errstate(over="ignore"):
+        key = (table[lid, 0] ^ (table[lid, 1] * np.uint64(0x9E3779B97F4A7C15))
+               ^ (table[lid, 2] * np.uint64(0xC2B2AE3D27D4EB4F)))
     del table
+    codes, _ = _factorize(key.view(np.int64))
+    del key
+    # codes number the groups by first appearance: a pair opens its group iff its code
+    # exceeds every code before it
+    opens = np.empty(codes.size, dtype=bool)
+    opens[:1] = True
+    if codes.size > 1:
+        np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=opens[1:])
+    first = np.flatnonzero(opens)
     rep = np.arange(n_pairs)
-    rep[lid] = lid[first[inverse.ravel()]]
+    rep[lid] = lid[first[codes]]
     bad = np.zeros(n_pairs, dtype=bool)
     for p0, p1 in blocks:
         a, b = int(starts[p0]), int(starts[p1])
