@@ -25,11 +25,12 @@ from ._sampling import resolve_cost_sample
 from ._validation import check_features, check_labels
 
 
-def error_routing(forest, Xc, yc, w, train, chunk_size):
-    """Node errors on the cost data (default) or on the in-bag training samples."""
+def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
+    """Node errors on the cost data (default; ``leaves``: its leaf matrix when already
+    routed) or on the in-bag training samples."""
     if train is None:
         return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
-                            chunk_size=chunk_size)
+                            chunk_size=chunk_size, leaves=leaves)
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
     Xt = check_features(forest, train[0], name="train[0] (X_train)")

@@ -427,7 +427,8 @@ def assemble_records(blocks, n_rows, n_units, n_nodes):
     return use_node.array(), use_pair.array(), pair_row.array(), pair_unit.array(), node_weight
 
 
-def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK):
+def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK,
+                leaves=None):
     """Route cost data once: node weights and first-use records, in bounded memory.
 
     Parameters
@@ -440,6 +441,8 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
         Merge examples that reach the same leaf in every tree.
     chunk_size : int
         Examples routed at a time (bounds memory).
+    leaves : ndarray (n_examples, n_trees), optional
+        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
 
     Returns
     -------
@@ -447,16 +450,16 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
     """
     fu = paid_feature_units(costs)
     tables = record_tables(forest, fu)
-    leaves = None
-    if merge and X.shape[0] > 1 and isinstance(tables, FirstUseTable):
-        # the merge's leaf matrix is all the records need: route the rows only once
-        leaves = leaf_matrix(forest, X, chunk_size)
+    n = X.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if merge and n > 1:
+        # the merge's leaf matrix is also all the records need: rows are routed once
+        leaves = leaf_matrix(forest, X, chunk_size) if leaves is None else leaves
         inverse, first = merge_identical_rows(leaves, chunk_size)
-        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
         weight = np.bincount(inverse, weights=w, minlength=first.size)
         Xr, leaves = X[first], leaves[first]
     else:
-        weight, inverse, Xr = merge_cost_rows(forest, X, sample_weight, merge, chunk_size)
+        weight, inverse, Xr = w.copy(), np.arange(n), X
     step = record_chunk_rows(forest, costs, chunk_size)
     blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables,
                                 leaves=None if leaves is None else leaves[s:s + step]))
@@ -468,18 +471,8 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
                        total_weight=float(weight.sum()))
 
 
-def merge_cost_rows(forest, X, sample_weight, merge, chunk_size):
-    """Merged row weights, each example's merged row, and the merged rows of X."""
-    n = X.shape[0]
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if not merge or n <= 1:
-        return w.copy(), np.arange(n), X
-    group, first = merge_identical_rows(leaf_matrix(forest, X, chunk_size), chunk_size)
-    weight = np.bincount(group, weights=w, minlength=first.size)
-    return weight, group, X[first]
-
-
-def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK):
+def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK,
+                 leaves=None):
     """Node errors e_h from error data.
 
     Parameters
@@ -491,6 +484,8 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         forest, the real targets (float).
     tree_weights : list of ndarray, optional
         Per tree, the weight of each example (in-bag multiplicity); default 1.
+    leaves : ndarray (n_examples, n_trees), optional
+        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
 
     Returns
     -------
@@ -524,7 +519,8 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         sel = np.flatnonzero(wt > 0)
         for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
             idx = sel[start:start + chunk_size]
-            leaf = tree_leaves(forest, X[idx], t).astype(np.int64)
+            leaf = (tree_leaves(forest, X[idx], t) if leaves is None
+                    else leaves[idx, t]).astype(np.int64)
             stats[sl] += _leaf_statistics(leaf, y_col[idx], wt[idx], sl.stop - sl.start,
                                           width, regression)
         _sum_up_tree(forest, stats, sl)  # ... then summed up to every ancestor
