@@ -45,15 +45,21 @@ def _ragged(starts, pairs):
 
 
 def kept_counts(use_node, starts, drop):
-    """Records per pair whose node is not in ``drop`` (one pass, block by block)."""
+    """Records per pair whose node is not in ``drop``: one pass over the records, block
+    by block, holding only a block's running count (never one number per record)."""
     n = use_node.size
-    before = np.empty(n + 1, dtype=np.int64)  # kept records before each record
-    before[0] = 0
+    before = np.empty(starts.size, dtype=np.int64)  # kept records before each pair start
+    base, lo = 0, 0
     for a in range(0, n, BLOCK_RECORDS):
         keep = ~drop[use_node[a:a + BLOCK_RECORDS]]
-        np.cumsum(keep, out=before[a + 1:a + 1 + keep.size])
-        before[a + 1:a + 1 + keep.size] += before[a]
-    return np.diff(before[starts])
+        run = np.cumsum(keep)  # kept records in [a, a + i]
+        hi = int(np.searchsorted(starts, a + keep.size, side="left"))
+        at = starts[lo:hi] - a  # the pair starts inside this block
+        before[lo:hi] = base + np.where(at > 0, run[np.maximum(at - 1, 0)], 0)
+        base += int(run[-1])
+        lo = hi
+    before[lo:] = base
+    return np.diff(before)
 
 
 def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop=None):
