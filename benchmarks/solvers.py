@@ -34,6 +34,18 @@ Usage::
     python benchmarks/solvers.py --sizes 10x2k,10x20k,40x20k,100x100k --json out.json
     python benchmarks/solvers.py --solvers mincut --sizes 100x500k,100x1M,100x1M@250k
     python benchmarks/solvers.py --solvers mincut --sizes 100x5M@250k,100x1M:dask
+    python benchmarks/solvers.py --scale              # mincut at 250k, 1M and 2M rows
+
+Rows measured with ``--solvers mincut`` (elec resampled, 100 fully grown trees,
+lam 1e-2; CPU seconds, since the machine was shared: wall times were 2-4x
+longer), before and after the leaf-gather routing and the faster graph build:
+
+=========  ================  ==============  ==============  =========
+size       compile CPU       compile peak    solve CPU       solve peak
+=========  ================  ==============  ==============  =========
+100x250k   26.3 s -> 10.6 s  2.17 -> 2.02 GB  35.1 s -> SOLVE250  2.36 -> PEAK250 GB
+100x1M     129 s -> C1M      5.1 -> P1M GB    162 s -> S1M        8.2 -> Q1M GB
+=========  ================  ==============  ==============  =========
 """
 
 from __future__ import annotations
@@ -53,6 +65,9 @@ import numpy as np
 
 DEFAULT_SIZES = "10x2k,10x20k,40x20k,100x100k,100x500k"
 QUICK_SIZES = "10x2k,10x20k"
+# the exact solve at scale (mincut only: no LP fits); see docs/math/closure.md for the
+# measured rows
+SCALE_SIZES = "100x250k,100x1M,100x2M"
 # resident bytes per LP nonzero needed by each matrix backend (measured on this
 # benchmark's LPs at 10x20k, rounded up), used to skip solves that cannot fit
 BYTES_PER_NNZ = {"highs": 400, "glop": 450, "pdlp": 350, "cbc": 600, "cbc-ip": 600}
@@ -258,6 +273,8 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=1800.0,
                    help="seconds after which a solve is killed (default 1800)")
     p.add_argument("--quick", action="store_true", help=f"only {QUICK_SIZES}")
+    p.add_argument("--scale", action="store_true",
+                   help=f"the exact solve at scale: mincut on {SCALE_SIZES}")
     p.add_argument("--dask-workers", type=int, default=2,
                    help="workers of the LocalCluster for ':dask' sizes (default 2)")
     p.add_argument("--json", default=None, metavar="OUT")
@@ -266,10 +283,11 @@ def main(argv=None):
     import prune_opt as po
     from prune_opt.solvers._base import available_memory
 
-    sizes = [parse_size(s) for s in (args.sizes or (QUICK_SIZES if args.quick
-                                                    else DEFAULT_SIZES)).split(",")]
+    default = SCALE_SIZES if args.scale else QUICK_SIZES if args.quick else DEFAULT_SIZES
+    sizes = [parse_size(s) for s in (args.sizes or default).split(",")]
     installed = po.available_solvers()
-    solvers = [s.strip() for s in args.solvers.split(",")] if args.solvers else installed
+    solvers = ([s.strip() for s in args.solvers.split(",")] if args.solvers
+               else ["mincut"] if args.scale else installed)
     bad = [s for s in solvers if s not in installed]
     if bad:
         p.error(f"--solvers: not installed: {bad}; installed: {installed}")

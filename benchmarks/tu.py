@@ -6,7 +6,10 @@ constraint matrix is then checked with every method:
 
 * network - the pruning-tree network certificate (verified path by path);
 * cmr     - CMR's Seymour decomposition (passagemath-cmr, if installed);
-* brute   - exhaustive subdeterminants (only tiny matrices fit its limit).
+* brute   - exhaustive subdeterminants (only tiny matrices fit its limit);
+* auto_bare - ``method="auto"`` on the bare integer matrix (the problem's
+  structure dropped, as ``tu-check --matrix`` sees an exported file), with the
+  seconds of every method it ran.
 
 Usage::
 
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prune_opt import compile_problem  # noqa: E402
 from prune_opt.checks import cmr_available, is_totally_unimodular  # noqa: E402
+from prune_opt.checks._exact import as_integer_matrix  # noqa: E402
 from prune_opt.cli._common import format_table, write_json  # noqa: E402
 from prune_opt.datasets import load_dataset  # noqa: E402
 
@@ -89,15 +93,29 @@ def main(argv=None):
             row[method] = {True: "TU", False: "not TU", None: "undecided"}[rep.is_tu]
             if rep.is_tu is None:
                 row[f"{method}_why"] = rep.reason[:80]
-        decided = {row[m] for m in ("network", "cmr", "brute") if row.get(m) in ("TU", "not TU")}
+        # "auto" on the bare matrix, as tu-check sees an exported file: every method's time
+        bare = as_integer_matrix(problem)[0]
+        t = time.perf_counter()
+        rep = is_totally_unimodular(bare, time_limit=args.cmr_time_limit)
+        row["auto_bare_s"] = time.perf_counter() - t
+        row["auto_bare"] = {True: "TU", False: "not TU", None: "undecided"}[rep.is_tu]
+        row["auto_bare_methods"] = " ".join(f"{m['method']}:{m['seconds']:.2f}"
+                                            for m in rep.timings)
+        decided = {row[m] for m in ("network", "cmr", "brute", "auto_bare")
+                   if row.get(m) in ("TU", "not TU")}
         row["agree"] = "yes" if len(decided) <= 1 else "NO"
         rows.append(row)
         print(format_table([row], ["trees", "examples", "depth", "rows", "cols", "nnz",
                                    "network", "network_s", "cmr", "cmr_s", "brute",
-                                   "brute_s", "agree"]).splitlines()[-1], flush=True)
+                                   "brute_s", "auto_bare", "auto_bare_s", "agree"]).splitlines()[-1],
+              flush=True)
     print()
     print(format_table(rows, ["trees", "examples", "depth", "rows", "cols", "nnz", "network",
-                              "network_s", "cmr", "cmr_s", "brute", "brute_s", "agree"]))
+                              "network_s", "cmr", "cmr_s", "brute", "brute_s", "auto_bare",
+                              "auto_bare_s", "agree"]))
+    print("auto on the bare matrix (as tu-check reads an exported file), seconds per method:")
+    for r in rows:
+        print(f"  {r['trees']} trees / {r['examples']} ex: {r['auto_bare_methods']}")
     for r in rows:
         for m in ("network", "cmr", "brute"):
             if f"{m}_why" in r:

@@ -10,6 +10,7 @@ from ._forest import as_forest
 from ._problem import PruningProblem
 from ._routing import (
     DEFAULT_CHUNK,
+    leaf_matrix,
     route_costs,
 )
 from ._sampling import draw_cost_sample
@@ -121,9 +122,14 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     Xs = Xc if idx is None else Xc[idx]
     ws = w if idx is None or w is None else w[idx]
     plan_memory(forest, Xs, fc, merge=merge, verbose=verbose)
+    # with errors on the cost data, both routings read one leaf matrix: every row is
+    # routed through the trees once
+    leaves = leaf_matrix(forest, Xc, chunk_size) if train is None else None
     cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
-                               chunk_size=chunk_size)
-    err = error_routing(forest, Xc, yc, w, train, chunk_size)
+                               chunk_size=chunk_size,
+                               leaves=leaves if leaves is None or idx is None else leaves[idx])
+    err = error_routing(forest, Xc, yc, w, train, chunk_size, leaves=leaves)
+    del leaves
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=err.node_error, tree_error_weight=err.tree_weight,
                              cost_routing=cost_routing, budget=budget,

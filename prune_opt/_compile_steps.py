@@ -16,8 +16,8 @@ from ._memory import (
 )
 from ._routing import (
     chunk_records,
-    new_units_table,
     paid_feature_units,
+    record_tables,
     require_in_bag,
     route_errors,
 )
@@ -25,11 +25,12 @@ from ._sampling import resolve_cost_sample
 from ._validation import check_features, check_labels
 
 
-def error_routing(forest, Xc, yc, w, train, chunk_size):
-    """Node errors on the cost data (default) or on the in-bag training samples."""
+def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
+    """Node errors on the cost data (default; ``leaves``: its leaf matrix when already
+    routed) or on the in-bag training samples."""
     if train is None:
         return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
-                            chunk_size=chunk_size)
+                            chunk_size=chunk_size, leaves=leaves)
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
     Xt = check_features(forest, train[0], name="train[0] (X_train)")
@@ -97,7 +98,7 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     probe = Xs[:: max(1, Xs.shape[0] // PROBE_ROWS)][:PROBE_ROWS]
     fu = paid_feature_units(fc)
     node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
-                                            new_units_table(forest, fu))
+                                            record_tables(forest, fu))
     upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
     sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
     probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])

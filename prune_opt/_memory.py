@@ -161,7 +161,9 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
     n_features : int, optional
         Columns of X (default ``forest.n_features``).
     merge : bool
-        Whether rows are merged (adds the leaf-signature matrix).
+        Whether rows are merged (adds the row hashes and groups; the leaf
+        matrix itself is counted always: the records and, with errors on the
+        cost data, the node errors are read from it).
 
     Returns
     -------
@@ -188,11 +190,12 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
     d = forest.n_features if n_features is None else n_features
     leaf_bytes = 2 if int(np.diff(forest.node_offset).max()) <= 65535 else 4
     parts = {
-        "merge": int(n_rows * (T * leaf_bytes + 40)) if merge else 0,
+        "merge": int(n_rows * (T * leaf_bytes + (40 if merge else 0))),
         "rows": int(n_rows * d * 8),
         "records": int(n_rows * uses_per_row * 8),
         "pairs": int(n_rows * pairs_per_row * 8),
-        "nodes": int(forest.n_nodes * (forest.value_width + 4) * 8),
+        # per-node statistics, and the (node x paid unit) int32 first-use table
+        "nodes": int(forest.n_nodes * ((forest.value_width + 4) * 8 + 4 * costs.n_units)),
         "block": int(min(BLOCK_BYTES, n_rows * uses_per_row * 48)),
     }
     return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}

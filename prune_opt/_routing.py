@@ -258,15 +258,77 @@ def tree_records(ind, table, offset):
     return rows, nodes + offset, units[indptr[nodes] + within]
 
 
-def chunk_records(forest, Xc, wc, feature_units, tables=None):
+# a dense first-use table (nodes x paid units, int32) is used up to this many entries;
+# larger ones (many units) fall back to the per-tree CSR tables and path matrices
+DENSE_TABLE_ENTRIES = 1 << 26
+# entries (rows x trees x units) of one dense gather block: ~64 MB of int32
+DENSE_BLOCK_ENTRIES = 1 << 24
+
+
+class FirstUseTable:
+    """For every node h and paid unit u, the node on the root-to-h path (h included)
+    where u is first used, as a global id (-1: none), plus each node's leaves below.
+
+    A row's records in tree t are the non-negative entries of the row of its leaf,
+    so routing a block of rows is one ``apply`` per tree and one gather: no path
+    matrix and no sort.  ``leaf_ancestors`` (sparse, nodes x nodes) sums leaf
+    weights into every node on the way up.
+    """
+
+    def __init__(self, forest, feature_units):
+        n_units = feature_units.shape[1]
+        tables = new_units_table(forest, feature_units)
+        first = np.full((forest.n_nodes, n_units), -1, dtype=np.int32)
+        for t, (indptr, units) in enumerate(tables):  # a node's own new units
+            off = int(forest.node_offset[t])
+            local = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+            first[local + off, units] = local + off
+        parent, depth = forest.parent, forest.depth
+        for d in range(1, forest.max_depth + 1):  # inherit the rest, level by level
+            at = np.flatnonzero(depth == d)
+            inherited = first[parent[at]]
+            own = first[at]
+            first[at] = np.where(own >= 0, own, inherited)
+        self.first = first
+        self.n_units = n_units
+        leaves = np.flatnonzero(forest.is_leaf)
+        rows, cols = [leaves], [leaves]
+        cur, lv = parent[leaves], leaves
+        while True:  # every ancestor of every leaf: one pass per level
+            keep = cur >= 0
+            cur, lv = cur[keep], lv[keep]
+            if not cur.size:
+                break
+            rows.append(cur)
+            cols.append(lv)
+            cur = parent[cur]
+        r, c = np.concatenate(rows), np.concatenate(cols)
+        self.leaf_ancestors = sp.csr_matrix((np.ones(r.size), (r, c)),
+                                            shape=(forest.n_nodes, forest.n_nodes))
+
+
+def record_tables(forest, feature_units):
+    """What :func:`chunk_records` routes with: a :class:`FirstUseTable` when it is
+    small enough (nodes x paid units), else the per-tree CSR tables."""
+    if forest.n_nodes * max(feature_units.shape[1], 1) <= DENSE_TABLE_ENTRIES:
+        return FirstUseTable(forest, feature_units)
+    return new_units_table(forest, feature_units)
+
+
+def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
     """Records of one block of cost rows, in every tree (the unit of parallel work).
 
     Returns ``(node, pair, pair_row, pair_unit, node_weight)`` with rows and
-    pairs numbered locally from 0: records sorted by (row, unit, node), one
-    sort of a single int64 key per record of this block only.
+    pairs numbered locally from 0: records sorted by (row, unit, node).  With a
+    :class:`FirstUseTable` (``tables``, see :func:`record_tables`) the records
+    are gathered from the rows' leaves; with per-tree CSR tables they come from
+    the path matrices and one sort of an int64 key per record of this block.
+    ``leaves`` (optional, rows x trees, local ids): the rows' leaves when known.
     """
+    tables = record_tables(forest, feature_units) if tables is None else tables
+    if isinstance(tables, FirstUseTable):
+        return _gather_records(forest, Xc, wc, tables, leaves)
     n_units, n_nodes = feature_units.shape[1], forest.n_nodes
-    tables = new_units_table(forest, feature_units) if tables is None else tables
     node_weight = np.zeros(n_nodes)
     keys = []
     for t in range(forest.n_trees):
@@ -288,6 +350,36 @@ def chunk_records(forest, Xc, wc, feature_units, tables=None):
     del key, new
     return (node, pair, (pk // n_units).astype(np.int32), (pk % n_units).astype(np.int32),
             node_weight)
+
+
+def _gather_records(forest, Xc, wc, table, local_leaves=None):
+    """:func:`chunk_records` through a :class:`FirstUseTable`, in sub-blocks of rows."""
+    n, T, U = Xc.shape[0], forest.n_trees, table.n_units
+    leaves = np.empty((n, T), dtype=np.int64)
+    for t in range(T):
+        leaves[:, t] = tree_leaves(forest, Xc, t) if local_leaves is None else \
+            local_leaves[:, t]
+        leaves[:, t] += forest.node_offset[t]
+    leaf_weight = np.bincount(leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T),
+                              minlength=forest.n_nodes)
+    node_weight = table.leaf_ancestors @ leaf_weight
+    if U == 0 or n == 0:
+        empty = np.empty(0, np.int32)
+        return empty, empty, empty, empty, node_weight
+    step = max(1, DENSE_BLOCK_ENTRIES // max(T * U, 1))
+    nodes, counts = [], []
+    for a in range(0, n, step):
+        # (rows, units, trees): C order is (row, unit, node) order, global ids grow with t
+        G = table.first[leaves[a:a + step]].transpose(0, 2, 1)
+        used = G >= 0
+        nodes.append(G[used])
+        counts.append(used.sum(axis=2, dtype=np.int32).ravel())
+        del G, used
+    node = np.concatenate(nodes)
+    cnt = np.concatenate(counts)
+    has = np.flatnonzero(cnt)
+    pair = np.repeat(np.arange(has.size, dtype=np.int32), cnt[has])
+    return (node, pair, (has // U).astype(np.int32), (has % U).astype(np.int32), node_weight)
 
 
 class _Grow:
@@ -335,7 +427,8 @@ def assemble_records(blocks, n_rows, n_units, n_nodes):
     return use_node.array(), use_pair.array(), pair_row.array(), pair_unit.array(), node_weight
 
 
-def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK):
+def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK,
+                leaves=None):
     """Route cost data once: node weights and first-use records, in bounded memory.
 
     Parameters
@@ -348,16 +441,28 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
         Merge examples that reach the same leaf in every tree.
     chunk_size : int
         Examples routed at a time (bounds memory).
+    leaves : ndarray (n_examples, n_trees), optional
+        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
 
     Returns
     -------
     CostRouting
     """
-    weight, inverse, Xr = merge_cost_rows(forest, X, sample_weight, merge, chunk_size)
     fu = paid_feature_units(costs)
-    tables = new_units_table(forest, fu)
+    tables = record_tables(forest, fu)
+    n = X.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if merge and n > 1:
+        # the merge's leaf matrix is also all the records need: rows are routed once
+        leaves = leaf_matrix(forest, X, chunk_size) if leaves is None else leaves
+        inverse, first = merge_identical_rows(leaves, chunk_size)
+        weight = np.bincount(inverse, weights=w, minlength=first.size)
+        Xr, leaves = X[first], leaves[first]
+    else:
+        weight, inverse, Xr = w.copy(), np.arange(n), X
     step = record_chunk_rows(forest, costs, chunk_size)
-    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables))
+    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables,
+                                leaves=None if leaves is None else leaves[s:s + step]))
               for s in range(0, Xr.shape[0], step))
     node, pair, prow, punit, node_weight = assemble_records(
         blocks, Xr.shape[0], costs.n_units, forest.n_nodes)
@@ -366,18 +471,8 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
                        total_weight=float(weight.sum()))
 
 
-def merge_cost_rows(forest, X, sample_weight, merge, chunk_size):
-    """Merged row weights, each example's merged row, and the merged rows of X."""
-    n = X.shape[0]
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if not merge or n <= 1:
-        return w.copy(), np.arange(n), X
-    group, first = merge_identical_rows(leaf_matrix(forest, X, chunk_size), chunk_size)
-    weight = np.bincount(group, weights=w, minlength=first.size)
-    return weight, group, X[first]
-
-
-def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK):
+def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK,
+                 leaves=None):
     """Node errors e_h from error data.
 
     Parameters
@@ -389,6 +484,8 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         forest, the real targets (float).
     tree_weights : list of ndarray, optional
         Per tree, the weight of each example (in-bag multiplicity); default 1.
+    leaves : ndarray (n_examples, n_trees), optional
+        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
 
     Returns
     -------
@@ -422,7 +519,8 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         sel = np.flatnonzero(wt > 0)
         for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
             idx = sel[start:start + chunk_size]
-            leaf = tree_leaves(forest, X[idx], t).astype(np.int64)
+            leaf = (tree_leaves(forest, X[idx], t) if leaves is None
+                    else leaves[idx, t]).astype(np.int64)
             stats[sl] += _leaf_statistics(leaf, y_col[idx], wt[idx], sl.stop - sl.start,
                                           width, regression)
         _sum_up_tree(forest, stats, sl)  # ... then summed up to every ancestor

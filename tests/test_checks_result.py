@@ -1,5 +1,6 @@
 """Typed results of the TU methods, and their deprecated dict-style access."""
 
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -62,7 +63,18 @@ def test_method_result_fields():
 def test_counterexample_fields_are_exact(values):
     A = np.array(values).reshape(3, 4)
     hit = find_2x2_violation(A)
-    if hit is not None:
+    minors = {(r, c): exact_determinant(A[np.ix_(r, c)])
+              for r in combinations(range(3), 2) for c in combinations(range(4), 2)}
+    if hit is None:  # no violation returned: then every 2x2 minor is in {-1, 0, 1}
+        assert all(abs(d) <= 1 for d in minors.values())
+    else:
         sub = A[np.ix_(hit.rows, hit.columns)]
         assert sub.tolist() == hit.submatrix
         assert exact_determinant(sub) == hit.determinant and abs(hit.determinant) == 2
+        assert minors[(tuple(hit.rows), tuple(hit.columns))] == hit.determinant
+
+
+def test_counterexample_strategy_reaches_both_outcomes():
+    """The property above is exercised on matrices with and without a violation."""
+    assert find_2x2_violation(np.array([[1, 1, 0, 0], [1, -1, 0, 0], [0, 0, 0, 0]])) is not None
+    assert find_2x2_violation(np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]])) is None

@@ -195,7 +195,12 @@ def test_triangle_counterexample_and_report_formats():
     assert "NOT totally unimodular" in text and "determinant 2" in text
     d = json.loads(json.dumps(rep.to_dict()))
     assert d["is_tu"] is False and d["counterexample"]["submatrix"] == TRIANGLE.tolist()
-    assert [t["method"] for t in d["tried"]][:2] == ["entries", "network"]
+    order = [t["method"] for t in d["tried"]]
+    # cheapest decisive first: CMR (when installed) before the network patterns
+    assert order[:3] == ["entries", "cmr", "network"] or order == ["entries", "cmr"]
+    assert [t["method"] for t in d["timings"]] == order
+    assert all(t["seconds"] >= 0 for t in d["timings"])
+    assert "time per method" in text
     assert equitable_bicoloring(TRIANGLE) is None
 
 
@@ -208,7 +213,47 @@ def test_cheap_checks_find_entry_and_2x2_violations():
     hit = find_2x2_violation(B)
     assert hit.rows == [1, 4] and hit.columns == [2, 5] and abs(hit.determinant) == 2
     rep = is_totally_unimodular(B)
+    assert rep.is_tu is False and rep.method == ("cmr" if HAS_CMR else "2x2")
+    assert_valid_counterexample(B, rep)
+
+
+def test_auto_runs_the_2x2_scan_only_when_nothing_cheaper_decided(monkeypatch):
+    """With CMR installed it settles a plain matrix first and the quadratic 2x2 scan
+    never runs; without CMR the scan finds the violation."""
+    import prune_opt.checks._cmr as cmr_mod
+
+    B = np.zeros((6, 6), dtype=int)
+    B[np.ix_([1, 4], [2, 5])] = [[1, 1], [1, -1]]
+    if HAS_CMR:
+        rep = is_totally_unimodular(B)
+        assert "2x2" not in [t["method"] for t in rep.tried]
+        N, _ = network_matrix(np.random.default_rng(3), 25, 20)
+        rep = is_totally_unimodular(N)
+        assert rep.is_tu is True and rep.method in ("cmr", "network")
+        assert [t["method"] for t in rep.tried] == ["entries", "cmr"]
+
+    def missing():
+        raise ImportError("No module named 'sage'")
+
+    monkeypatch.setattr(cmr_mod, "_import_cmr", missing)
+    rep = is_totally_unimodular(B)
     assert rep.is_tu is False and rep.method == "2x2"
+    assert [t["method"] for t in rep.tried] == ["entries", "cmr", "network", "2x2"]
+    assert rep.tried[1]["seconds"] == 0.0 and "not installed" in rep.tried[1]["note"]
+    assert_valid_counterexample(B, rep)
+
+
+def test_pruning_problem_is_certified_by_its_network_before_cmr():
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    import prune_opt as po
+
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    rep = is_totally_unimodular(po.compile_problem(rf, X, y, lam=0.01))
+    assert rep.is_tu is True and rep.method == "network"
+    assert [t["method"] for t in rep.timings] == ["entries", "network"]
 
 
 def test_brute_force_limits_give_none_not_a_verdict():

@@ -95,3 +95,42 @@ def test_block_size_changes_nothing(chunk):
     ra, rb = po.solve(a, solver="mincut"), po.solve(b, solver="mincut")
     assert abs(ra.objective - rb.objective) <= 1e-12 * abs(rb.objective)
     assert b.evaluate(ra.split_mask).objective == pytest.approx(ra.objective, rel=1e-12)
+
+
+@given(case=forest_cases(max_examples=40))
+@settings(max_examples=20, deadline=None)
+def test_dense_first_use_table_equals_path_matrices(case):
+    """The leaf-gather routing (dense first-use table) and the path-matrix routing
+    (per-tree CSR tables, used when the table would be too large) give the same
+    records, pairs and node weights."""
+    import prune_opt._routing as routing
+    from prune_opt._costs import as_feature_costs
+    from prune_opt._forest import as_forest
+
+    forest = as_forest(case["est"])
+    fc = as_feature_costs(case["costs"], forest.n_features, forest.feature_names)
+    X = np.asarray(case["X_val"], dtype=float)
+    w = np.random.default_rng(case["seed"]).integers(1, 4, size=X.shape[0]).astype(float)
+    fu = routing.paid_feature_units(fc)
+    dense = routing.record_tables(forest, fu)
+    assert isinstance(dense, routing.FirstUseTable)
+    a = routing.chunk_records(forest, X, w, fu, dense)
+    b = routing.chunk_records(forest, X, w, fu, routing.new_units_table(forest, fu))
+    for x, y in zip(a[:4], b[:4]):
+        assert np.array_equal(x, y)
+    assert np.allclose(a[4], b[4], rtol=1e-12, atol=0)
+
+
+def test_compile_without_dense_table_is_identical(monkeypatch):
+    """Forcing the path-matrix routing (as for many-unit forests) compiles the same problem."""
+    import prune_opt._routing as routing
+
+    X, y = load_digits(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=4, max_depth=6, random_state=0).fit(X, y)
+    a = po.compile_problem(rf, X, y, lam=0.01, chunk_size=300)
+    monkeypatch.setattr(routing, "DENSE_TABLE_ENTRIES", 0)
+    b = po.compile_problem(rf, X, y, lam=0.01, chunk_size=300)
+    for name in ("use_node", "use_pair", "pair_row", "pair_unit", "row_of_example"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.allclose(a.closure_data()["split_weight"], b.closure_data()["split_weight"],
+                       rtol=1e-12, atol=1e-15)

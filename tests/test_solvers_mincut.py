@@ -12,6 +12,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
 from prune_opt._problem import close_under_parents
+from prune_opt.solvers._prefix_hubs import kept_counts, prefix_hubs
 from prune_opt.solvers.mincut import (
     FINITE_TOTAL,
     _group_identical_sets,
@@ -19,6 +20,7 @@ from prune_opt.solvers.mincut import (
     integer_capacities,
 )
 from tests.forest_cases import forest_cases
+from tests.test_solvers_prefix_hubs import brute_pair_sets
 
 LAMS = [0.0, 1e-7, 1e-5, 1e-3, 0.03, 1.0, 50.0, 1e6]
 
@@ -179,3 +181,60 @@ def test_real_costs_with_prerequisites_thyroid():
         b = po.solve(problem, solver="highs")
         assert rel(a.objective, b.objective) <= 1e-9
         assert a.solve_info["gap"] <= 1e-9
+
+
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_prefix_hubs_leave_out_dropped_nodes_without_a_copy(data):
+    """Hubs built with ``drop`` (reading the records in place) give every live pair
+    exactly its node set minus the dropped nodes."""
+    n_trees = data.draw(st.integers(1, 6))
+    per_tree = data.draw(st.integers(1, 4))
+    n_nodes = n_trees * per_tree
+    tree_of_node = np.repeat(np.arange(n_trees), per_tree)
+    n_pairs = data.draw(st.integers(1, 25))
+    sets, units = [], []
+    for _ in range(n_pairs):
+        pick = [data.draw(st.sampled_from([None] + list(range(t * per_tree, (t + 1) * per_tree))))
+                for t in range(n_trees)]
+        sets.append(sorted(h for h in pick if h is not None) or [0])
+        units.append(data.draw(st.integers(0, 2)))
+    use = np.array([h for s in sets for h in s])
+    starts = np.concatenate([[0], np.cumsum([len(s) for s in sets])])
+    live = np.array(data.draw(st.lists(st.booleans(), min_size=n_pairs, max_size=n_pairs)))
+    drop = np.array(data.draw(st.lists(st.booleans(), min_size=n_nodes, max_size=n_nodes)))
+    import prune_opt.solvers._prefix_hubs as hubs
+
+    expected = [sum(not drop[h] for h in s) for s in sets]
+    assert kept_counts(use, starts, drop).tolist() == expected
+    block = data.draw(st.integers(1, 5))  # records counted across many small blocks
+    old, hubs.BLOCK_RECORDS = hubs.BLOCK_RECORDS, block
+    try:
+        assert kept_counts(use, starts, drop).tolist() == expected
+    finally:
+        hubs.BLOCK_RECORDS = old
+    new_use, new_starts, tails, heads, n_hub = prefix_hubs(
+        use, starts, np.array(units), live, tree_of_node, n_nodes, drop=drop)
+    got = brute_pair_sets(new_use, new_starts, tails, heads, n_nodes)
+    for p in range(n_pairs):
+        assert got[p] == ({h for h in sets[p] if not drop[h]} if live[p] else set())
+
+
+@given(case=forest_cases(), lam=st.sampled_from(LAMS))
+@settings(max_examples=15, deadline=None)
+def test_hubs_over_dropped_records_keep_the_optimum(case, lam):
+    """With hubs forced on small problems, dropping unprofitable nodes inside the hub
+    build gives the same optimum as the plain graph (1e-9 relative)."""
+    import prune_opt.solvers.mincut as mincut
+
+    problem = compile_case(case, lam)
+    plain = po.solve(problem, solver="mincut", solver_options={
+        "fold_single": False, "merge_pairs": False, "prefix_hubs": False,
+        "drop_unprofitable": False})
+    old = mincut.HUB_MIN_RECORDS
+    mincut.HUB_MIN_RECORDS = 0
+    try:
+        hubbed = po.solve(problem, solver="mincut")
+    finally:
+        mincut.HUB_MIN_RECORDS = old
+    assert rel(hubbed.objective, plain.objective) <= 1e-9

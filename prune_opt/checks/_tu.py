@@ -74,6 +74,21 @@ class TUReport:
         return {True: "totally unimodular", False: "NOT totally unimodular",
                 None: "undecided"}[self.is_tu]
 
+    @property
+    def timings(self):
+        """Seconds of every method run, in the order they ran: a list of dicts
+        ``{"method", "verdict", "seconds"}`` (``verdict`` True, False or None).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> r = is_totally_unimodular(np.array([[1, 1, 0], [0, 1, 1]]))
+        >>> [t["method"] for t in r.timings][0], all(t["seconds"] >= 0 for t in r.timings)
+        ('entries', True)
+        """
+        return [{"method": t["method"], "verdict": t["verdict"], "seconds": t["seconds"]}
+                for t in self.tried]
+
     def to_dict(self):
         """JSON-friendly dict (the certificate is summarised, not serialised)."""
         cert = None
@@ -89,7 +104,8 @@ class TUReport:
         return {"is_tu": self.is_tu, "verdict": self.verdict, "method": self.method,
                 "seconds": self.seconds, "shape": list(self.shape), "nnz": self.nnz,
                 "certificate": cert, "counterexample": self.counterexample,
-                "reason": self.reason, "tried": self.tried, "notes": self.notes}
+                "reason": self.reason, "tried": self.tried, "timings": self.timings,
+                "notes": self.notes}
 
     def __str__(self):
         lines = [f"verdict: {self.verdict}",
@@ -109,11 +125,11 @@ class TUReport:
                 lines.append("  [" + " ".join(f"{v:>3d}" for v in row) + " ]")
         if self.is_tu is None and self.reason:
             lines.append(f"reason: {self.reason}")
-        if len(self.tried) > 1 or (self.tried and self.tried[0]["method"] != self.method):
-            lines.append("tried:")
+        if self.tried:
+            lines.append("time per method (in the order run):")
             for t in self.tried:
                 v = {True: "TU", False: "not TU", None: "undecided"}[t["verdict"]]
-                lines.append(f"  {t['method']:<14} {v:<10} {t['seconds']:.3f} s  {t['note']}")
+                lines.append(f"  {t['method']:<14} {v:<10} {t['seconds']:8.3f} s  {t['note']}")
         return "\n".join(lines)
 
 
@@ -191,8 +207,11 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
         ``"cmr"``: Seymour decomposition via passagemath-cmr (optional);
         ``"brute"``: exhaustive subdeterminants (small matrices);
         ``"ghouila-houri"``: equitable bicolorings of every row subset (few
-        rows).  ``"auto"`` runs the cheap necessary checks (entries, 2x2
-        minors), then network, cmr, brute and Ghouila-Houri until one decides.
+        rows).  ``"auto"`` runs the cheapest decisive method first: the
+        entry test, then (for a PruningProblem) the network certificate, CMR
+        when installed, the network patterns (plain matrices), and only when
+        none decided the 2x2-minor scan, brute force and Ghouila-Houri.  Each
+        method's time is in ``TUReport.timings``.
     time_limit : float, optional
         Seconds for the whole check; methods past it report None.
     max_submatrices : int
@@ -222,7 +241,14 @@ def is_totally_unimodular(A, method="auto", time_limit=None, *,
 
 
 def _auto(check):
-    """Cheap necessary tests, then network, 2x2, cmr, brute force, Ghouila-Houri."""
+    """The cheapest decisive method first; the quadratic 2x2 scan, brute force and
+    Ghouila-Houri only when nothing before them decided.
+
+    Order: the entry test (one pass over the nonzeros); for a PruningProblem the
+    pruning-tree network certificate (linear, and decisive without a budget row);
+    CMR when installed; the cheap network patterns for a plain matrix; then the
+    2x2 scan, brute force and Ghouila-Houri.
+    """
     entry = _entries_step(check)
     budgeted = check.problem is not None and check.problem.budget is not None
     if entry.verdict is False and not budgeted:
@@ -230,12 +256,23 @@ def _auto(check):
     if entry.verdict is False:
         check.notes.append("the budget row has entries outside {-1, 0, 1}; looking for a "
                            "structural violation through it as well")
-    why = ("pruning problem: the pruning-tree network certificate applies"
-           if check.problem is not None
-           else "cheap network patterns (incidence, signed incidence, interval)")
-    res = check.run("network", note_prefix=why)
-    if res.verdict is not None:
-        return check.report("network", res)
+    if check.problem is not None:
+        res = check.run("network", note_prefix="pruning problem: the pruning-tree network "
+                                               "certificate applies")
+        if res.verdict is not None:
+            return check.report("network", res)
+    avail, detail = cmr_available()
+    if avail:
+        res = check.run("cmr", note_prefix="installed")
+        if res.verdict is not None:
+            return check.report("cmr", res)
+    else:
+        check.tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
+    if check.problem is None:
+        res = check.run("network", note_prefix="cheap network patterns (incidence, signed "
+                                               "incidence, interval)")
+        if res.verdict is not None:
+            return check.report("network", res)
     if entry.verdict is False:
         return check.report("entries", entry)
     res = _2x2_step(check)
@@ -272,13 +309,6 @@ def _2x2_step(check):
 
 
 def _expensive_steps(check):
-    avail, detail = cmr_available()
-    if avail:
-        res = check.run("cmr", note_prefix="installed")
-        if res.verdict is not None:
-            return check.report("cmr", res)
-    else:
-        check.tried.append({"method": "cmr", "verdict": None, "seconds": 0.0, "note": detail})
     reasons = [t["note"] for t in check.tried if t["method"] in ("network", "cmr")]
     for name in ("brute", "ghouila-houri"):
         res = check.run(name)

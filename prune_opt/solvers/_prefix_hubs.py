@@ -32,6 +32,8 @@ __all__ = ["prefix_hubs"]
 MIN_SHARING = 8
 # pairs handled at a time when gathering a unit's records into its dense matrix
 BLOCK_PAIRS = 1 << 15
+# records handled at a time by the passes over all records
+BLOCK_RECORDS = 1 << 22
 
 
 def _ragged(starts, pairs):
@@ -42,27 +44,62 @@ def _ragged(starts, pairs):
     return first + np.arange(local.size), local
 
 
-def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees):
-    """Dense (pairs x trees) matrix of first-use nodes (-1: none), or None when a
-    pair has two records in one tree (hand-built data: left uncompressed)."""
-    M = np.full((pairs.size, n_trees), -1, dtype=np.int64)
+def kept_counts(use_node, starts, drop):
+    """Records per pair whose node is not in ``drop``: one pass over the records, block
+    by block, holding only a block's running count (never one number per record)."""
+    n = use_node.size
+    before = np.empty(starts.size, dtype=np.int64)  # kept records before each pair start
+    base, lo = 0, 0
+    for a in range(0, n, BLOCK_RECORDS):
+        keep = ~drop[use_node[a:a + BLOCK_RECORDS]]
+        run = np.cumsum(keep)  # kept records in [a, a + i]
+        hi = int(np.searchsorted(starts, a + keep.size, side="left"))
+        at = starts[lo:hi] - a  # the pair starts inside this block
+        before[lo:hi] = base + np.where(at > 0, run[np.maximum(at - 1, 0)], 0)
+        base += int(run[-1])
+        lo = hi
+    before[lo:] = base
+    return np.diff(before)
+
+
+def _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop=None):
+    """Dense (trees x pairs) matrix of first-use nodes (-1: none; nodes in ``drop``
+    are left out), or None when a pair has two records in one tree (hand-built
+    data: left uncompressed).  Tree-major, so that the prefix levels read one
+    contiguous row per tree; filled through row-major blocks (sequential writes)."""
+    # node ids fit int32 whenever the node count does: half the memory of int64
+    dtype = np.int32 if tree_of_node.size < 2**31 else np.int64
+    M = np.empty((n_trees, pairs.size), dtype=dtype)
     for a in range(0, pairs.size, BLOCK_PAIRS):
         rec, local = _ragged(starts, pairs[a:a + BLOCK_PAIRS])
         nodes = use_node[rec]
+        if drop is not None:
+            keep = ~drop[nodes]
+            nodes, local = nodes[keep], local[keep]
         trees = tree_of_node[nodes]
         # records come sorted by (pair, node), hence by (pair, tree): a repeat is adjacent
         if ((local[1:] == local[:-1]) & (trees[1:] == trees[:-1])).any():
             return None
-        M.flat[(local + a) * n_trees + trees] = nodes
+        block = np.full((min(BLOCK_PAIRS, pairs.size - a), n_trees), -1, dtype=dtype)
+        block.flat[local * n_trees + trees] = nodes
+        M[:, a:a + block.shape[0]] = block.T
     return M
+
+
+def _factorize(keys):
+    """``(codes, uniques)`` of an int64 array (``uniques[codes] == keys``), by a hash
+    table (pandas) in linear time; uniques in order of first appearance."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(keys, sort=False)
+    return codes, np.asarray(uniques, dtype=np.int64)
 
 
 def _tree_order(M, tree_of_node, n_nodes, n_trees):
     """Trees that hold records, fewest distinct first-use nodes first."""
     hit = np.zeros(n_nodes, dtype=bool)
-    for a in range(0, M.shape[0], BLOCK_PAIRS):
-        block = M[a:a + BLOCK_PAIRS]
-        hit[block[block >= 0]] = True
+    for row in M:
+        hit[row[row >= 0]] = True
     distinct = np.bincount(tree_of_node[np.flatnonzero(hit)], minlength=n_trees)
     order = np.argsort(distinct, kind="stable")
     return order[distinct[order] > 0]
@@ -71,24 +108,25 @@ def _tree_order(M, tree_of_node, n_nodes, n_trees):
 def _grow_prefixes(M, order, n_nodes, next_hub):
     """Level by level, the prefix vertex of every pair and the hub arcs; returns
     the best cut-off level's ``(k, cur, tails, heads, next_hub)``."""
-    cur = np.full(M.shape[0], -1, dtype=np.int64)
+    cur = np.full(M.shape[1], -1, dtype=np.int64)
     tails, heads = [], []
     consumed = arcs = 0
     best = (0, cur.copy(), 0, next_hub)
     best_saving, losing = 0, 0
     for k, t in enumerate(order, start=1):
-        sym = M[:, t]
+        sym = M[t]
         has = sym >= 0
         first = has & (cur < 0)
         cur[first] = sym[first]  # a one-node prefix is the node itself
         more = np.flatnonzero(has & ~first)
         level_hubs = 0
         if more.size:
-            uq, inv = np.unique(cur[more] * n_nodes + sym[more], return_inverse=True)
+            # distinct (prefix, node) keys by hashing: linear, where a sort is n log n
+            inv, uq = _factorize(cur[more] * n_nodes + sym[more])
             ids = next_hub + np.arange(uq.size, dtype=np.int64)
             tails += [uq // n_nodes, uq % n_nodes]
             heads += [ids, ids]
-            cur[more] = ids[inv.ravel()]
+            cur[more] = ids[inv]
             next_hub += uq.size
             level_hubs = uq.size
         consumed += int(has.sum())
@@ -107,15 +145,18 @@ def _remaining_records(M, order, k, cur):
     """Sorted new records of each pair: its prefix vertex plus its nodes in the
     trees after the cut-off; returns (flat values, counts)."""
     rest = np.sort(order[k:])
-    R = np.concatenate([M[:, rest], cur[:, None]], axis=1)
-    big = np.iinfo(np.int64).max
+    if M.dtype == np.int32 and cur.max(initial=0) < np.iinfo(np.int32).max:
+        cur = cur.astype(np.int32)  # hub ids still fit: keep R in int32 too
+    R = np.concatenate([M[rest].T, cur[:, None]], axis=1)
+    big = np.iinfo(R.dtype).max
     R[R < 0] = big
     R.sort(axis=1)
     valid = R < big
     return R[valid], valid.sum(axis=1)
 
 
-def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
+def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=None,
+                counts=None):
     """Compress the records of live pairs through shared-prefix hubs (exact).
 
     Parameters
@@ -129,6 +170,11 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
         Pairs to keep; the records of the others are dropped.
     tree_of_node : ndarray of int (n_nodes,)
     n_nodes : int
+    drop : ndarray of bool (n_nodes,), optional
+        Nodes whose records are left out (read in place: the records are not
+        copied first).
+    counts : ndarray of int (n_pairs,), optional
+        Records per pair not in ``drop`` (:func:`kept_counts`), when known.
 
     Returns
     -------
@@ -152,12 +198,14 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
     (1, [0, 2], [4, 4], [4, 4, 4, 4])
     """
     n_trees = int(tree_of_node.max()) + 1 if tree_of_node.size else 0
-    counts = np.diff(starts)
+    if counts is None:
+        counts = np.diff(starts) if drop is None else kept_counts(use_node, starts, drop)
+    live = live & (counts > 0)
     new_counts = np.where(live, counts, 0)
     pieces, tails, heads, next_hub = [], [], [], n_nodes
     for u in np.unique(pair_unit[live & (counts >= 2)]):
         pairs = np.flatnonzero(live & (pair_unit == u) & (counts >= 2))
-        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees)
+        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
         if M is None:
             continue
         order = _tree_order(M, tree_of_node, n_nodes, n_trees)
@@ -172,14 +220,15 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes):
         heads += h_
     new_starts = np.concatenate([[0], np.cumsum(new_counts)]).astype(np.int64)
     dtype = np.int32 if next_hub < 2**31 else np.int64
-    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype)
+    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype, drop)
     tails = np.concatenate(tails) if tails else np.empty(0, np.int64)
     heads = np.concatenate(heads) if heads else np.empty(0, np.int64)
     return new_use, new_starts, tails, heads, int(next_hub - n_nodes)
 
 
-def _assemble(use_node, starts, new_starts, live, pieces, dtype):
-    """New record array: compressed pairs from ``pieces``, other live pairs copied."""
+def _assemble(use_node, starts, new_starts, live, pieces, dtype, drop=None):
+    """New record array: compressed pairs from ``pieces``, other live pairs copied
+    (without their records at nodes in ``drop``)."""
     new_use = np.empty(int(new_starts[-1]), dtype=dtype)
     done = np.zeros(live.size, dtype=bool)
     for pairs, values, _ in pieces:
@@ -191,5 +240,6 @@ def _assemble(use_node, starts, new_starts, live, pieces, dtype):
         block = copy[a:a + BLOCK_PAIRS]
         src, _ = _ragged(starts, block)
         dst, _ = _ragged(new_starts, block)
-        new_use[dst] = use_node[src]
+        nodes = use_node[src]
+        new_use[dst] = nodes if drop is None else nodes[~drop[nodes]]
     return new_use

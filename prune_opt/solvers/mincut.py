@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from ._base import Solver, SolverError, SolveResult
+from ._prefix_hubs import _factorize, kept_counts
 from ._prefix_hubs import prefix_hubs as _prefix_hubs
 from ._registry import register_solver
 
@@ -119,7 +120,9 @@ def _sorted_records(use_node, use_pair, n_pairs):
     if not ordered:
         order = np.lexsort((use_node, use_pair))
         use_node, use_pair = use_node[order], use_pair[order]
-    starts = np.searchsorted(use_pair, np.arange(n_pairs + 1))
+    # one linear pass (a binary search per pair strays over the whole array)
+    starts = np.zeros(n_pairs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(use_pair, minlength=n_pairs), out=starts[1:])
     return use_node, use_pair, starts
 
 
@@ -145,10 +148,23 @@ def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
             table[p0:p1, j] = run[local[1:]] - run[local[:-1]]
     table[:, 2] = np.diff(starts)
     lid = np.arange(n_pairs) if live is None else np.flatnonzero(live)
-    _, first, inverse = np.unique(table[lid], axis=0, return_index=True, return_inverse=True)
+    # one 64-bit key per pair (both hashes and the size mixed, wrapping): grouped by a hash
+    # table in linear time; a key collision is caught by the verification below
+    with np.errstate(over="ignore"):
+        key = (table[lid, 0] ^ (table[lid, 1] * np.uint64(0x9E3779B97F4A7C15))
+               ^ (table[lid, 2] * np.uint64(0xC2B2AE3D27D4EB4F)))
     del table
+    codes, _ = _factorize(key.view(np.int64))
+    del key
+    # codes number the groups by first appearance: a pair opens its group iff its code
+    # exceeds every code before it
+    opens = np.empty(codes.size, dtype=bool)
+    opens[:1] = True
+    if codes.size > 1:
+        np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=opens[1:])
+    first = np.flatnonzero(opens)
     rep = np.arange(n_pairs)
-    rep[lid] = lid[first[inverse.ravel()]]
+    rep[lid] = lid[first[codes]]
     bad = np.zeros(n_pairs, dtype=bool)
     for p0, p1 in blocks:
         a, b = int(starts[p0]), int(starts[p1])
@@ -234,18 +250,22 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
            for a in range(0, use_node.size, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
     off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
-    if off is not None and off.any():
-        use_node, starts = _drop_records_at(use_node, use_pair, pair_w.size, off)
     del use_pair
+    off = off if off is not None and off.any() else None
+    counts = np.diff(starts) if off is None else kept_counts(use_node, starts, off)
+    n_kept = int(counts.sum())
     internal = np.flatnonzero(~f.is_leaf if off is None else ~f.is_leaf & ~off).astype(np.int32)
-    stats.update(n_node_vertices=int(internal.size), n_uses_kept=int(use_node.size))
+    stats.update(n_node_vertices=int(internal.size), n_uses_kept=n_kept)
     vid = np.full(f.n_nodes, -1, dtype=np.int32)
     vid[internal] = np.arange(internal.size, dtype=np.int32)
     node_w = cd["split_weight"][internal].astype(float)
     hub_tail = hub_head = np.empty(0, np.int32)
-    if prefix_hubs and use_node.size >= HUB_MIN_RECORDS:
+    if prefix_hubs and n_kept >= HUB_MIN_RECORDS:
+        # the hubs read the records in place, leaving out the dropped nodes: no copy
         use_node, starts, hub_tail, hub_head, vid, node_w = _with_hubs(
-            use_node, starts, problem.pair_unit, pair_w, f, vid, node_w, stats)
+            use_node, starts, counts, off, problem.pair_unit, pair_w, f, vid, node_w, stats)
+    elif off is not None:
+        use_node, starts = _drop_records_at(use_node, counts, off)
     group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
                               merge_pairs, stats)
     tail, head = _node_pair_arcs(use_node, starts, group, vid, node_w.size)
@@ -264,11 +284,12 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
                         inf_tail, inf_head, float(cd["constant"]), stats)
 
 
-def _with_hubs(use_node, starts, pair_unit, pair_w, f, vid, node_w, stats):
-    """Records rewritten through prefix hubs, with the hubs appended to the vertices."""
-    live = (pair_w > 0) & (np.diff(starts) > 0)
-    use_node, starts, tails, heads, n_hub = _prefix_hubs(use_node, starts, pair_unit, live,
-                                                         f.tree_of_node, f.n_nodes)
+def _with_hubs(use_node, starts, counts, off, pair_unit, pair_w, f, vid, node_w, stats):
+    """Records rewritten through prefix hubs (leaving out those at ``off`` nodes), with
+    the hubs appended to the vertices."""
+    live = (pair_w > 0) & (counts > 0)
+    use_node, starts, tails, heads, n_hub = _prefix_hubs(
+        use_node, starts, pair_unit, live, f.tree_of_node, f.n_nodes, drop=off, counts=counts)
     n_int = int(node_w.size)
     vid = np.concatenate([vid, np.arange(n_int, n_int + n_hub, dtype=np.int32)])
     node_w = np.concatenate([node_w, np.zeros(n_hub)])
@@ -299,21 +320,19 @@ def unprofitable_nodes(forest, split_weight):
     return off
 
 
-def _drop_records_at(use_node, use_pair, n_pairs, drop):
-    """Records whose node is not in ``drop``, with the new record offsets per pair."""
-    n_kept, counts = 0, np.zeros(n_pairs, dtype=np.int64)
-    for a in range(0, use_node.size, BLOCK_RECORDS):
-        keep = ~drop[use_node[a:a + BLOCK_RECORDS]]
-        n_kept += int(np.count_nonzero(keep))
-        counts += np.bincount(use_pair[a:a + BLOCK_RECORDS][keep], minlength=n_pairs)
-    kept = np.empty(n_kept, dtype=use_node.dtype)
+def _drop_records_at(use_node, counts, drop):
+    """Records whose node is not in ``drop`` (``counts``: how many each pair keeps, see
+    :func:`prune_opt.solvers._prefix_hubs.kept_counts`) and their record offsets."""
+    kept = np.empty(int(counts.sum()), dtype=use_node.dtype)
     k = 0
     for a in range(0, use_node.size, BLOCK_RECORDS):
         block = use_node[a:a + BLOCK_RECORDS]
         block = block[~drop[block]]
         kept[k:k + block.size] = block
         k += block.size
-    return kept, np.concatenate([[0], np.cumsum(counts)])
+    starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return kept, starts
 
 
 def _node_pair_arcs(use_node, starts, group, vid, n_int):
