@@ -217,6 +217,8 @@ class _BudgetPrunedForest(BaseEstimator):
         else:
             fc = as_feature_costs(fc, X.shape[1], names)
         self.costs_ = fc
+        if names is None and fc.feature_names is not None:
+            names = list(fc.feature_names)  # no column names in X: the costs' names
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1)) \
             if not isinstance(self.random_state, Integral) else int(self.random_state)
         if self.budget is None:
@@ -225,8 +227,8 @@ class _BudgetPrunedForest(BaseEstimator):
                                                np.random.default_rng(seed))
         if min(grow.size, prune.size, select.size) == 0:
             raise ValueError(f"fit with a budget needs rows to grow, prune and select on "
-                             f"(50/25/25%): X has {X.shape[0]} rows, too few; pass more rows "
-                             "or budget=None")
+                             f"(50/25/25%): X has n_samples={X.shape[0]}, too few; pass "
+                             "more rows or budget=None")
         self.split_ = {"grow": grow, "prune": prune, "select": select}
         data = _Data(X, y, grow, prune, select)
         deadline = t_start + float(self.time_limit)
