@@ -13,10 +13,11 @@ a classifier; seeded):
 * **prune** rows (25%): the budget is measured on them.  A forest whose
   average acquisition cost there is within the budget is a candidate as it
   is; any other is pruned to the budget by :func:`prune_opt.fit_budget` with
-  the paper's objective (errors on the grow rows) and with the forest's own
-  loss (``"brier"``; ``"squared_error"`` for regression when the installed
-  ``prune_opt`` offers it), and each pruning again with its leaves refit on
-  the grow rows (:func:`prune_opt.refit_leaves`, same structure and cost);
+  the paper's objective (errors on the grow rows), the three most promising
+  again with the forest's own loss (``"brier"``; ``"squared_error"`` for
+  regression when the installed ``prune_opt`` offers it), and each pruning
+  again with its leaves refit on the grow rows (:func:`prune_opt.refit_leaves`,
+  same structure and cost);
 * **select** rows (25%): every candidate is scored there (accuracy, ties by
   Brier loss then cost; R² for regression), rows that neither grew nor pruned
   it, and the best wins.  ``candidates_`` lists them all with their cost,
@@ -64,13 +65,15 @@ from .lazy_cost_rf import LazyCostRandomForestClassifier
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
 
 #: default seconds for the whole ``fit`` (growing, pruning, refitting, scoring)
-DEFAULT_TIME_LIMIT = 20.0
+DEFAULT_TIME_LIMIT = 15.0
 #: shares of the rows that grow, prune and select the candidates
 SPLIT = (0.5, 0.25, 0.25)
 #: (tradeoff, max_features, stop_on_penalty) of the lazy-penalty forests
 LAZY_GRID = ((1.0, 0.3, False), (0.1, 0.5, True))
 #: the share of a fit_budget call's time limit it is given (its searches end a little late)
 CALL_SHARE = 0.6
+#: forests pruned with their own loss besides the paper's objective (the best paper prunings)
+OWN_LOSS_MODELS = 3
 #: the key of the estimator's record in the winner's ``solve_info`` (saved with it)
 RECORD_KEY = "budget_pruned_estimator"
 _CANDIDATE_COLUMNS = ["name", "model", "objective", "refit", "n_splits", "average_cost",
@@ -120,6 +123,14 @@ def _regression_subset_forest(X, y, columns, n_estimators, random_state, n_jobs,
     trees = [_widen(t, columns) for t in rf.estimators_]
     return Forest(trees, classes=None, n_features=X.shape[1], feature_names=names,
                   in_bag=bags, task="regression")
+
+
+def _prune_row_loss(pf, X, y):
+    """Brier loss (squared error for regression) of a pruning on the rows it was pruned on."""
+    if pf.task == "regression":
+        return float(np.mean((pf.predict(X) - y) ** 2))
+    onehot = (y[:, None] == pf.classes_[None, :]).astype(float)
+    return float(np.mean(np.sum((pf.predict_proba(X) - onehot) ** 2, axis=1)))
 
 
 def _objectives(task):
@@ -321,75 +332,80 @@ class _BudgetPrunedForest(BaseEstimator):
         return out
 
     def _prune_and_score(self, models, d, fc, deadline, bar):
-        """One candidate row per (model, objective, refit), scored on the select rows."""
+        """One candidate row per (model, objective, refit), scored on the select rows.
+
+        Every forest above the budget is pruned with the paper's objective; the
+        forest's own loss (slower) is then tried on the ``OWN_LOSS_MODELS`` forests
+        whose paper pruning has the lowest Brier loss (squared error) on the prune
+        rows, the loss it minimises there.
+        """
         Xa, ya = d.X[d.grow], d.y[d.grow]
         Xb, yb = d.X[d.prune], d.y[d.prune]
-        Xc, yc = d.X[d.select], d.y[d.select]
         budget = float(self.budget)
         objectives = _objectives(self._task)
         full = [PrunedForest(f, f.full_split_mask(), costs=fc) for _, f in models]
-        costs = [float(pf.average_cost(Xb)) for pf in full]
-        calls = sum(len(objectives) for c in costs if c > budget * (1 + 1e-12))
+        over = [float(pf.average_cost(Xb)) > budget * (1 + 1e-12) for pf in full]
+        n_over = sum(over)
+        calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
         bar.grow_total(calls)
-        rows = []
+        rows, problems, screen = [], {}, []
+        state = {"calls": calls}
 
-        def add(name, model, objective, refit, pf, seconds, reason=""):
-            rows.append(self._score_row(name, model, objective, refit, pf, Xb, Xc, yc,
-                                        budget, seconds, reason))
+        def add(name, model, objective, refit, pf, seconds):
+            rows.append(self._score_row(name, model, objective, refit, pf, Xb, d, budget,
+                                        seconds))
             rows[-1]["_pruned"] = pf
 
-        for (name, forest), pf, cost in zip(models, full, costs):
-            if cost <= budget * (1 + 1e-12):
+        def prune(i, obj):
+            name, forest = models[i]
+            bar.phase(f"pruning {name} ({obj})")
+            t0 = time.perf_counter()
+            if i not in problems:
+                problems[i] = po.compile_problem(forest, Xb, yb, costs=fc, train=(Xa, ya))
+            left = deadline - time.perf_counter()
+            limit = max(0.3, CALL_SHARE * left / max(state["calls"], 1))
+            state["calls"] -= 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    pruned = po.fit_budget(None, Xb, yb, budget=budget, problem=problems[i],
+                                           objective=obj, time_limit=limit)
+            except ValueError as exc:  # e.g. the budget is below the cheapest pruning
+                rows.append(self._failed_row(name, obj, str(exc)))
+                return None
+            finally:
+                bar.phase(f"pruning {name} ({obj})", advance=1)
+            label = f"{name} / fit_budget({obj})"
+            add(label, name, obj, False, pruned, time.perf_counter() - t0)
+            if self.refit and pruned.n_splits > 0:
+                t0 = time.perf_counter()
+                refit = po.refit_leaves(pruned, None, None, train=(Xa, ya), in_bag=False,
+                                        smoothing=1.0, method="global")
+                add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
+            return pruned
+
+        for i, ((name, _), pf) in enumerate(zip(models, full)):
+            if not over[i]:
                 add(name, name, "none", False, pf, 0.0)
                 continue
-            t0 = time.perf_counter()
-            problem = po.compile_problem(forest, Xb, yb, costs=fc, train=(Xa, ya))
-            compile_s = time.perf_counter() - t0
-            for obj in objectives:
-                bar.phase(f"pruning {name} ({obj})")
-                left = deadline - time.perf_counter()
-                limit = max(0.3, CALL_SHARE * left / max(calls, 1))
-                calls -= 1
-                t0 = time.perf_counter()
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UserWarning)
-                        pruned = po.fit_budget(None, Xb, yb, budget=budget, problem=problem,
-                                               objective=obj, time_limit=limit)
-                except ValueError as exc:  # e.g. the budget is below the cheapest pruning
-                    rows.append(self._failed_row(name, obj, str(exc)))
-                    bar.phase(f"pruning {name} ({obj})", advance=1)
-                    continue
-                secs = time.perf_counter() - t0 + compile_s
-                compile_s = 0.0
-                bar.phase(f"pruning {name} ({obj})", advance=1)
-                label = f"{name} / fit_budget({obj})"
-                add(label, name, obj, False, pruned, secs)
-                if self.refit and pruned.n_splits > 0:
-                    t0 = time.perf_counter()
-                    refit = po.refit_leaves(pruned, None, None, train=(Xa, ya), in_bag=False,
-                                            smoothing=1.0, method="global")
-                    add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
+            pruned = prune(i, objectives[0])
+            if pruned is not None:
+                screen.append((_prune_row_loss(pruned, Xb, yb), i))
+        for _, i in sorted(screen)[:OWN_LOSS_MODELS]:
+            for obj in objectives[1:]:
+                prune(i, obj)
         return rows
 
-    def _score_row(self, name, model, objective, refit, pf, Xb, Xc, yc, budget, seconds,
-                   reason):
+    def _score_row(self, name, model, objective, refit, pf, Xb, d, budget, seconds):
+        Xc, yc = d.X[d.select], d.y[d.select]
         cost = float(pf.average_cost(Xb))
-        if self._task == "classification":
-            proba = pf.predict_proba(Xc)
-            onehot = (yc[:, None] == pf.classes_[None, :]).astype(float)
-            brier = float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
-            score = float(np.mean(pf.classes_[np.argmax(proba, axis=1)] == yc))
-        else:
-            pred = pf.predict(Xc)
-            brier = float(np.mean((pred - yc) ** 2))
-            var = float(np.mean((yc - yc.mean()) ** 2))
-            score = 1.0 - brier / var if var > 0 else 0.0
+        score = float(pf.score(Xc, yc))  # accuracy, or R² for regression
+        brier = _prune_row_loss(pf, Xc, yc)
         return dict(name=name, model=model, objective=objective, refit=refit,
                     n_splits=int(pf.n_splits), average_cost=cost,
                     select_cost=float(pf.average_cost(Xc)), score=score, brier=brier,
                     fits_budget=bool(cost <= budget * (1 + 1e-9) + 1e-12), chosen=False,
-                    reason=reason, seconds=float(seconds))
+                    reason="", seconds=float(seconds))
 
     @staticmethod
     def _failed_row(name, objective, message):
@@ -553,9 +569,10 @@ _DOC_PARAMS = """
         Seeds the row split and every forest.
     n_jobs : int or None
         For scikit-learn's forests.
-    time_limit : float, default 20
+    time_limit : float, default 15
         Seconds for the whole fit, shared among the ``fit_budget`` calls
-        (each gets a share of what is left; the growing is not interrupted).
+        (each gets a share of what is left; growing and refitting are not
+        interrupted, so a fit may take longer).
     verbose : bool, default False
         A tqdm progress bar naming the phase.
     max_subsets : int, default 4

@@ -28,6 +28,7 @@ EXPECTED = {
     "05_cost_aware_growers.py": ("BudgetRF (budget", "forest_builders is not present"),
     "06_lazy_thyroid.py": ("predictions identical to the fully measured ones: True",),
     "07_budget_pipelines.py": ("chosen on validation:", "forest_builders is not present"),
+    "08_budget_estimator.py": ("predict identically: True", "forest_builders is not present"),
 }
 
 
