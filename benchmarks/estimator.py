@@ -47,6 +47,8 @@ from forest_builders import (
 )
 from prune_opt.datasets import load_dataset
 
+ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True
+
 
 def split(X, y, max_rows, seed):
     if len(y) > max_rows:
@@ -65,7 +67,8 @@ def majority(y_tr, X_te, y_te):
 
 def run_estimator(d, costs, budget, seed):
     X_tr, y_tr, X_v, y_v, X_te, y_te = d
-    est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed)
+    est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,
+                                       **ESTIMATOR_PARAMS)
     est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
     chosen = est.candidates_[est.candidates_["chosen"]].iloc[0]["name"]
     return est.score(X_te, y_te), est.average_cost(X_te), chosen
@@ -148,8 +151,12 @@ def main(argv=None):
     p.add_argument("--no-cegb", action="store_true")
     p.add_argument("--methods", default="estimator,fit_budget,cheap-subset,cegb",
                    help="comma-separated subset of the methods to run")
+    p.add_argument("--final-refit", action="store_true",
+                   help="the estimator with final_refit=True")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
+    if args.final_refit:
+        ESTIMATOR_PARAMS["final_refit"] = True
     shares = [float(s) for s in args.shares.split(",")]
     wanted = set(args.methods.split(","))
     use_cegb = ("cegb" in wanted and not args.no_cegb

@@ -61,7 +61,8 @@ def cancer():
     y = np.where(y == 1, "benign", "malignant")  # string labels
     costs = {c: 1.0 + (i % 5) for i, c in enumerate(X.columns)}  # mapping by name
     est = BudgetPrunedForestClassifier(budget=4.0, costs=costs, n_estimators=8, time_limit=4,
-                                       max_subsets=2, random_state=0).fit(X, y)
+                                       max_subsets=2, final_refit=True, random_state=0)
+    est.fit(X, y)
     return X, y, costs, est
 
 
@@ -112,7 +113,8 @@ def test_candidates_table_is_consistent(cancer):
     win = table[table["chosen"]].iloc[0]
     prune, select = est.split_["prune"], est.split_["select"]
     assert win["average_cost"] == pytest.approx(est.pruned_.average_cost(X.values[prune]))
-    assert win["score"] == pytest.approx(np.mean(est.predict(X.iloc[select]) == y[select]))
+    chosen = est.selected_  # the winner as scored; pruned_ is it after the final refit
+    assert win["score"] == pytest.approx(np.mean(chosen.predict(X.values[select]) == y[select]))
     fits = table[table["fits_budget"]]
     assert (fits["average_cost"] <= 4.0 + 1e-9).all()
     assert win["score"] >= fits["score"].max() - 1e-12
@@ -120,12 +122,23 @@ def test_candidates_table_is_consistent(cancer):
     assert table["model"].str.startswith("subset").any()
 
 
+def test_final_refit_keeps_the_winner_s_splits_and_cost(cancer):
+    X, y, _, est = cancer
+    assert np.array_equal(est.pruned_.split_mask, est.selected_.split_mask)
+    assert np.array_equal(est.pruned_.acquisition_cost(X.values),
+                          est.selected_.acquisition_cost(X.values))
+    assert est.pruned_.solve_info["final_refit"]["n_rows"] == (
+        est.split_["grow"].size + est.split_["select"].size)
+    assert clone(est).set_params(final_refit=False).fit(X, y).pruned_.solve_info.get(
+        "final_refit") is None
+
+
 def test_selection_rows_are_disjoint_from_growing_and_pruning(cancer):
     X, _, _, est = cancer
     grow, prune, select = (set(est.split_[k].tolist()) for k in ("grow", "prune", "select"))
     assert not (grow & prune) and not (grow & select) and not (prune & select)
     assert grow | prune | select == set(range(X.shape[0]))
-    in_bag = est.pruned_.forest.in_bag  # the winner was grown on the grow rows only
+    in_bag = est.selected_.forest.in_bag  # the winner was grown on the grow rows only
     if in_bag is not None:
         assert all(np.asarray(b).size == len(grow) for b in in_bag)
 
@@ -199,7 +212,7 @@ def test_regression_path():
     assert np.allclose(est.to_sklearn().predict(X), est.predict(X))
     win = est.candidates_[est.candidates_["chosen"]].iloc[0]
     select = est.split_["select"]
-    assert win["score"] == pytest.approx(est.score(X[select], y[select]))
+    assert win["score"] == pytest.approx(est.selected_.score(X[select], y[select]))
     assert {"rf"} <= set(est.candidates_["model"])
 
 

@@ -46,7 +46,7 @@ def add_parser(sub):
                       help="the budget as a share of what a --trees random forest costs on "
                            "the validation split (e.g. 0.25)")
     p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds for the whole fit (default: the estimator's, 20)")
+                   help="seconds for the whole fit (default: the estimator's, 12)")
     add_output_argument(p, "--out", default="model.json", help="output JSON (default "
                         "model.json)")
     add_output_argument(p, "--candidates-csv", default=None, metavar="CSV",
