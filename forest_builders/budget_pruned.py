@@ -38,7 +38,6 @@ forest on every row.
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from collections.abc import Mapping
@@ -142,10 +141,6 @@ def _objectives(task):
     offered = set(po.objectives.available_objectives())
     own = "brier" if task == "classification" else "squared_error"
     return ["paper"] + ([own] if own in offered else [])
-
-
-def _fit_budget_takes(name):
-    return name in inspect.signature(po.fit_budget).parameters
 
 
 class _Progress:
