@@ -270,3 +270,11 @@ def test_pima_with_its_costs():
     assert est.average_cost(ds.X[prune]) <= 0.25 * base + 1e-9
     assert est.score(ds.X[select], ds.y[select]) > np.mean(ds.y[select] == 0)
     assert list(est.pruned_.feature_usage(ds.X)["feature"]) == list(ds.feature_names)
+
+
+def test_verbose_shows_a_progress_bar_naming_the_phase(capsys):
+    X, y = load_breast_cancer(return_X_y=True)
+    BudgetPrunedForestClassifier(budget=2.0, verbose=True, **FAST).fit(X[:150], y[:150])
+    err = capsys.readouterr().err
+    assert "growing candidate forests" in err and "pruning rf (paper)" in err
+    assert "selecting on held-out rows" in err
