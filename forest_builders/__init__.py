@@ -16,6 +16,9 @@ Every grower is a scikit-learn classifier with ``to_forest()``, so
   :func:`cegb_curve` traces its accuracy-cost curve beside prune-opt's.
 - :class:`LazyCostRandomForestClassifier` - random forest grown tree by tree with
   CEGB's lazy per-example feature penalty carried across trees.
+- :class:`BudgetPrunedForestClassifier`, :class:`BudgetPrunedForestRegressor` - the
+  best forest under a cost budget in one call: random, cost-ranked subset and
+  lazy-penalty forests pruned by ``fit_budget``, the winner chosen on held-out rows.
 - :class:`SubsetForestClassifier`, :func:`rank_features_by_cost` - random forest on a
   cost-aware subset of the features (recursive elimination by importance per unit
   of cost saved); ``max_cost`` caps every example's cost.
@@ -25,6 +28,7 @@ imports it.
 """
 
 from .act import ACTClassifier, ACTForestClassifier
+from .budget_pruned import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
@@ -40,6 +44,8 @@ from .lightgbm_import import (
 __all__ = [
     "ACTClassifier",
     "ACTForestClassifier",
+    "BudgetPrunedForestClassifier",
+    "BudgetPrunedForestRegressor",
     "BudgetRandomForestClassifier",
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",

@@ -57,6 +57,7 @@ EXPECTED = {
     "05_cost_aware_growers.py": ("BudgetRF (budget",),
     "06_lazy_thyroid.py": ("predictions identical to the fully measured ones: True",),
     "07_budget_pipelines.py": ("chosen on validation:",),
+    "08_budget_estimator.py": ("predict identically: True",),
 }
 EXTRA_ARGS = {
     "01_prune_sklearn_forest.py": lambda tmp: ["--out", str(tmp)],

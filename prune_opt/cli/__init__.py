@@ -35,6 +35,7 @@ COMMANDS = {
     "export": "export",
     "tu-check": "tu_check",
     "datasets": "datasets_cmd",
+    "fit": "fit_cmd",
 }
 
 EXIT_USAGE = 2

@@ -1,0 +1,683 @@
+"""The best forest under a cost budget in one call: grow candidates, prune, select honestly.
+
+:class:`BudgetPrunedForestClassifier` and :class:`BudgetPrunedForestRegressor`
+package the pipelines of ``benchmarks/frontier.py`` into one scikit-learn
+estimator.  ``fit(X, y)`` splits the rows three ways (stratified by class for
+a classifier; seeded):
+
+* **grow** rows (50%): the candidate forests are grown on them -- a random
+  forest on every column; random forests on the nested prefixes of the
+  cost-aware feature ranking (:func:`~forest_builders.rank_features_by_cost`)
+  around the budget; for classification, lazy-penalty forests
+  (:class:`~forest_builders.LazyCostRandomForestClassifier`);
+* **prune** rows (25%): the budget is measured on them.  A forest whose
+  average acquisition cost there is within the budget is a candidate as it
+  is; any other is pruned to the budget by :func:`prune_opt.fit_budget` with
+  the paper's objective (errors on the grow rows), the three most promising
+  again with the forest's own loss (``"brier"``; ``"squared_error"`` for
+  regression when the installed ``prune_opt`` offers it), and each pruning
+  again with its leaves refit on the grow rows (:func:`prune_opt.refit_leaves`,
+  same structure and cost);
+* **select** rows (25%): every candidate is scored there (accuracy, ties by
+  Brier loss then cost; R² for regression), rows that neither grew nor pruned
+  it, and the best wins.  ``candidates_`` lists them all with their cost,
+  score and the reason the winner won.
+
+The winner is not regrown on more rows (a regrown forest could break the
+budget); with ``final_refit=True`` its leaves are re-estimated on the grow and
+select rows, which keeps every split and hence every example's cost (off by
+default: on pima, spambase and magic at 10/25/50% it changed test accuracy by
+-3.1 to +2.1 points, -0.3 on average).  Its
+average acquisition cost on the prune rows is at most ``budget`` (a guarantee:
+every candidate that does not fit is dropped); ``acquisition_cost(X)`` reports
+the per-example cost on any rows.
+
+With ``budget=None`` there is nothing to choose: ``fit`` grows the random
+forest on every row.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+import prune_opt as po
+from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
+
+from .feature_subset import (
+    SubsetForestClassifier,
+    _drop_order,
+    _savings,
+    _widen,
+    rank_features_by_cost,
+    subset_costs,
+)
+from .lazy_cost_rf import LazyCostRandomForestClassifier
+
+__all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
+
+#: default seconds for the whole ``fit`` (growing, pruning, refitting, scoring)
+DEFAULT_TIME_LIMIT = 12.0
+#: shares of the rows that grow, prune and select the candidates
+SPLIT = (0.5, 0.25, 0.25)
+#: (tradeoff, max_features, stop_on_penalty) of the lazy-penalty forests
+LAZY_GRID = ((1.0, 0.3, False), (0.1, 0.5, True))
+#: the share of a fit_budget call's time limit it is given (its searches end a little late)
+CALL_SHARE = 0.6
+#: forests pruned with their own loss besides the paper's objective (the best paper prunings)
+OWN_LOSS_MODELS = 3
+#: the key of the estimator's record in the winner's ``solve_info`` (saved with it)
+RECORD_KEY = "budget_pruned_estimator"
+_CANDIDATE_COLUMNS = ["name", "model", "objective", "refit", "n_splits", "average_cost",
+                      "select_cost", "score", "brier", "fits_budget", "chosen", "reason",
+                      "seconds"]
+
+
+def _three_way_split(y, classification, rng):
+    """Disjoint (grow, prune, select) row indices; per class for a classifier, every
+    class with at least one grow row."""
+    groups = ([np.flatnonzero(y == c) for c in np.unique(y)] if classification
+              else [np.arange(y.shape[0])])
+    parts = ([], [], [])
+    for rows in groups:
+        rows = rng.permutation(rows)
+        n = rows.size
+        n_grow = max(1, int(round(SPLIT[0] * n)))
+        n_prune = int(round(SPLIT[1] * n))
+        parts[0].append(rows[:n_grow])
+        parts[1].append(rows[n_grow:n_grow + n_prune])
+        parts[2].append(rows[n_grow + n_prune:])
+    return tuple(np.sort(np.concatenate(p)).astype(np.int64) for p in parts)
+
+
+def _rank_for_regression(X, y, costs, n_estimators, step, random_state):
+    """:func:`rank_features_by_cost` for a continuous target (a regression forest's
+    impurity importance per unit of cost saved)."""
+    survivors, dropped = np.arange(X.shape[1]), []
+    while survivors.size > 1:
+        rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
+                                   random_state=random_state, n_jobs=1)
+        rf.fit(X[:, survivors], y)
+        n_drop = min(max(int(step * survivors.size) if step < 1 else int(step), 1),
+                     survivors.size - 1)
+        gone = _drop_order(rf.feature_importances_, _savings(costs, survivors), n_drop)
+        dropped.extend(survivors[gone].tolist())
+        survivors = np.delete(survivors, gone)
+    return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
+
+
+def _regression_subset_forest(X, y, columns, n_estimators, random_state, n_jobs, names):
+    """A random-forest regressor grown on ``columns``, as a Forest over every column."""
+    rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
+                               random_state=random_state, n_jobs=n_jobs).fit(X[:, columns], y)
+    n = X.shape[0]
+    bags = [np.bincount(s, minlength=n).astype(np.int64) for s in rf.estimators_samples_]
+    trees = [_widen(t, columns) for t in rf.estimators_]
+    return Forest(trees, classes=None, n_features=X.shape[1], feature_names=names,
+                  in_bag=bags, task="regression")
+
+
+def _prune_row_loss(pf, X, y):
+    """Brier loss (squared error for regression) of a pruning on the rows it was pruned on."""
+    if pf.task == "regression":
+        return float(np.mean((pf.predict(X) - y) ** 2))
+    onehot = (y[:, None] == pf.classes_[None, :]).astype(float)
+    return float(np.mean(np.sum((pf.predict_proba(X) - onehot) ** 2, axis=1)))
+
+
+def _objectives(task):
+    """fit_budget objectives tried: the paper's and the forest's own loss, when offered."""
+    offered = set(po.objectives.available_objectives())
+    own = "brier" if task == "classification" else "squared_error"
+    return ["paper"] + ([own] if own in offered else [])
+
+
+class _Progress:
+    """A tqdm bar over the fit's steps, naming the phase (a no-op unless verbose)."""
+
+    def __init__(self, verbose, total):
+        self.bar = None
+        if verbose:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="budget-pruned forest", unit="step", leave=True)
+
+    def phase(self, text, advance=0):
+        if self.bar is not None:
+            self.bar.set_description(text)
+            if advance:
+                self.bar.update(advance)
+
+    def grow_total(self, extra):
+        if self.bar is not None:
+            self.bar.total += extra
+            self.bar.refresh()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _BudgetPrunedForest(BaseEstimator):
+    """Shared fit / predict of the budget-pruned forest estimators."""
+
+    _task = "classification"
+    _parameter_constraints: dict = {
+        "budget": [Interval(Real, 0, None, closed="left"), None],
+        "costs": [None, "array-like", Mapping, FeatureCosts],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "time_limit": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
+        "max_subsets": [Interval(Integral, 0, None, closed="left")],
+        "refit": ["boolean"],
+        "final_refit": ["boolean"],
+    }
+
+    def __init__(self, budget=None, costs=None, *, n_estimators=40, random_state=None,
+                 n_jobs=None, time_limit=DEFAULT_TIME_LIMIT, verbose=False, max_subsets=4,
+                 refit=True, final_refit=False):
+        self.budget = budget
+        self.costs = costs
+        self.n_estimators = n_estimators
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.time_limit = time_limit
+        self.verbose = verbose
+        self.max_subsets = max_subsets
+        self.refit = refit
+        self.final_refit = final_refit
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Grow the candidates, prune each to the budget, keep the best on held-out rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Training rows (no NaN).  A DataFrame's column names are kept
+            (``feature_names_in_``; ``costs`` may be a mapping by name).
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        t_start = time.perf_counter()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._task == "regression")
+        if self._task == "classification":
+            check_classification_targets(y)
+            self.classes_ = np.unique(y)
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        fc = self.costs
+        if isinstance(fc, FeatureCosts):
+            fc.check_n_features(X.shape[1], names)
+        else:
+            fc = as_feature_costs(fc, X.shape[1], names)
+        self.costs_ = fc
+        if names is None and fc.feature_names is not None:
+            names = list(fc.feature_names)  # no column names in X: the costs' names
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1)) \
+            if not isinstance(self.random_state, Integral) else int(self.random_state)
+        if self.budget is None:
+            return self._fit_unbudgeted(X, y, names, seed, t_start)
+        grow, prune, select = _three_way_split(y, self._task == "classification",
+                                               np.random.default_rng(seed))
+        if min(grow.size, prune.size, select.size) == 0:
+            raise ValueError(f"fit with a budget needs rows to grow, prune and select on "
+                             f"(50/25/25%): X has n_samples={X.shape[0]}, too few; pass "
+                             "more rows or budget=None")
+        self.split_ = {"grow": grow, "prune": prune, "select": select}
+        data = _Data(X, y, grow, prune, select)
+        deadline = t_start + float(self.time_limit)
+        bar = _Progress(self.verbose, total=2)
+        try:
+            bar.phase("growing candidate forests")
+            models = self._grow_candidates(data, fc, names, seed)
+            bar.phase("pruning to the budget", advance=1)
+            rows = self._prune_and_score(models, data, fc, deadline, bar)
+            bar.phase("selecting on held-out rows", advance=1)
+        finally:
+            bar.close()
+        self._choose(rows)
+        self.selected_ = self.pruned_
+        if self.final_refit and self.pruned_.n_splits > 0:
+            self.pruned_ = self._final_refit(data)
+            self._record()
+        self.fit_seconds_ = time.perf_counter() - t_start
+        return self
+
+    def _final_refit(self, d):
+        """The winner with its leaves re-estimated on the grow and select rows: same
+        splits, so the same cost on every row and the budget still met on the prune rows."""
+        rows = np.sort(np.concatenate([d.grow, d.select]))
+        out = po.refit_leaves(self.selected_, None, None, train=(d.X[rows], d.y[rows]),
+                              in_bag=False, smoothing=1.0, method="global")
+        out.solve_info = {**out.solve_info, "final_refit": {"n_rows": int(rows.size)}}
+        return out
+
+    def _fit_unbudgeted(self, X, y, names, seed, t_start):
+        rf = self._forest_class()(n_estimators=self.n_estimators, random_state=seed,
+                                  n_jobs=self.n_jobs)
+        rf.fit(X, y)
+        forest = Forest.from_sklearn(rf)
+        forest.feature_names = names
+        pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs_)
+        n = np.arange(X.shape[0])
+        self.split_ = {"grow": n, "prune": n, "select": n[:0]}
+        row = dict(name="rf", model="rf", objective="none", refit=False, n_splits=pf.n_splits,
+                   average_cost=float(pf.average_cost(X)), select_cost=np.nan, score=np.nan,
+                   brier=np.nan, fits_budget=True, chosen=True,
+                   reason="no budget: the random forest grown on every row", seconds=0.0)
+        self.pruned_ = self.selected_ = pf
+        self.candidates_ = pd.DataFrame([row], columns=_CANDIDATE_COLUMNS)
+        self._record()
+        self.fit_seconds_ = time.perf_counter() - t_start
+        return self
+
+    def _forest_class(self):
+        return RandomForestClassifier if self._task == "classification" else RandomForestRegressor
+
+    def _grow_candidates(self, d, fc, names, seed):
+        """[(name, Forest)] grown on the grow rows."""
+        Xa, ya = d.X[d.grow], d.y[d.grow]
+        rf = self._forest_class()(n_estimators=self.n_estimators, random_state=seed,
+                                  n_jobs=self.n_jobs).fit(Xa, ya)
+        forest = Forest.from_sklearn(rf)
+        forest.feature_names = names
+        models = [("rf", forest)]
+        models += self._subset_candidates(d, fc, names, seed)
+        if self._task == "classification":
+            for t, mf, stop in LAZY_GRID:
+                m = LazyCostRandomForestClassifier(
+                    self.n_estimators, tradeoff=t, max_features=mf, stop_on_penalty=stop,
+                    costs=fc, random_state=seed).fit(Xa, ya)
+                f = m.forest_
+                f.feature_names = names
+                models.append((f"lazy(tradeoff={t:g})", f))
+        return models
+
+    def _subset_candidates(self, d, fc, names, seed):
+        """Forests on the nested prefixes of the cost ranking: from the longest prefix
+        whose features all fit the budget, until two cost more than it on the prune rows
+        (or ``max_subsets`` are grown)."""
+        n_features = d.X.shape[1]
+        if self.max_subsets == 0 or n_features < 2:
+            return []
+        Xa, ya = d.X[d.grow], d.y[d.grow]
+        step = 1 if n_features <= 10 else 0.2
+        n_rank = min(20, self.n_estimators)
+        if self._task == "classification":
+            ranking = rank_features_by_cost(Xa, ya, costs=fc, n_estimators=n_rank, step=step,
+                                            random_state=seed)
+        else:
+            ranking = _rank_for_regression(Xa, ya, fc, n_rank, step, seed)
+        prefix = subset_costs(fc, ranking)
+        k = max(1, int(np.sum(prefix <= self.budget * (1 + 1e-12))))
+        out, over = [], 0
+        while k < n_features and len(out) < self.max_subsets and over < 2:
+            cols = np.sort(ranking[:k])
+            if self._task == "classification":
+                m = SubsetForestClassifier(self.n_estimators, features=cols, costs=fc,
+                                           n_jobs=self.n_jobs, random_state=seed).fit(Xa, ya)
+                f = m.forest_
+                f.feature_names = names
+            else:
+                f = _regression_subset_forest(Xa, ya, cols, self.n_estimators, seed,
+                                              self.n_jobs, names)
+            out.append((f"subset(k={k})", f))
+            cost = PrunedForest(f, f.full_split_mask(), costs=fc).average_cost(d.X[d.prune])
+            over += cost > self.budget * (1 + 1e-12)
+            k += 1
+        return out
+
+    def _prune_and_score(self, models, d, fc, deadline, bar):
+        """One candidate row per (model, objective, refit), scored on the select rows.
+
+        Every forest above the budget is pruned with the paper's objective; the
+        forest's own loss (slower) is then tried on the ``OWN_LOSS_MODELS`` forests
+        whose paper pruning has the lowest Brier loss (squared error) on the prune
+        rows, the loss it minimises there.
+        """
+        Xa, ya = d.X[d.grow], d.y[d.grow]
+        Xb, yb = d.X[d.prune], d.y[d.prune]
+        budget = float(self.budget)
+        objectives = _objectives(self._task)
+        full = [PrunedForest(f, f.full_split_mask(), costs=fc) for _, f in models]
+        over = [float(pf.average_cost(Xb)) > budget * (1 + 1e-12) for pf in full]
+        n_over = sum(over)
+        calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
+        bar.grow_total(calls)
+        rows, problems, screen = [], {}, []
+        state = {"calls": calls}
+
+        def add(name, model, objective, refit, pf, seconds):
+            rows.append(self._score_row(name, model, objective, refit, pf, Xb, d, budget,
+                                        seconds))
+            rows[-1]["_pruned"] = pf
+
+        def prune(i, obj):
+            name, forest = models[i]
+            bar.phase(f"pruning {name} ({obj})")
+            t0 = time.perf_counter()
+            if i not in problems:
+                problems[i] = po.compile_problem(forest, Xb, yb, costs=fc, train=(Xa, ya))
+            left = deadline - time.perf_counter()
+            limit = max(0.3, CALL_SHARE * left / max(state["calls"], 1))
+            state["calls"] -= 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    pruned = po.fit_budget(None, Xb, yb, budget=budget, problem=problems[i],
+                                           objective=obj, time_limit=limit)
+            except ValueError as exc:  # e.g. the budget is below the cheapest pruning
+                rows.append(self._failed_row(name, obj, str(exc)))
+                return None
+            finally:
+                bar.phase(f"pruning {name} ({obj})", advance=1)
+            label = f"{name} / fit_budget({obj})"
+            add(label, name, obj, False, pruned, time.perf_counter() - t0)
+            if self.refit and pruned.n_splits > 0:
+                t0 = time.perf_counter()
+                refit = po.refit_leaves(pruned, None, None, train=(Xa, ya), in_bag=False,
+                                        smoothing=1.0, method="global")
+                add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
+            return pruned
+
+        for i, ((name, _), pf) in enumerate(zip(models, full)):
+            if not over[i]:
+                add(name, name, "none", False, pf, 0.0)
+                continue
+            pruned = prune(i, objectives[0])
+            if pruned is not None:
+                screen.append((_prune_row_loss(pruned, Xb, yb), i))
+        for _, i in sorted(screen)[:OWN_LOSS_MODELS]:
+            for obj in objectives[1:]:
+                prune(i, obj)
+        return rows
+
+    def _score_row(self, name, model, objective, refit, pf, Xb, d, budget, seconds):
+        Xc, yc = d.X[d.select], d.y[d.select]
+        cost = float(pf.average_cost(Xb))
+        score = float(pf.score(Xc, yc))  # accuracy, or R² for regression
+        brier = _prune_row_loss(pf, Xc, yc)
+        return dict(name=name, model=model, objective=objective, refit=refit,
+                    n_splits=int(pf.n_splits), average_cost=cost,
+                    select_cost=float(pf.average_cost(Xc)), score=score, brier=brier,
+                    fits_budget=bool(cost <= budget * (1 + 1e-9) + 1e-12), chosen=False,
+                    reason="", seconds=float(seconds))
+
+    @staticmethod
+    def _failed_row(name, objective, message):
+        return dict(name=f"{name} / fit_budget({objective})", model=name, objective=objective,
+                    refit=False, n_splits=0, average_cost=np.nan, select_cost=np.nan,
+                    score=np.nan, brier=np.nan, fits_budget=False, chosen=False,
+                    reason=f"fit_budget failed: {message}", seconds=0.0, _pruned=None)
+
+    def _choose(self, rows):
+        """The winner: best select-row score among candidates that fit; ties by the
+        select-row Brier loss (squared error), then by lower cost."""
+        ok = [i for i, r in enumerate(rows) if r["fits_budget"] and r["_pruned"] is not None]
+        if not ok:  # cannot happen: fit_budget always returns a fitting pruning
+            raise RuntimeError("no candidate fits the budget")
+        key = {i: (-round(rows[i]["score"], 12), round(rows[i]["brier"], 12),
+                   rows[i]["average_cost"], i) for i in ok}
+        best = min(ok, key=key.__getitem__)
+        win = rows[best]
+        metric = "accuracy" if self._task == "classification" else "R²"
+        for i, r in enumerate(rows):
+            if r["reason"]:
+                continue
+            if i == best:
+                r["chosen"] = True
+                r["reason"] = (f"best held-out {metric} ({r['score']:.4f}) among the "
+                               f"{len(ok)} candidates within the budget")
+            elif not r["fits_budget"]:
+                r["reason"] = "costs more than the budget on the prune rows"
+            elif r["score"] < win["score"] - 1e-12:
+                r["reason"] = f"held-out {metric} {r['score']:.4f} < {win['score']:.4f}"
+            else:
+                r["reason"] = "ties the winner's score; loses on loss or cost"
+        self.pruned_ = win["_pruned"]
+        self.candidates_ = pd.DataFrame([{k: r[k] for k in _CANDIDATE_COLUMNS} for r in rows],
+                                        columns=_CANDIDATE_COLUMNS)
+        self._record()
+
+    def _record(self):
+        """Record the estimator in the winner's solve_info (saved with it as JSON)."""
+        params = {k: v for k, v in self.get_params().items()
+                  if v is None or isinstance(v, (bool, int, float, str))}
+        self.pruned_.solve_info = {
+            **self.pruned_.solve_info,
+            RECORD_KEY: {"class": type(self).__name__, "params": params,
+                         "feature_names_in": None if not hasattr(self, "feature_names_in_")
+                         else [str(n) for n in self.feature_names_in_],
+                         "candidates": self.candidates_.to_dict(orient="list")}}
+
+    # ------------------------------------------------------------- predict
+    def _checked(self, X):
+        check_is_fitted(self, "pruned_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def predict(self, X):
+        """Predictions of the chosen pruned forest.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = self._checked(X)
+        return self.pruned_.predict(X)
+
+    def acquisition_cost(self, X):
+        """Per-example acquisition cost of the chosen forest on ``X`` (units paid once).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = self._checked(X)
+        return self.pruned_.acquisition_cost(X)
+
+    def average_cost(self, X):
+        """Mean of :meth:`acquisition_cost` over the rows of ``X``."""
+        return float(np.mean(self.acquisition_cost(X)))
+
+    def feature_usage(self, X):
+        """Per-feature usage table of the chosen forest (see ``PrunedForest.feature_usage``)."""
+        X = self._checked(X)
+        return self.pruned_.feature_usage(X)
+
+    def to_sklearn(self):
+        """A fitted scikit-learn forest over every input column that predicts identically."""
+        check_is_fitted(self, "pruned_")
+        return self.pruned_.to_sklearn()
+
+    def lazy_predictor(self, acquire):
+        """A :class:`prune_opt.LazyPredictor` on the chosen forest: features are fetched
+        through ``acquire(rows, unit)`` only when a tree needs them."""
+        check_is_fitted(self, "pruned_")
+        return po.LazyPredictor(self.pruned_, acquire)
+
+    def save(self, path):
+        """Write the chosen forest as JSON (no pickle).
+
+        ``prune_opt.load(path)`` gives a :class:`prune_opt.PrunedForest`, and
+        :meth:`load` a fitted estimator; both predict identically.
+        """
+        check_is_fitted(self, "pruned_")
+        self.pruned_.save(path)
+
+    @classmethod
+    def load(cls, path):
+        """A fitted estimator from a file written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+
+        Returns
+        -------
+        estimator of this class
+        """
+        pf = po.load(path)
+        record = pf.solve_info.get(RECORD_KEY)
+        if not isinstance(record, dict) or record.get("class") != cls.__name__:
+            raise ValueError(f"{path} was not written by {cls.__name__}.save (its forest "
+                             f"lacks the estimator's record); load it with prune_opt.load")
+        known = set(cls().get_params())
+        est = cls(**{k: v for k, v in (record.get("params") or {}).items() if k in known})
+        est.costs = pf.costs
+        est.pruned_, est.selected_, est.costs_ = pf, pf, pf.costs  # selected_ is not saved
+        est.n_features_in_ = int(pf.forest.n_features)
+        if record.get("feature_names_in") is not None:
+            est.feature_names_in_ = np.asarray(record["feature_names_in"], dtype=object)
+        if pf.task == "classification":
+            est.classes_ = np.asarray(pf.classes_)
+        est.candidates_ = pd.DataFrame(record.get("candidates") or {},
+                                       columns=_CANDIDATE_COLUMNS)
+        return est
+
+
+class _Data:
+    """The checked rows and the three disjoint index sets of one fit."""
+
+    def __init__(self, X, y, grow, prune, select):
+        self.X, self.y = X, y
+        self.grow, self.prune, self.select = grow, prune, select
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    budget : float or None, default None
+        Largest average acquisition cost per example, measured on the prune
+        rows.  None: no budget (the random forest on every row).
+    costs : FeatureCosts, array-like, mapping by feature name or None
+        Acquisition costs (1.0 per feature when None).
+    n_estimators : int, default 40
+        Trees of every candidate forest.
+    random_state : int, RandomState or None
+        Seeds the row split and every forest.
+    n_jobs : int or None
+        For scikit-learn's forests.
+    time_limit : float, default 12
+        Seconds for the whole fit, shared among the ``fit_budget`` calls
+        (each gets a share of what is left; growing and refitting are not
+        interrupted, so a fit may take longer).
+    verbose : bool, default False
+        A tqdm progress bar naming the phase.
+    max_subsets : int, default 4
+        Most forests grown on feature-ranking prefixes (0: none).
+    refit : bool, default True
+        Also try every pruning with its leaves refit on the grow rows.
+    final_refit : bool, default False
+        Re-estimate the winner's leaves on the grow and select rows once it is
+        chosen (same splits, same cost); ``selected_`` keeps it as scored.
+
+    Attributes
+    ----------
+    pruned_ : prune_opt.PrunedForest
+        The winner, over every input column.
+    selected_ : prune_opt.PrunedForest
+        The winner as scored on the select rows (``pruned_`` before the final
+        refit).
+    candidates_ : pandas.DataFrame
+        One row per candidate: ``name``, ``model``, ``objective``, ``refit``,
+        ``n_splits``, ``average_cost`` (prune rows), ``select_cost``,
+        ``score`` and ``brier`` (select rows; ``brier`` is the squared error for
+        regression), ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
+    split_ : dict
+        Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
+    costs_ : prune_opt.FeatureCosts
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had column names.
+    fit_seconds_ : float
+"""
+
+
+class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
+    __doc__ = """The most accurate forest whose average acquisition cost meets a budget.
+
+    ``fit`` grows a random forest, forests on cost-ranked feature prefixes and
+    lazy-penalty forests on half of the rows, prunes each to ``budget`` on a
+    quarter with :func:`prune_opt.fit_budget` (paper and Brier objectives,
+    leaves optionally refit), and keeps the candidate with the best accuracy
+    on the last quarter (see ``docs/estimator.md``).
+    """ + _DOC_PARAMS + """
+    classes_ : ndarray
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from forest_builders import BudgetPrunedForestClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> est = BudgetPrunedForestClassifier(budget=3.0, n_estimators=10, time_limit=5,
+    ...                                    random_state=0).fit(X, y)
+    >>> prune_rows = X[est.split_["prune"]]
+    >>> bool(est.average_cost(prune_rows) <= 3.0)
+    True
+    >>> int(est.candidates_["chosen"].sum())
+    1
+    """
+
+    _task = "classification"
+
+    def predict_proba(self, X):
+        """Averaged class probabilities of the chosen pruned forest.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        X = self._checked(X)
+        return self.pruned_.predict_proba(X)
+
+
+class BudgetPrunedForestRegressor(RegressorMixin, _BudgetPrunedForest):
+    __doc__ = """The forest regressor with the best R² whose average acquisition cost meets a
+    budget.
+
+    As :class:`BudgetPrunedForestClassifier`, without the lazy-penalty forests
+    (a classifier only); the pruning objectives are the paper's and, when the
+    installed ``prune_opt`` offers it, ``"squared_error"``.
+    """ + _DOC_PARAMS + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from forest_builders import BudgetPrunedForestRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> est = BudgetPrunedForestRegressor(budget=2.0, n_estimators=10, time_limit=5,
+    ...                                   random_state=0).fit(X, y)
+    >>> bool(est.average_cost(X[est.split_["prune"]]) <= 2.0)
+    True
+    """
+
+    _task = "regression"

@@ -1,0 +1,280 @@
+"""BudgetPrunedForestClassifier / Regressor: the best forest under a budget in one call."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+
+import prune_opt as po
+from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
+
+FAST = dict(n_estimators=4, time_limit=2, max_subsets=1, random_state=0)
+
+
+@parametrize_with_checks([BudgetPrunedForestClassifier(n_estimators=4, random_state=0),
+                          BudgetPrunedForestRegressor(n_estimators=4, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# with a budget of one feature per example, the classifier cannot reach the 0.83
+# training accuracy check_classifiers_train asks of every classifier on its data
+BUDGET_EXPECTED_FAILURES = {
+    "check_classifiers_train": "a budget of one feature per example caps the accuracy "
+                               "below the check's 0.83 threshold on its blobs"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_sklearn_checks_with_a_budget(cls):
+    est = cls(budget=1.0, n_estimators=2, time_limit=1, max_subsets=1, random_state=0)
+    expected = BUDGET_EXPECTED_FAILURES if cls is BudgetPrunedForestClassifier else {}
+    check_estimator(est, expected_failed_checks=expected)
+
+
+def _brute_force_cost(pf, X, unit_cost):
+    """Per-example cost: walk every pruned tree row by row, sum the costs of the
+    distinct features met (plain per-feature costs)."""
+    out = np.zeros(X.shape[0])
+    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
+    for i, x in enumerate(np.asarray(X, dtype=float)):
+        used = set()
+        for a in trees:
+            h = 0
+            while a["left"][h] >= 0:
+                used.add(int(a["feature"][h]))
+                h = a["left"][h] if np.float32(x[a["feature"][h]]) <= a["threshold"][h] \
+                    else a["right"][h]
+        out[i] = sum(unit_cost[j] for j in used)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    y = np.where(y == 1, "benign", "malignant")  # string labels
+    costs = {c: 1.0 + (i % 5) for i, c in enumerate(X.columns)}  # mapping by name
+    est = BudgetPrunedForestClassifier(budget=4.0, costs=costs, n_estimators=8, time_limit=4,
+                                       max_subsets=2, final_refit=True, random_state=0)
+    est.fit(X, y)
+    return X, y, costs, est
+
+
+def test_budget_is_met_on_the_prune_rows_by_brute_force(cancer):
+    X, _, costs, est = cancer
+    unit = np.array([costs[c] for c in X.columns])
+    rows = X.values[est.split_["prune"]]
+    brute = _brute_force_cost(est.pruned_, rows, unit)
+    assert np.allclose(brute, est.acquisition_cost(X.iloc[est.split_["prune"]]))
+    assert brute.mean() <= 4.0 + 1e-9
+    every = _brute_force_cost(est.pruned_, X.values, unit)  # reported on any rows
+    assert np.allclose(every, est.acquisition_cost(X))
+    assert est.average_cost(X) == pytest.approx(every.mean())
+
+
+def test_predictions_agree_with_sklearn_export_and_json(cancer, tmp_path):
+    X, y, _, est = cancer
+    pred, proba = est.predict(X), est.predict_proba(X)
+    assert set(pred) <= {"benign", "malignant"} and list(est.classes_) == ["benign", "malignant"]
+    sk = est.to_sklearn()
+    assert np.array_equal(sk.predict(X), pred)
+    assert np.allclose(sk.predict_proba(X), proba, atol=1e-12)
+    path = tmp_path / "model.json"
+    est.save(path)
+    pf = po.load(path)
+    assert np.array_equal(pf.predict(X.values), pred)
+    back = BudgetPrunedForestClassifier.load(path)
+    assert np.array_equal(back.predict(X), pred)
+    assert np.allclose(back.predict_proba(X), proba, atol=1e-12)
+    assert back.get_params()["budget"] == 4.0 and back.n_features_in_ == X.shape[1]
+    assert back.candidates_.shape == est.candidates_.shape
+    assert back.score(X, y) == est.score(X, y)
+
+
+def test_load_refuses_a_plain_pruned_forest(cancer, tmp_path):
+    X, y, _, est = cancer
+    plain = po.PrunedForest(est.pruned_.forest, est.pruned_.split_mask, costs=est.costs_)
+    plain.save(tmp_path / "plain.json")
+    with pytest.raises(ValueError, match="prune_opt.load"):
+        BudgetPrunedForestClassifier.load(tmp_path / "plain.json")
+
+
+def test_candidates_table_is_consistent(cancer):
+    X, y, _, est = cancer
+    table = est.candidates_
+    assert {"name", "average_cost", "score", "fits_budget", "chosen", "reason"} <= set(table)
+    assert table["chosen"].sum() == 1 and table["reason"].str.len().gt(0).all()
+    win = table[table["chosen"]].iloc[0]
+    prune, select = est.split_["prune"], est.split_["select"]
+    assert win["average_cost"] == pytest.approx(est.pruned_.average_cost(X.values[prune]))
+    chosen = est.selected_  # the winner as scored; pruned_ is it after the final refit
+    assert win["score"] == pytest.approx(np.mean(chosen.predict(X.values[select]) == y[select]))
+    fits = table[table["fits_budget"]]
+    assert (fits["average_cost"] <= 4.0 + 1e-9).all()
+    assert win["score"] >= fits["score"].max() - 1e-12
+    assert {"rf", "lazy(tradeoff=1)"} <= set(table["model"])
+    assert table["model"].str.startswith("subset").any()
+
+
+def test_final_refit_keeps_the_winner_s_splits_and_cost(cancer):
+    X, y, _, est = cancer
+    assert np.array_equal(est.pruned_.split_mask, est.selected_.split_mask)
+    assert np.array_equal(est.pruned_.acquisition_cost(X.values),
+                          est.selected_.acquisition_cost(X.values))
+    assert est.pruned_.solve_info["final_refit"]["n_rows"] == (
+        est.split_["grow"].size + est.split_["select"].size)
+    assert clone(est).set_params(final_refit=False).fit(X, y).pruned_.solve_info.get(
+        "final_refit") is None
+
+
+def test_selection_rows_are_disjoint_from_growing_and_pruning(cancer):
+    X, _, _, est = cancer
+    grow, prune, select = (set(est.split_[k].tolist()) for k in ("grow", "prune", "select"))
+    assert not (grow & prune) and not (grow & select) and not (prune & select)
+    assert grow | prune | select == set(range(X.shape[0]))
+    in_bag = est.selected_.forest.in_bag  # the winner was grown on the grow rows only
+    if in_bag is not None:
+        assert all(np.asarray(b).size == len(grow) for b in in_bag)
+
+
+def test_feature_names_reach_the_pruned_forest(cancer):
+    X, _, _, est = cancer
+    assert list(est.feature_names_in_) == list(X.columns)
+    assert list(est.pruned_.feature_usage(X.values)["feature"]) == list(X.columns)
+    assert list(est.feature_usage(X)["feature"]) == list(X.columns)
+
+
+def test_lazy_predictor_fetches_what_the_pruned_forest_needs(cancer):
+    X, _, _, est = cancer
+    full = X.values[:40]
+
+    def fetch(rows, unit):
+        return full[rows][:, unit.features[0]] if unit.features else None
+
+    out = est.lazy_predictor(fetch).predict_proba(np.full_like(full, np.nan))
+    assert np.array_equal(out.labels, est.predict(X.iloc[:40]))
+    assert np.allclose(out.cost_paid, est.acquisition_cost(X.iloc[:40]))
+
+
+def test_without_a_budget_it_is_the_random_forest_on_every_row():
+    X, y = load_breast_cancer(return_X_y=True)
+    est = BudgetPrunedForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    assert est.pruned_.n_splits == est.pruned_.forest.full_split_mask().sum()
+    assert len(est.candidates_) == 1 and bool(est.candidates_["chosen"].iloc[0])
+
+
+def test_imbalanced_data_does_not_get_the_majority_predictor():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 6))
+    y = (X[:, 2] > np.quantile(X[:, 2], 0.97)).astype(int)  # 3% positives, one cheap cue
+    costs = [5.0, 5.0, 1.0, 5.0, 5.0, 5.0]
+    est = BudgetPrunedForestClassifier(budget=1.5, costs=costs, **FAST).fit(X, y)
+    select = est.split_["select"]
+    majority = np.mean(y[select] == 0)
+    assert est.pruned_.n_splits > 0
+    assert est.score(X[select], y[select]) > majority
+    assert est.average_cost(X[est.split_["prune"]]) <= 1.5 + 1e-9
+
+
+def test_sklearn_tools_pipeline_grid_search_cross_validation_clone():
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:300], y[:300]
+    est = BudgetPrunedForestClassifier(budget=3.0, **FAST)
+    assert clone(est).get_params() == est.get_params()
+    pipe = make_pipeline(StandardScaler(), est).fit(X, y)
+    assert pipe.score(X, y) > 0.8
+    assert pipe[-1].average_cost(pipe[0].transform(X)[pipe[-1].split_["prune"]]) <= 3.0 + 1e-9
+    scores = cross_val_score(est, X, y, cv=2)
+    assert scores.shape == (2,) and np.all(scores > 0.7)
+    grid = GridSearchCV(est, {"budget": [1.0, 5.0]}, cv=2).fit(X, y)
+    assert grid.best_params_["budget"] in (1.0, 5.0)
+    assert grid.best_estimator_.budget == grid.best_params_["budget"]
+
+
+def test_html_repr_names_the_estimator_and_its_budget():
+    html = BudgetPrunedForestClassifier(budget=2.5)._repr_html_()
+    assert "BudgetPrunedForestClassifier" in html and "2.5" in html
+
+
+def test_regression_path():
+    X, y = load_diabetes(return_X_y=True)
+    costs = np.linspace(1, 3, X.shape[1])
+    est = BudgetPrunedForestRegressor(budget=3.0, costs=costs, **FAST).fit(X, y)
+    prune = X[est.split_["prune"]]
+    assert est.average_cost(prune) <= 3.0 + 1e-9
+    assert np.allclose(_brute_force_cost(est.pruned_, prune, costs), est.acquisition_cost(prune))
+    assert np.allclose(est.to_sklearn().predict(X), est.predict(X))
+    win = est.candidates_[est.candidates_["chosen"]].iloc[0]
+    select = est.split_["select"]
+    assert win["score"] == pytest.approx(est.selected_.score(X[select], y[select]))
+    assert {"rf"} <= set(est.candidates_["model"])
+
+
+@pytest.mark.parametrize("kwargs, X_bad, match", [
+    (dict(budget=-1.0), None, "budget"),
+    (dict(budget=2.0, costs=[1.0, 2.0]), None, "cost"),
+    (dict(budget=2.0), "nan", "NaN"),
+])
+def test_bad_input_is_refused_with_a_clear_error(kwargs, X_bad, match):
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:120].copy()
+    if X_bad == "nan":
+        X[3, 4] = np.nan
+    with pytest.raises(ValueError, match=match):
+        BudgetPrunedForestClassifier(**kwargs, **FAST).fit(X, y[:120])
+
+
+def test_nan_message_names_x_and_wrong_width_is_refused_at_predict():
+    X, y = load_breast_cancer(return_X_y=True)
+    bad = X[:100].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        BudgetPrunedForestClassifier(**FAST).fit(bad, y[:100])
+    est = BudgetPrunedForestClassifier(**FAST).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:5, :-1])
+
+
+@settings(max_examples=5)
+@given(seed=st.integers(0, 2**16), share=st.floats(0.1, 0.6))
+def test_random_data_budget_met_and_exports_agree(seed, share):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(90, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=90) > 0).astype(int)
+    costs = rng.uniform(0.5, 3.0, size=4)
+    budget = share * costs.sum()
+    est = BudgetPrunedForestClassifier(budget=budget, costs=costs, n_estimators=3, time_limit=1,
+                                       max_subsets=1, random_state=seed).fit(X, y)
+    prune = X[est.split_["prune"]]
+    assert _brute_force_cost(est.pruned_, prune, costs).mean() <= budget + 1e-9
+    assert np.array_equal(est.to_sklearn().predict(X), est.predict(X))
+
+
+@pytest.mark.slow
+def test_pima_with_its_costs():
+    from prune_opt.datasets import load_dataset
+
+    ds = load_dataset("pima")
+    costs = ds.costs_or_uniform()
+    full = BudgetPrunedForestClassifier(costs=costs, n_estimators=20, random_state=0)
+    base = full.fit(ds.X, ds.y).average_cost(ds.X)
+    est = BudgetPrunedForestClassifier(budget=0.25 * base, costs=costs, n_estimators=20,
+                                       time_limit=10, random_state=0).fit(ds.X, ds.y)
+    prune, select = est.split_["prune"], est.split_["select"]
+    assert est.average_cost(ds.X[prune]) <= 0.25 * base + 1e-9
+    assert est.score(ds.X[select], ds.y[select]) > np.mean(ds.y[select] == 0)
+    assert list(est.pruned_.feature_usage(ds.X)["feature"]) == list(ds.feature_names)
+
+
+def test_verbose_shows_a_progress_bar_naming_the_phase(capsys):
+    X, y = load_breast_cancer(return_X_y=True)
+    BudgetPrunedForestClassifier(budget=2.0, verbose=True, **FAST).fit(X[:150], y[:150])
+    err = capsys.readouterr().err
+    assert "growing candidate forests" in err and "pruning rf (paper)" in err
+    assert "selecting on held-out rows" in err
