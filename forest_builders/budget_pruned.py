@@ -382,7 +382,7 @@ class _BudgetPrunedForest(BaseEstimator):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    pruned = po.fit_budget(None, Xb, yb, budget=budget, problem=problems[i],
+                    pruned = po.fit_budget(problems[i], Xb, yb, budget=budget,
                                            objective=obj, time_limit=limit)
             except ValueError as exc:  # e.g. the budget is below the cheapest pruning
                 rows.append(self._failed_row(name, obj, str(exc)))

@@ -14,9 +14,8 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
-    add_task_argument,
     format_table,
-    naming_errors,
+    save_model,
     score_metrics,
     setup_experiment,
     task_line,
@@ -37,7 +36,6 @@ def add_parser(sub):
         "on the training and validation splits), print the candidates and the winner's test "
         "score and cost, and save it as JSON (load it with prune_opt.load).")
     add_data_arguments(p, trees=40)
-    add_task_argument(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--budget", type=float,
                       help="largest average acquisition cost per example (measured on the "
@@ -122,8 +120,7 @@ def run(args):
                "fit_seconds": float(est.fit_seconds_)}
     for k, v in summary.items():
         print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
-    with naming_errors(args.out):
-        est.save(args.out)
+    save_model(est.pruned_, args.out, exp["dataset"])  # est.save's file, plus a CSV's coding
     print(f"wrote {args.out}")
     if args.candidates_csv:
         write_csv(args.candidates_csv, table.to_dict(orient="records"))
