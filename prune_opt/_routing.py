@@ -267,12 +267,12 @@ DENSE_BLOCK_ENTRIES = 1 << 24
 
 class FirstUseTable:
     """For every node h and paid unit u, the node on the root-to-h path (h included)
-    where u is first used, as a global id (-1: none), plus each node's leaves below.
+    where u is first used, as a global id (-1: none).
 
     A row's records in tree t are the non-negative entries of the row of its leaf,
     so routing a block of rows is one ``apply`` per tree and one gather: no path
-    matrix and no sort.  ``leaf_ancestors`` (sparse, nodes x nodes) sums leaf
-    weights into every node on the way up.
+    matrix and no sort.  Node weights are the leaves' weights summed up level by
+    level (``levels``: the nodes of each depth, deepest first, and their parents).
     """
 
     def __init__(self, forest, feature_units):
@@ -291,20 +291,10 @@ class FirstUseTable:
             first[at] = np.where(own >= 0, own, inherited)
         self.first = first
         self.n_units = n_units
-        leaves = np.flatnonzero(forest.is_leaf)
-        rows, cols = [leaves], [leaves]
-        cur, lv = parent[leaves], leaves
-        while True:  # every ancestor of every leaf: one pass per level
-            keep = cur >= 0
-            cur, lv = cur[keep], lv[keep]
-            if not cur.size:
-                break
-            rows.append(cur)
-            cols.append(lv)
-            cur = parent[cur]
-        r, c = np.concatenate(rows), np.concatenate(cols)
-        self.leaf_ancestors = sp.csr_matrix((np.ones(r.size), (r, c)),
-                                            shape=(forest.n_nodes, forest.n_nodes))
+        # internal nodes by level, deepest first, with their parents: node weights are
+        # summed up from the leaves one level at a time
+        self.levels = [(at, parent[at]) for at in
+                       (np.flatnonzero(depth == d) for d in range(forest.max_depth, 0, -1))]
 
 
 def record_tables(forest, feature_units):
@@ -362,7 +352,9 @@ def _gather_records(forest, Xc, wc, table, local_leaves=None):
         leaves[:, t] += forest.node_offset[t]
     leaf_weight = np.bincount(leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T),
                               minlength=forest.n_nodes)
-    node_weight = table.leaf_ancestors @ leaf_weight
+    node_weight = leaf_weight
+    for at, par in table.levels:  # children are final before their parents are read
+        np.add.at(node_weight, par, node_weight[at])
     if U == 0 or n == 0:
         empty = np.empty(0, np.int32)
         return empty, empty, empty, empty, node_weight

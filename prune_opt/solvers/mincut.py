@@ -120,9 +120,16 @@ def _sorted_records(use_node, use_pair, n_pairs):
     if not ordered:
         order = np.lexsort((use_node, use_pair))
         use_node, use_pair = use_node[order], use_pair[order]
-    # one linear pass (a binary search per pair strays over the whole array)
+    # one linear pass, block by block (a binary search per pair strays over the whole
+    # array; one bincount of it all would copy it to int64): a sorted block's pairs are
+    # one contiguous range
+    counts = np.zeros(n_pairs, dtype=np.int64)
+    for a in range(0, use_pair.size, BLOCK_RECORDS):
+        block = use_pair[a:a + BLOCK_RECORDS]
+        lo = int(block[0])
+        counts[lo:int(block[-1]) + 1] += np.bincount(block - lo)
     starts = np.zeros(n_pairs + 1, dtype=np.int64)
-    np.cumsum(np.bincount(use_pair, minlength=n_pairs), out=starts[1:])
+    np.cumsum(counts, out=starts[1:])
     return use_node, use_pair, starts
 
 
