@@ -44,6 +44,14 @@ def test_prune_budget_with_the_paper_objective_reports_its_certified_gap(tmp_pat
     assert "gap: " in capsys.readouterr().out
 
 
+def test_prune_budget_hull_vertex_says_it_is_the_paper_objective(tmp_path):
+    js = tmp_path / "h.json"
+    assert main(["prune", *DATA, "--budget", "10", "--budget-method", "hull", "--out",
+                 str(tmp_path / "h_p.json"), "--json", str(js), "--no-progress"]) == 0
+    s = json.loads(js.read_text())
+    assert s["loss"] == "paper" and s["validation_cost"] <= 10 + 1e-9 and s["lam"] >= 0
+
+
 def test_prune_budget_uses_fit_budgets_default_and_prints_only_what_exists(tmp_path, capsys):
     """--budget without --objective is fit_budget's default (objective auto): the summary
     names the loss it chose and shows a certified gap only for the paper objective."""

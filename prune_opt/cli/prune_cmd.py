@@ -162,9 +162,9 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
               "Lagrangian hull vertex it computes (--budget-method hull). Leave --solver "
               "unset for the hard-budget search")
         method = "hull"
+    if method == "hull" and args.objective == "auto":
+        args.objective = "paper"  # the hull's vertices are the paper objective's
     objective = args.objective
-    if method == "hull" and objective == "auto":
-        objective = "paper"  # the hull's vertices are the paper objective's
     with warnings.catch_warnings():  # notes are printed from solve_info
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
