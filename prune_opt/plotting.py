@@ -159,9 +159,12 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
     for k, (name, rows) in enumerate((points or {}).items()):
         pts = _points(name, rows, x, y)
         if pts:  # colours after the curves': a point never looks like a curve's vertex
-            ax.scatter(*zip(*pts), s=70, marker=_POINT_MARKERS[len(ax.collections) % 4],
+            # each series a little smaller than the one before: two methods landing on
+            # the same point both stay visible
+            ax.scatter(*zip(*pts), s=max(30, 100 - 30 * k),
+                       marker=_POINT_MARKERS[len(ax.collections) % 4],
                        color=f"C{(len(curves) + k) % 10}", edgecolor="k", lw=0.6,
-                       label=name, zorder=7)
+                       label=name, zorder=7 + 0.1 * k)
     if reference is not None:
         ax.scatter([reference[0]], [reference[1]], marker="*", s=160, color="k",
                    label="unpruned forest", zorder=6)
@@ -177,7 +180,7 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best", framealpha=0.85)
     fig.tight_layout()
     if path is not None:
         save_figure(fig, path)

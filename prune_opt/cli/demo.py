@@ -432,7 +432,7 @@ def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=(), curves=None)
                                    "frontier": curves or {}})
     with naming_errors(out / "accuracy_cost.png"):
         _plot(curves or {}, budget_rows, unpruned, out / "accuracy_cost.png",
-              exp["dataset"].name)
+              f"{exp['dataset'].name}, {trees} trees")
     print(f"wrote {out / 'demo.json'} and {out / 'accuracy_cost.png'}")
 
 
@@ -446,6 +446,7 @@ def _plot(curves, budget_rows, unpruned, path, name):
         plot_tradeoff(curves or {"BudgetPrune exact hull": []}, ax=ax, path=path,
                       points=budget_points(budget_rows), budget=budgets,
                       reference=(unpruned["average_cost"], unpruned["test_accuracy"]),
-                      title=f"{name}: test accuracy vs feature cost")
+                      title=f"{name}: test accuracy vs feature cost\n(points: one model "
+                            "per budget, fitted without the test rows)")
     finally:
         plt.close(fig)
