@@ -18,7 +18,10 @@ __all__ = ["plot_tradeoff", "plot_feature_usage", "save_figure"]
 _STYLE = {"budgetprune": dict(marker="o", lw=2.0, zorder=5, steps=True),
           "ccp": dict(marker="s", lw=1.2), "greedy": dict(marker="^", lw=1.2),
           "fewer-trees": dict(marker="v", lw=1.2), "impurity": dict(marker="d", lw=1.2),
-          "cegb": dict(marker="x", lw=1.2)}
+          "cegb": dict(marker="x", lw=1.2, ls=":"),
+          # fit_budget on a grid of budgets (prune_opt.budget.budget_curve): one pruning per
+          # budget, joined by a dash-dot line so the grid reads as one method
+          "fit_budget": dict(marker="P", ms=8, lw=1.4, ls="-.", zorder=6)}
 
 
 def _pyplot():
@@ -98,8 +101,11 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
     ----------
     curves : mapping name -> DataFrame or list of dict
         Rows with columns ``x`` and ``y`` (e.g. the output of
-        :func:`prune_opt.budget.tradeoff_curve` with ``X_eval`` and of
-        :func:`prune_opt.budget.baseline_curve`).
+        :func:`prune_opt.budget.tradeoff_curve`, :func:`prune_opt.budget.budget_curve`
+        and :func:`prune_opt.budget.baseline_curve` with ``X_eval``).  A name
+        starting with ``budgetprune`` is drawn as steps (the exact hull: only
+        its vertices are attainable); ``fit_budget`` (one pruning per budget),
+        the baselines and ``cegb`` get their own markers.
     x, y : str
         Column names of the two axes; ``y`` defaults to ``accuracy_eval``, or
         ``r2_eval`` for regression curves (which have no accuracy).
@@ -149,12 +155,16 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
             ax.plot(xs, ys, ls="none", ms=4, marker=style.get("marker", "."), alpha=0.85,
                     color=ax.lines[-1].get_color(), zorder=style.get("zorder", 2))
         else:
-            ax.plot(xs, ys, label=name, ms=4, alpha=0.85, **style)
-    for name, rows in (points or {}).items():
+            ax.plot(xs, ys, label=name, alpha=0.85, **{"ms": 4, **style})
+    for k, (name, rows) in enumerate((points or {}).items()):
         pts = _points(name, rows, x, y)
-        if pts:
-            ax.scatter(*zip(*pts), s=70, marker=_POINT_MARKERS[len(ax.collections) % 4],
-                       edgecolor="k", lw=0.6, label=name, zorder=7)
+        if pts:  # colours after the curves': a point never looks like a curve's vertex
+            # each series a little smaller than the one before: two methods landing on
+            # the same point both stay visible
+            ax.scatter(*zip(*pts), s=max(30, 100 - 30 * k),
+                       marker=_POINT_MARKERS[len(ax.collections) % 4],
+                       color=f"C{(len(curves) + k) % 10}", edgecolor="k", lw=0.6,
+                       label=name, zorder=7 + 0.1 * k)
     if reference is not None:
         ax.scatter([reference[0]], [reference[1]], marker="*", s=160, color="k",
                    label="unpruned forest", zorder=6)
@@ -170,7 +180,7 @@ def plot_tradeoff(curves, *, x="cost_eval", y=None, path=None, ax=None,
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best", framealpha=0.85)
     fig.tight_layout()
     if path is not None:
         save_figure(fig, path)

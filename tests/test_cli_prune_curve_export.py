@@ -33,20 +33,55 @@ def test_prune_lam_and_budget(tmp_path, capsys):
     assert s2["solve_info"]["budget"] == 10.0
 
 
-def test_prune_exact_budget(tmp_path):
+def test_prune_budget_with_the_paper_objective_reports_its_certified_gap(tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["prune", *DATA, "--budget", "10", "--exact-budget", "--out", str(out),
-                 "--json", str(tmp_path / "m_s.json")]) == 0
+    assert main(["prune", *DATA, "--budget", "10", "--objective", "paper", "--time-limit",
+                 "5", "--out", str(out), "--json", str(tmp_path / "m_s.json")]) == 0
     s = json.loads((tmp_path / "m_s.json").read_text())
     assert s["validation_cost"] <= 10 + 1e-9 and "hull_error_gap" in s
     assert s["hull_error_gap"] >= -1e-12
+    assert s["loss"] == "paper" and 0 <= s["gap"] and s["bound"] <= s["objective"] + 1e-12
+    assert "gap: " in capsys.readouterr().out
+
+
+def test_prune_budget_hull_vertex_says_it_is_the_paper_objective(tmp_path):
+    js = tmp_path / "h.json"
+    assert main(["prune", *DATA, "--budget", "10", "--budget-method", "hull", "--out",
+                 str(tmp_path / "h_p.json"), "--json", str(js), "--no-progress"]) == 0
+    s = json.loads(js.read_text())
+    assert s["loss"] == "paper" and s["validation_cost"] <= 10 + 1e-9 and s["lam"] >= 0
+
+
+def test_prune_budget_uses_fit_budgets_default_and_prints_only_what_exists(tmp_path, capsys):
+    """--budget without --objective is fit_budget's default (objective auto): the summary
+    names the loss it chose and shows a certified gap only for the paper objective."""
+    js = tmp_path / "s.json"
+    assert main(["prune", "--dataset", "heart", "--trees", "6", "--max-depth", "4",
+                 "--budget", "40", "--out", str(tmp_path / "p.json"), "--json",
+                 str(js)]) == 0
+    text = capsys.readouterr().out
+    s = json.loads(js.read_text())
+    assert s["loss"] in ("auto: paper", "auto: brier")
+    assert s["validation_cost"] <= 40 + 1e-9
+    held_out = dict(part.split() for part in s["auto_holdout_loss"].split(", "))
+    assert set(held_out) == {"paper", "brier"}
+    # the chosen loss is the one that scored better on the held-out rows
+    assert s["loss"] == "auto: " + min(held_out, key=lambda k: float(held_out[k]))
+    if s["loss"] == "auto: brier":  # the forest's own loss has no bound: none is printed
+        assert "gap" not in s and "bound" not in s and "gap:" not in text
+    assert "None" not in text  # a field that does not exist is left out, not printed
+    assert s["seconds"] > 0
 
 
 def test_prune_user_errors(tmp_path, capsys):
     assert main(["prune", *DATA, "--lam", "-1", "--out", str(tmp_path / "x.json")]) == 2
     assert "--lam" in capsys.readouterr().err
-    assert main(["prune", *DATA, "--lam", "0.1", "--exact-budget",
+    with pytest.raises(SystemExit):  # the dead flag is gone
+        main(["prune", *DATA, "--budget", "1", "--exact-budget",
+              "--out", str(tmp_path / "x.json")])
+    assert main(["prune", *DATA, "--lam", "0.1", "--objective", "auto",
                  "--out", str(tmp_path / "x.json")]) == 2
+    assert "--objective auto needs --budget" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["prune", *DATA, "--out", str(tmp_path / "x.json")])  # neither lam nor budget
 
@@ -57,7 +92,7 @@ def test_curve_writes_png_csv_json(tmp_path, capsys):
                  "--solver", "highs", "--plot", str(png), "--csv", str(csvf), "--json",
                  str(js), "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "acc@50%" in out
+    assert "acc@10%" in out and "acc@50%" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
     rows = list(csv.DictReader(csvf.open()))
     methods = {r["method"] for r in rows}
@@ -203,3 +238,69 @@ def test_curve_auto_resolution_draws_exact_hull_vertices_only(tmp_path, capsys):
     assert auto <= every and len(auto) >= 2
     code = _main([*argv, "--cost-resolution", "fine"])
     assert code == 2 and "--cost-resolution must be 'auto'" in capsys.readouterr().err
+
+
+def test_curve_draws_fit_budget_on_the_budget_grid(tmp_path, capsys):
+    """fit_budget (its defaults) at each budget of --budgets, within the budget on the
+    validation split, beside the hull and the baselines; the summary reads every method
+    at the budgets by validation cost."""
+    import math
+
+    from prune_opt.cli.curve import score_at_budget
+
+    js = tmp_path / "c.json"
+    assert main(["curve", *DATA, "--budgets", "0.2,0.5", "--no-progress", "--json",
+                 str(js), "--plot", str(tmp_path / "c.png")]) == 0
+    out = capsys.readouterr().out
+    data = json.loads(js.read_text())
+    rows = data["rows"]
+    assert {r["method"] for r in rows} == {"budgetprune", "fit_budget", "ccp", "greedy",
+                                           "fewer-trees"}
+    fb = [r for r in rows if r["method"] == "fit_budget"]
+    val_cost = data["unpruned"]["validation_cost"]
+    assert sorted(r["budget"] for r in fb) == pytest.approx([0.2 * val_cost, 0.5 * val_cost])
+    for r in fb:
+        assert r["average_cost"] <= r["budget"] * (1 + 1e-9)
+        assert 0 <= r["accuracy_eval"] <= 1 and r["cost_eval"] >= 0
+    assert "acc@20%" in out and "acc@50%" in out
+    for srow in data["summary"]:
+        mine = [r for r in rows if r["method"] == srow["method"]]
+        for share in (0.2, 0.5):
+            want = score_at_budget(mine, share * val_cost)
+            got = float(srow[f"acc@{share:.0%}"])  # NaN is written as "nan"
+            assert (math.isnan(want) and math.isnan(got)) or got == want
+    summary = {r["method"]: r for r in data["summary"]}
+    # fit_budget's point at a budget is its own answer there
+    assert summary["fit_budget"]["acc@50%"] == max(fb, key=lambda r: r["budget"])[
+        "accuracy_eval"]
+
+
+def test_curve_hull_scores_equal_tradeoff_curves_own(tmp_path):
+    """The CLI scores the hull's vertices with the rows routed once: the same figures as
+    tradeoff_curve(X_eval=...) scoring each vertex from scratch."""
+    from prune_opt.budget import tradeoff_curve
+    from prune_opt.cli import build_parser
+    from prune_opt.cli._common import setup_experiment
+    from prune_opt.cli.curve import hull_rows
+
+    exp = setup_experiment(build_parser().parse_args(["curve", *DATA]))
+    problem = po.compile_problem(exp["forest"], exp["X_val"], exp["y_val"],
+                                 costs=exp["costs"], train=(exp["X_train"], exp["y_train"]))
+    fast = hull_rows(problem, exp["X_val"], exp["X_test"], exp["y_test"], progress=False)
+    slow = tradeoff_curve(problem, X_eval=exp["X_test"], y_eval=exp["y_test"]).to_dict(
+        "records")
+    assert len(fast) == len(slow) >= 2
+    for a, b in zip(fast, slow):
+        assert a["n_splits"] == b["n_splits"]
+        assert a["accuracy_eval"] == b["accuracy_eval"]
+        assert a["cost_eval"] == pytest.approx(b["cost_eval"], rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--budgets", "0,0.5"], "--budgets shares must lie in (0, 1]"),
+    (["--budgets", "none"], "--methods fit_budget needs budgets"),
+    (["--budget-time-limit", "nan"], "--budget-time-limit must be a finite number"),
+])
+def test_curve_budget_options_fail_early_with_one_line(argv, needle, capsys):
+    assert main(["curve", *DATA, *argv]) == 2
+    assert needle in capsys.readouterr().err

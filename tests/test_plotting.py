@@ -95,3 +95,21 @@ def test_regression_curves_plot_r2_and_errors_name_the_r2_column():
     with pytest.raises(ValueError, match=r"no column\(s\) \['accuracy_eval'\] \(it has "
                                          r"\['cost_eval', 'r2_eval'\]\)"):
         plot_tradeoff({"ccp": rows}, y="accuracy_eval")
+
+
+def test_fit_budget_grid_is_a_marked_line_and_points_do_not_take_a_curves_colour():
+    from matplotlib.colors import to_rgba
+
+    curves = {"budgetprune": [{"cost_eval": 0.0, "accuracy_eval": 0.1},
+                              {"cost_eval": 9.0, "accuracy_eval": 0.9}],
+              "fit_budget": [{"cost_eval": 2.0, "accuracy_eval": 0.6},
+                             {"cost_eval": 5.0, "accuracy_eval": 0.8}]}
+    fig = plot_tradeoff(curves, points={"budget estimator": [{"cost_eval": 5.0,
+                                                              "accuracy_eval": 0.85}]})
+    ax = fig.axes[0]
+    fb = next(ln for ln in ax.lines if ln.get_label() == "fit_budget")
+    assert fb.get_linestyle() == "-." and fb.get_marker() == "P"  # not a budget line ("--")
+    np.testing.assert_array_equal(fb.get_xdata(), [2.0, 5.0])
+    est = next(c for c in ax.collections if c.get_label() == "budget estimator")
+    line_colours = {to_rgba(ln.get_color()) for ln in ax.lines}
+    assert tuple(est.get_facecolor()[0]) not in line_colours

@@ -1,10 +1,10 @@
-"""``prune-opt curve``: accuracy-cost (regression: R^2-cost) curves of BudgetPrune
-and its competitors."""
+"""``prune-opt curve``: accuracy-cost (regression: R^2-cost) curves of BudgetPrune,
+``fit_budget`` on a grid of budgets, and their competitors."""
 
 from __future__ import annotations
 
 from .._compile import compile_problem
-from ..budget import BASELINES, baseline_curve, get_baseline, tradeoff_curve
+from ..budget import BASELINES, baseline_curve, budget_curve, get_baseline, tradeoff_curve
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -19,26 +19,39 @@ from ._common import (
     write_json,
 )
 
-# BudgetPrune itself, then every registered baseline (prune_opt.budget.BASELINES)
-METHODS = ("budgetprune", *BASELINES)
-DEFAULT_METHODS = "budgetprune,ccp,greedy,fewer-trees"
+# BudgetPrune's exact hull, fit_budget on a grid of budgets, then every registered
+# baseline (prune_opt.budget.BASELINES)
+METHODS = ("budgetprune", "fit_budget", *BASELINES)
+DEFAULT_METHODS = "budgetprune,fit_budget,ccp,greedy,fewer-trees"
+#: budgets of fit_budget and of the summary, as shares of the unpruned forest's
+#: validation cost
+DEFAULT_BUDGETS = (0.1, 0.25, 0.5)
 #: --cost-resolution auto: this share of the unpruned forest's validation cost (spambase,
-#: 20 trees: 160 hull vertices from 317 solves at 0, far more than a picture shows)
-AUTO_RESOLUTION = 0.005
+#: 20 trees: 54 hull vertices in 3.6 s of CPU; 0.01 gave 75 in 5.7 s, 0.005 106, and 0
+#: traces all 160 from 317 solves, far more than a picture shows)
+AUTO_RESOLUTION = 0.02
 
 
 def add_parser(sub):
     p = sub.add_parser(
-        "curve", help="accuracy-cost curves of BudgetPrune and baselines",
+        "curve", help="accuracy-cost curves of BudgetPrune, fit_budget and baselines",
         description="Fit a random forest, trace the exact BudgetPrune trade-off curve "
-        "(every breakpoint of lambda, on the validation split) and the curves of the "
-        "baselines (cost-complexity pruning, GreedyPrune, fewer trees, impurity-threshold "
-        "early stopping); evaluate all on the test split, print a summary, and write a "
-        "plot, CSV and/or JSON.  Regression forests (--task) are scored by test R^2.")
+        "(every breakpoint of lambda, on the validation split), run fit_budget (its "
+        "defaults) at a grid of budgets, and trace the curves of the baselines "
+        "(cost-complexity pruning, GreedyPrune, fewer trees, impurity-threshold early "
+        "stopping); evaluate all on the test split, print the test score each method gets "
+        "at each budget, and write a plot, CSV and/or JSON.  Regression forests (--task) "
+        "are scored by test R^2.")
     add_data_arguments(p, trees=40)
     p.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated subset of {','.join(METHODS)} "
                         f"(default {DEFAULT_METHODS})")
+    p.add_argument("--budgets", default=",".join(str(x) for x in DEFAULT_BUDGETS),
+                   help="budgets as shares of the unpruned forest's validation cost: "
+                        "fit_budget runs at each, and the summary reports every method there "
+                        "(default 0.1,0.25,0.5)")
+    p.add_argument("--budget-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="seconds per fit_budget call (default: fit_budget's own)")
     p.add_argument("--solver", default="auto", help="BudgetPrune backend (default auto)")
     p.add_argument("--objective", default="paper",
                    help="'paper' (default): the exact BudgetPrune curve; an ensemble "
@@ -130,27 +143,69 @@ def thin(prunings, max_points):
     return [prunings[k] for k in keep]
 
 
+def parse_budget_shares(text, flag="--budgets"):
+    """Budgets given as shares of the unpruned forest's cost: a tuple of numbers in
+    (0, 1]; ``'none'`` is the empty tuple.
+
+    Examples
+    --------
+    >>> from prune_opt.cli.curve import parse_budget_shares
+    >>> parse_budget_shares("0.1,0.25"), parse_budget_shares("none")
+    ((0.1, 0.25), ())
+    """
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        shares = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ValueError(f"{flag} must be comma-separated shares like 0.1,0.25, got "
+                         f"{text!r}") from None
+    if any(not (0 < s <= 1) for s in shares):
+        raise ValueError(f"{flag} shares must lie in (0, 1], got {text!r}")
+    return shares
+
+
+def check_time_limit(value, flag):
+    """A finite number of seconds >= 0 as given, or ``"default"`` (the library's) for
+    None."""
+    if value is not None and not (0 <= value < float("inf")):  # NaN too
+        raise ValueError(f"{flag} must be a finite number of seconds >= 0, got {value}")
+    return "default" if value is None else value
+
+
 def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress=True,
-                   objective="paper", max_points=None):
+                   objective="paper", max_points=None, budgets=(), time_limit="default"):
     """All requested curves as {method: list of row dicts} (test-set columns
-    ``accuracy_eval`` and ``cost_eval``); a baseline family longer than
+    ``accuracy_eval`` and ``cost_eval``); ``fit_budget`` runs at each of ``budgets``
+    (average costs on the validation split); a baseline family longer than
     ``max_points`` is scored on that many evenly spread members; baselines dispatch through
     :data:`prune_opt.budget.BASELINES` (an unknown name is an error)."""
+    import warnings
+
     rf, costs = exp["forest"], exp["costs"]
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
     out = {}
     for m in methods:
         if m == "budgetprune":
-            curve = tradeoff_curve(problem, solver=solver, X_eval=Xte, y_eval=yte,
-                                   cost_resolution=cost_resolution, progress=progress)
-            rows = curve.to_dict("records")
+            rows = hull_rows(problem, Xv, Xte, yte, solver=solver,
+                             cost_resolution=cost_resolution, progress=progress)
             for r in rows:
                 r.update(method="budgetprune", param=r["lam_lo"])
             if objective != "paper":
                 with phase(f"{objective} curve", enabled=progress):
                     out[objective] = objective_curve(exp, objective,
                                                      [r["lam_lo"] for r in rows])
+        elif m == "fit_budget":
+            if not budgets:
+                continue
+            with warnings.catch_warnings():  # what it did is in the rows
+                warnings.simplefilter("ignore", UserWarning)
+                curve = budget_curve(problem, Xv, yv, budgets=budgets, time_limit=time_limit,
+                                     X_eval=Xte, y_eval=yte, progress=progress)
+            rows = curve.to_dict("records")
+            for r in rows:
+                r["param"] = r["budget"]
         else:
             with phase(f"baseline {m}: pruning", enabled=progress):
                 prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
@@ -162,11 +217,43 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
     return out
 
 
-def accuracy_at_cost(rows, cost, *, x="cost_eval", y="accuracy_eval"):
-    """Best accuracy (or the score in column ``y``, e.g. ``r2_eval``) among a
-    curve's points whose cost is at most ``cost`` (NaN when none is that cheap)."""
-    ok = [r[y] for r in rows if r[x] <= cost * (1 + 1e-12)]
-    return float(max(ok)) if ok else float("nan")
+def hull_rows(problem, X, X_eval, y_eval, *, solver="auto", cost_resolution=0.0,
+              progress=True):
+    """The exact hull's rows (:func:`~prune_opt.budget.tradeoff_curve`'s), each vertex
+    scored on ``(X_eval, y_eval)`` with those rows routed once (the scoring core of
+    :func:`~prune_opt.budget.baseline_curve`) instead of once per vertex; ``X`` are
+    the rows ``problem`` was compiled on."""
+    curve, points = tradeoff_curve(problem, solver=solver, cost_resolution=cost_resolution,
+                                   progress=progress, return_points=True)
+    rows = curve.to_dict("records")
+    with phase(f"exact hull: scoring {len(points)} vertices on the test split",
+               enabled=progress):
+        scored = baseline_curve([(p.found_at, p.pruned) for p in points], X,
+                                X_eval=X_eval, y_eval=y_eval).to_dict("records")
+    score = "r2_eval" if scored and "r2_eval" in scored[0] else "accuracy_eval"
+    for r, q in zip(rows, scored):
+        r[score], r["cost_eval"] = q[score], q["cost_eval"]
+    return rows
+
+
+def score_at_budget(rows, budget, *, y="accuracy_eval"):
+    """The test score (column ``y``, e.g. ``r2_eval``) a curve gives at a budget: that
+    of its costliest point whose validation cost (``average_cost``) is at most
+    ``budget`` -- the point a user would pick without looking at the test rows (NaN
+    when no point is that cheap).
+
+    Examples
+    --------
+    >>> from prune_opt.cli.curve import score_at_budget
+    >>> rows = [{"average_cost": 3.0, "accuracy_eval": 0.9},
+    ...         {"average_cost": 1.0, "accuracy_eval": 0.7}]
+    >>> score_at_budget(rows, 2.0), score_at_budget(rows, 0.5)
+    (0.7, nan)
+    """
+    ok = [r for r in rows if r["average_cost"] <= budget * (1 + 1e-12)]
+    if not ok:
+        return float("nan")
+    return float(max(ok, key=lambda r: (r["average_cost"], r[y]))[y])
 
 
 def run(args):
@@ -179,51 +266,66 @@ def run(args):
         raise ValueError(f"--baseline-points must be >= 0 (0 = all), got "
                          f"{args.baseline_points}")
     resolution = parse_resolution(args.cost_resolution)
+    shares = parse_budget_shares(args.budgets)
+    time_limit = check_time_limit(args.budget_time_limit, "--budget-time-limit")
+    if "fit_budget" in methods and not shares:
+        raise ValueError("--methods fit_budget needs budgets; give --budgets (e.g. 0.1,0.25) "
+                         "or leave fit_budget out of --methods")
     if args.objective != "paper":  # a wrong name fails before the work
         from ..objectives import get_objective
 
         get_objective(args.objective)
+    if args.objective != "paper" and "budgetprune" not in methods:
+        raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     exp = setup_experiment(args)
     print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     regression = exp["task"] == "regression"
     score, short = ("r2", "R^2") if regression else ("accuracy", "accuracy")
     base_cost = float(acquisition_cost(rf, Xte, exp["costs"]).mean())
+    val_cost = float(acquisition_cost(rf, exp["X_val"], exp["costs"]).mean())
     base = score_metrics(rf, Xte, yte, exp["task"])
     base_score = base[f"test_{score}"]
-    if args.objective != "paper" and "budgetprune" not in methods:
-        raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     if resolution is None:
-        resolution = AUTO_RESOLUTION * float(
-            acquisition_cost(rf, exp["X_val"], exp["costs"]).mean())
+        resolution = AUTO_RESOLUTION * val_cost
     if "budgetprune" in methods:
         print(f"exact hull traced to cost gaps of {resolution:.4g}"
               + (" (--cost-resolution 0: every breakpoint)" if resolution > 0 else ""))
+    budgets = [s * val_cost for s in shares]
     curves = compute_curves(exp, methods, solver=args.solver,
                             cost_resolution=resolution,
                             progress=not args.no_progress, objective=args.objective,
-                            max_points=args.baseline_points)
+                            max_points=args.baseline_points, budgets=budgets,
+                            time_limit=time_limit)
     extra = f", MSE {base['test_mse']:.4g}" if regression else ""
     print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test {short} "
-          f"{base_score:.4f}{extra}, test cost {base_cost:.4g}")
-    prefix = "r2" if regression else "acc"
-    columns = ["method", "points"] + [f"{prefix}@{p}%" for p in (25, 50, 75)]
-    summary = []
-    for m, rows in curves.items():
-        r = {"method": m, "points": len(rows)}
-        for frac in (0.25, 0.5, 0.75):
-            r[f"{prefix}@{int(frac * 100)}%"] = accuracy_at_cost(rows, frac * base_cost,
-                                                                 y=f"{score}_eval")
-        summary.append(r)
-    print(format_table(summary, columns))
-    _write_outputs(args, exp, curves, summary, {**base, "test_cost": base_cost})
+          f"{base_score:.4f}{extra}, test cost {base_cost:.4g}, validation cost "
+          f"{val_cost:.4g}")
+    summary = _summary(curves, shares, budgets, "r2" if regression else "acc", score)
+    if shares:
+        print(f"test {short} at each budget (a share of the unpruned forest's validation "
+              "cost): the method's costliest point whose validation cost fits it")
+    print(format_table(summary, list(summary[0])))
+    _write_outputs(args, exp, curves, summary, {**base, "test_cost": base_cost,
+                                                "validation_cost": val_cost})
     if args.plot:
         with naming_errors(args.plot):
             plot_tradeoff(curves, path=args.plot, y=f"{score}_eval",
-                          reference=(base_cost, base_score),
+                          reference=(base_cost, base_score), budget=budgets or None,
                           title=f"{exp['dataset'].name}: test {short} vs feature cost")
         print(f"wrote {args.plot}")
     return 0
+
+
+def _summary(curves, shares, budgets, prefix, score):
+    """One row per method: its point count and its test score at each budget."""
+    summary = []
+    for m, rows in curves.items():
+        r = {"method": m, "points": len(rows)}
+        for share, b in zip(shares, budgets):
+            r[f"{prefix}@{share:.0%}"] = score_at_budget(rows, b, y=f"{score}_eval")
+        summary.append(r)
+    return summary
 
 
 def _write_outputs(args, exp, curves, summary, unpruned):

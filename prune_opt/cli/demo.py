@@ -1,5 +1,6 @@
 """``prune-opt demo``: prune a 40-tree forest over a lambda grid with every backend,
-then draw the accuracy-cost frontier a user cares about.
+then draw the accuracy-cost frontier a user cares about, and the best models at
+10/25/50% of the forest's cost.
 
 The fast exact backends (min-cut, primal-dual) solve the whole grid; the
 matrix-based LP backends (HiGHS, GLOP, PDLP, CBC), which need seconds to minutes
@@ -8,9 +9,13 @@ agreement table shows both that every backend reaches the same optimum and what
 the closure reduction buys.  ``--lp-lams all`` runs every backend on every lambda.
 
 The picture (``accuracy_cost.png``) shows the exact BudgetPrune hull as steps
-(between two vertices only the cheaper one is attainable), the baselines, the
-budget methods of :data:`BUDGET_METHODS` at each budget as points, and the
-unpruned forest.
+(between two vertices only the cheaper one is attainable), the baselines,
+LightGBM's CEGB over its trade-off grid when lightgbm is installed, the budget
+methods of :data:`BUDGET_METHODS` at each budget as points (the budget
+estimator ``forest_builders.BudgetPrunedForestClassifier`` and ``fit_budget``
+with their defaults), and the unpruned forest.  The budget table holds the same
+methods (CEGB: the model chosen on the validation split among those within the
+budget there).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ._common import (
     write_json,
 )
 from .compare import parse_solvers
+from .curve import check_time_limit, hull_rows, parse_budget_shares
 
 DEFAULT_LAMS = (0.0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04)
 DEFAULT_LP_LAMS = (0.005,)
@@ -37,9 +43,21 @@ DEFAULT_BUDGETS = (0.1, 0.25, 0.5)
 DEFAULT_BASELINES = "greedy,fewer-trees"
 #: members of a baseline family drawn (evenly spread; see curve --baseline-points)
 BASELINE_POINTS = 50
-#: budget table: 'method' names what was fitted, 'loss' what it minimised
-BUDGET_COLUMNS = ["budget_share", "budget", "method", "loss", "test_accuracy", "test_cost",
-                  "status", "gap", "seconds"]
+#: budget table: 'method' names what was fitted and 'picked' what it settled on;
+#: 'fit_cost' is the average cost on the rows where the method meets the budget; 'gap'
+#: the certified relative gap of the result's objective, or 'no bound'
+BUDGET_COLUMNS = ["budget_share", "budget", "method", "picked", "test_accuracy", "test_cost",
+                  "fit_cost", "gap", "seconds"]
+#: what the budget table's columns mean (printed above it)
+BUDGET_LEGEND = (
+    "budget_share: share of the unpruned forest's validation cost; picked: what the method "
+    "settled on;\nfit_cost: average cost on the rows where the method meets the budget "
+    "(fit_budget and CEGB: the validation split;\nthe estimator: its own pruning rows, a "
+    "quarter of train+validation); gap: certified relative gap, or 'no bound';\nseconds: "
+    "the fit (CEGB: its whole trade-off grid, trained once for every budget)")
+#: cegb_tradeoff values of LightGBM's CEGB (its default grid, denser where the models
+#: fall from the whole forest's cost to none)
+CEGB_TRADEOFFS = (0.0, 1e-2, 3e-2, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 #: agreement table: 'objective' is the value reached, 'vs_best' its distance to the best
 #: exact backend's at the same lambda (relative), 'gap' the backend's own certified gap
 TABLE_COLUMNS = ["lam", "solver", "objective", "vs_best", "gap", "status", "seconds",
@@ -62,11 +80,15 @@ def add_parser(sub):
                    help="lambdas at which the matrix-based LP backends run (default "
                         "0.005; 'all' = every lambda of the grid)")
     p.add_argument("--budgets", default=",".join(str(x) for x in DEFAULT_BUDGETS),
-                   help="budgets as shares of the unpruned forest's validation cost, each "
-                        "solved by fit_budget with the paper and the Brier objective "
+                   help="budgets as shares of the unpruned forest's validation cost: at each, "
+                        "the budget estimator, fit_budget and (lightgbm installed) CEGB "
                         "(default 0.1,0.25,0.5; 'none' skips them)")
-    p.add_argument("--budget-time-limit", type=float, default=5.0,
-                   help="seconds per fit_budget call (default 5)")
+    p.add_argument("--budget-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="seconds per fit_budget call (default: fit_budget's own)")
+    p.add_argument("--estimator-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="seconds per fit of the budget estimator (default: its own, 12)")
+    p.add_argument("--no-cegb", action="store_true",
+                   help="leave LightGBM's CEGB out (it runs when lightgbm is installed)")
     p.add_argument("--baselines", default=DEFAULT_BASELINES,
                    help="baseline curves drawn beside the exact hull, comma-separated "
                         f"(default {DEFAULT_BASELINES}; also ccp, impurity; 'none')")
@@ -81,10 +103,12 @@ def add_parser(sub):
 
 def run(args):
     lams, lp_lams = _parse_grids(args)
-    shares = _parse_budgets(args.budgets)
-    if not (0 <= args.budget_time_limit < float("inf")):  # NaN too: fail before the work
-        raise ValueError(f"--budget-time-limit must be a finite number of seconds >= 0, got "
-                         f"{args.budget_time_limit}")
+    shares = parse_budget_shares(args.budgets)
+    limits = {"fit_budget": check_time_limit(args.budget_time_limit, "--budget-time-limit"),
+              "estimator": check_time_limit(args.estimator_time_limit,
+                                            "--estimator-time-limit")}
+    if limits["estimator"] == 0:
+        raise ValueError("--estimator-time-limit must be > 0 seconds")
     if not (0 <= args.hull_resolution < 1):
         raise ValueError(f"--hull-resolution must be a share in [0, 1), got "
                          f"{args.hull_resolution}")
@@ -92,6 +116,7 @@ def run(args):
     solvers = parse_solvers(args.solvers or "all")  # a misspelt backend fails first
     progress = not args.no_progress
     exp = setup_experiment(args)
+    exp["seed"] = args.seed
     unpruned = _unpruned_figures(args, exp)
     rows = add_vs_best(_solve_grid(exp, _jobs(lams, lp_lams, solvers), progress=progress))
     print("\nbackend agreement (vs_best: relative distance to the best exact backend at "
@@ -100,12 +125,19 @@ def run(args):
     for line in _agreement_lines(rows):
         print(line)
     curves = _frontier(exp, baselines, args.hull_resolution, progress=progress)
-    budget_rows = _budget_table(exp, shares, args.budget_time_limit, progress=progress)
+    cegb = None if args.no_cegb or not cegb_available() else _cegb_models(exp, progress)
+    if cegb:
+        curves["cegb (LightGBM)"] = [{"param": m["tradeoff"], "average_cost": m["val_cost"],
+                                      "accuracy_eval": m["test_accuracy"],
+                                      "cost_eval": m["test_cost"]} for m in cegb]
+    budget_rows = _budget_table(exp, shares, limits, cegb, progress=progress)
     if budget_rows:
-        print("\naccuracy at a budget (budget = share of the unpruned forest's validation "
-              "cost; loss = what the method minimised; CEGB side by side: "
-              "benchmarks/frontier.py)")
+        print("\naccuracy at a budget, on the test split")
+        print(BUDGET_LEGEND)
         print(format_table(budget_rows, BUDGET_COLUMNS))
+        if cegb is None and not args.no_cegb:
+            print("(LightGBM's CEGB is left out: lightgbm is not installed; pip install "
+                  "lightgbm)")
     _write_outputs(Path(args.out), exp, args.trees, unpruned, rows, budget_rows, curves)
     return 0
 
@@ -139,16 +171,16 @@ def add_vs_best(rows):
 def _frontier(exp, baselines, resolution, *, progress=True):
     """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
     from .. import acquisition_cost, compile_problem
-    from ..budget import baseline_curve, get_baseline, tradeoff_curve
+    from ..budget import baseline_curve, get_baseline
     from .curve import thin
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     Xte, yte = exp["X_test"], exp["y_test"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
     full = float(acquisition_cost(rf, Xv, costs).mean())
-    hull = tradeoff_curve(problem, X_eval=Xte, y_eval=yte, cost_resolution=resolution * full,
-                          progress=progress)
-    curves = {"BudgetPrune exact hull": hull.to_dict("records")}
+    curves = {"BudgetPrune exact hull": hull_rows(problem, Xv, Xte, yte,
+                                                  cost_resolution=resolution * full,
+                                                  progress=progress)}
     for m in baselines:
         with phase(f"baseline {m}: pruning", enabled=progress):
             prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
@@ -159,67 +191,128 @@ def _frontier(exp, baselines, resolution, *, progress=True):
     return curves
 
 
-def _parse_budgets(text):
-    if text.strip().lower() == "none":
-        return ()
-    try:
-        shares = tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise ValueError(f"--budgets must be comma-separated shares like 0.1,0.25, got "
-                         f"{text!r}") from None
-    if any(not (0 < s <= 1) for s in shares):
-        raise ValueError(f"--budgets shares must lie in (0, 1], got {text!r}")
-    return shares
+def cegb_available():
+    """Whether LightGBM (for CEGB) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("lightgbm") is not None
 
 
-def _fit_budget_paper(exp, budget, time_limit):
+def _cegb_models(exp, progress):
+    """LightGBM's CEGB (lazy per-example penalty) at each of :data:`CEGB_TRADEOFFS`,
+    trained on the training split: validation cost and accuracy (to choose at a budget),
+    test accuracy and cost."""
+    import time
+    import warnings
+
+    from tqdm import tqdm
+
+    from forest_builders import CEGBClassifier
+
+    out = []
+    bar = tqdm(CEGB_TRADEOFFS, unit="model", disable=not progress)
+    for tr in bar:
+        bar.set_description(f"LightGBM CEGB at tradeoff {tr:g}")
+        t0 = time.perf_counter()
+        model = CEGBClassifier(costs=exp["costs"], cegb_tradeoff=tr,
+                               n_estimators=len(exp["forest"].estimators_),
+                               random_state=exp["seed"])
+        with warnings.catch_warnings():  # a constant model is the curve's cheapest end
+            warnings.simplefilter("ignore", UserWarning)
+            model.fit(exp["X_train"], exp["y_train"])
+        out.append({"tradeoff": tr, "val_cost": model.average_cost(exp["X_val"]),
+                    "val_accuracy": model.score(exp["X_val"], exp["y_val"]),
+                    "test_accuracy": model.score(exp["X_test"], exp["y_test"]),
+                    "test_cost": model.average_cost(exp["X_test"]),
+                    "seconds": time.perf_counter() - t0})
+    bar.close()
+    return out
+
+
+def _estimator_row(exp, budget, limits, progress):
+    """The budget estimator with its defaults, fit on the training and validation
+    splits (it splits them itself to grow, prune and choose)."""
+    from forest_builders import BudgetPrunedForestClassifier
+
+    X = np.concatenate([exp["X_train"], exp["X_val"]])
+    y = np.concatenate([exp["y_train"], exp["y_val"]])
+    kwargs = {} if limits["estimator"] == "default" else {"time_limit": limits["estimator"]}
+    est = BudgetPrunedForestClassifier(budget=budget, costs=exp["costs"],
+                                       n_estimators=len(exp["forest"].estimators_),
+                                       random_state=exp["seed"], verbose=progress, **kwargs)
+    est.fit(X, y)
+    win = est.candidates_[est.candidates_["chosen"]].iloc[0]
+    return {"picked": str(win["name"]), "test_accuracy": est.score(exp["X_test"], exp["y_test"]),
+            "test_cost": est.average_cost(exp["X_test"]),
+            "fit_cost": float(win["average_cost"]), "gap": "no bound",
+            "seconds": float(est.fit_seconds_)}
+
+
+def _fit_budget_row(exp, budget, limits, progress):
+    """``fit_budget`` with its defaults on the demo's forest (validation rows)."""
+    import time
+    import warnings
+
     from ..budget import fit_budget
 
-    return fit_budget(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
-                      budget=budget, train=(exp["X_train"], exp["y_train"]),
-                      time_limit=time_limit)
-
-
-def _fit_budget_brier(exp, budget, time_limit):
-    from ..budget import fit_budget
-
-    return fit_budget(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
-                      budget=budget, objective="brier", time_limit=time_limit)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(), phase(f"fit_budget at budget {budget:.4g}",
+                                          enabled=progress):
+        warnings.simplefilter("ignore")
+        pf = fit_budget(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        budget=budget, train=(exp["X_train"], exp["y_train"]),
+                        time_limit=limits["fit_budget"])
+    info = pf.solve_info
+    chosen = info.get("auto", {}).get("chosen")
+    loss = info.get("objective", "paper")
+    gap = info.get("gap")
+    return {"picked": f"loss {chosen} (auto)" if chosen else f"loss {loss}",
+            "test_accuracy": pf.score(exp["X_test"], exp["y_test"]),
+            "test_cost": pf.average_cost(exp["X_test"]),
+            "fit_cost": pf.average_cost(exp["X_val"]),
+            # a search without a lower bound (the forest's own loss) has no gap to certify
+            "gap": gap if gap is not None else "no bound",
+            "seconds": time.perf_counter() - t0}
 
 
 #: what the budget table and the picture's points show at each budget:
-#: label -> (loss it minimises, function(exp, budget, time_limit) -> PrunedForest-like
-#: with score, average_cost and solve_info).  One more method is one more entry.
+#: label -> function(exp, budget, time limits, progress) -> the row's figures
+#: (picked, test_accuracy, test_cost, fit_cost, gap, seconds).  One more method is one
+#: more entry.
 BUDGET_METHODS = {
-    "fit_budget": ("paper", _fit_budget_paper),
-    "fit_budget (brier)": ("brier", _fit_budget_brier),
+    "budget estimator": _estimator_row,
+    "fit_budget": _fit_budget_row,
 }
 
 
-def _budget_table(exp, shares, time_limit, *, progress=True):
-    """Every method of :data:`BUDGET_METHODS` at each budget share."""
-    import warnings
+def _cegb_row(cegb, budget):
+    """CEGB at a budget: the model with the best validation accuracy among those whose
+    validation cost fits (ties: the cheaper)."""
+    ok = [m for m in cegb if m["val_cost"] <= budget * (1 + 1e-12)]
+    if not ok:
+        return {"picked": "none fits", "test_accuracy": float("nan"),
+                "test_cost": float("nan"), "fit_cost": float("nan"), "gap": "no bound",
+                "seconds": 0.0}
+    m = max(ok, key=lambda m: (m["val_accuracy"], -m["val_cost"]))
+    return {"picked": f"tradeoff {m['tradeoff']:g}", "test_accuracy": m["test_accuracy"],
+            "test_cost": m["test_cost"], "fit_cost": m["val_cost"], "gap": "no bound",
+            "seconds": sum(c["seconds"] for c in cegb)}
 
+
+def _budget_table(exp, shares, limits, cegb=None, *, progress=True):
+    """Every method of :data:`BUDGET_METHODS` (and CEGB when given) at each budget share."""
     from .. import acquisition_cost
 
     full = float(acquisition_cost(exp["forest"], exp["X_val"], exp["costs"]).mean())
     rows = []
     for share in shares:
-        for label, (loss, fit) in BUDGET_METHODS.items():
-            with warnings.catch_warnings(), phase(
-                    f"{label} at {share:.0%} of the cost (time limit {time_limit:g} s)",
-                    enabled=progress):
-                warnings.simplefilter("ignore")
-                pf = fit(exp, share * full, time_limit)
-            info = pf.solve_info
-            gap = info.get("gap")
-            rows.append({"budget_share": share, "budget": share * full, "method": label,
-                         "loss": loss, "test_accuracy": pf.score(exp["X_test"], exp["y_test"]),
-                         "test_cost": pf.average_cost(exp["X_test"]),
-                         "status": info.get("status"),
-                         # a search without a lower bound has no gap to certify: say so
-                         "gap": gap if gap is not None else "no bound",
-                         "seconds": info.get("seconds")})
+        budget = share * full
+        for label, fit in BUDGET_METHODS.items():
+            rows.append({"budget_share": share, "budget": budget, "method": label,
+                         **fit(exp, budget, limits, progress)})
+        if cegb:
+            rows.append({"budget_share": share, "budget": budget, "method": "LightGBM CEGB",
+                         **_cegb_row(cegb, budget)})
     return rows
 
 
@@ -227,6 +320,8 @@ def budget_points(budget_rows):
     """The budget table as named point series of :func:`~prune_opt.plotting.plot_tradeoff`."""
     points = {}
     for r in budget_rows:
+        if r["method"] not in BUDGET_METHODS:  # CEGB is drawn as its whole curve
+            continue
         points.setdefault(r["method"], []).append(
             {"cost_eval": r["test_cost"], "accuracy_eval": r["test_accuracy"]})
     return points
@@ -258,11 +353,14 @@ def _unpruned_figures(args, exp):
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     base = {"test_accuracy": float(np.mean(rf.predict(Xte) == yte)),
-            "average_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean())}
+            "average_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean()),
+            # the budgets are shares of this
+            "validation_cost": float(acquisition_cost(rf, exp["X_val"], exp["costs"]).mean())}
     print(f"dataset {exp['dataset'].name}: train {len(exp['y_train'])}, validation "
           f"{len(exp['y_val'])}, test {len(yte)}; {args.trees} trees")
     print(f"unpruned forest: test accuracy {base['test_accuracy']:.4f}, average cost "
-          f"{base['average_cost']:.4g}")
+          f"{base['average_cost']:.4g} on the test split, {base['validation_cost']:.4g} on "
+          "the validation split")
     return base
 
 
@@ -334,7 +432,7 @@ def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=(), curves=None)
                                    "frontier": curves or {}})
     with naming_errors(out / "accuracy_cost.png"):
         _plot(curves or {}, budget_rows, unpruned, out / "accuracy_cost.png",
-              exp["dataset"].name)
+              f"{exp['dataset'].name}, {trees} trees")
     print(f"wrote {out / 'demo.json'} and {out / 'accuracy_cost.png'}")
 
 
@@ -348,6 +446,7 @@ def _plot(curves, budget_rows, unpruned, path, name):
         plot_tradeoff(curves or {"BudgetPrune exact hull": []}, ax=ax, path=path,
                       points=budget_points(budget_rows), budget=budgets,
                       reference=(unpruned["average_cost"], unpruned["test_accuracy"]),
-                      title=f"{name}: test accuracy vs feature cost")
+                      title=f"{name}: test accuracy vs feature cost\n(points: one model "
+                            "per budget, fitted without the test rows)")
     finally:
         plt.close(fig)

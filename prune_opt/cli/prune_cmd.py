@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -35,20 +36,21 @@ def add_parser(sub):
     p.add_argument("--solver", default="auto",
                    help="backend (default auto; with --budget: the hard-budget search, or "
                         "another backend for the Lagrangian hull vertex, see --budget-method)")
-    p.add_argument("--objective", default="paper",
-                   help="what to minimise besides lam x cost: 'paper' (mean per-tree error, "
-                        "exact) or an ensemble objective of prune_opt.objectives ('brier', "
-                        "'logloss', 'margin', 'accuracy': the forest's own loss on the "
-                        "validation split, block coordinate descent)")
+    p.add_argument("--objective", default=None,
+                   help="what to minimise besides the cost: 'paper' (mean per-tree error, "
+                        "exact; the default with --lam), 'auto' (the default with --budget: "
+                        "fit_budget tries the paper's error term and the forest's own loss "
+                        "on held-out rows and keeps the better) or an ensemble objective of "
+                        "prune_opt.objectives ('brier', 'logloss', 'margin', 'accuracy': the "
+                        "forest's own loss on the validation split, block coordinate "
+                        "descent)")
     p.add_argument("--budget-method", choices=("search", "hull"), default="search",
                    help="with --budget: 'search' (default) solves the hard budget with a "
                         "certified gap; 'hull' returns the Lagrangian hull vertex below it")
-    p.add_argument("--exact-budget", action="store_true",
-                   help="deprecated: the budget search always solves the hard budget and "
-                        "reports its certified gap; a larger --time-limit narrows the gap")
     p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds (with --lam: per solve; with --budget: the whole search, "
-                        "default 30)")
+                   help="seconds (with --lam: per solve; with --budget: the whole "
+                        "fit_budget call, default fit_budget's own: a few seconds with "
+                        "--objective auto, 30 with an explicit objective)")
     add_output_argument(p, "--out", default="pruned.json",
                         help="output JSON (default pruned.json)")
     add_output_argument(p, "--usage-plot", kind="figure", default=None, metavar="PNG",
@@ -68,10 +70,12 @@ def run(args):
     print(task_line(exp))
     print(memory_report(exp["forest"], exp["X_val"], exp["costs"]))  # before compiling
     progress = not args.no_progress
+    t0 = time.perf_counter()
     with phase(_solve_phase(args), enabled=progress):
         pruned = _prune(args, exp)
+    seconds = time.perf_counter() - t0
     with phase("scoring on the test split", enabled=progress):
-        summary = _summary(args, exp, pruned)
+        summary = _summary(args, exp, pruned, seconds)
     info = pruned.solve_info
     if info.get("note"):
         print(f"note: {info['note']}")
@@ -94,9 +98,10 @@ def _solve_phase(args):
     """What the solve step says while it runs."""
     if args.lam is not None:
         return f"pruning at lambda={args.lam:g} ({args.objective} objective)"
-    limit = 30.0 if args.time_limit is None else args.time_limit
+    limit = ("fit_budget's default time limit" if args.time_limit is None
+             else f"time limit {args.time_limit:g} s")
     return (f"searching the best pruning within budget {args.budget:g} "
-            f"({args.objective} objective, at most {limit:g} s)")
+            f"({args.objective} objective, {limit})")
 
 
 def _check_goal(args):
@@ -104,10 +109,14 @@ def _check_goal(args):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
-    if args.exact_budget and args.budget is None:
-        raise ValueError("--exact-budget needs --budget")
+    if args.objective is None:
+        args.objective = "paper" if args.lam is not None else "auto"
+    if args.objective == "auto" and args.lam is not None:
+        raise ValueError("--objective auto needs --budget (it picks the objective that scores "
+                         "better at the budget); with --lam use 'paper' or an ensemble "
+                         "objective")
     check_solver_name(args.solver)
-    if args.objective != "paper":
+    if args.objective not in ("paper", "auto"):
         from ..objectives import get_objective
 
         get_objective(args.objective)  # an unknown name lists the objectives
@@ -119,7 +128,7 @@ def _prune(args, exp):
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     train = (exp["X_train"], exp["y_train"])
-    if args.objective != "paper":
+    if args.objective not in ("paper", "auto"):
         return _prune_ensemble_objective(args, rf, Xv, yv, costs)
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
@@ -141,7 +150,7 @@ def _prune_ensemble_objective(args, rf, Xv, yv, costs):
         warnings.simplefilter("ignore", UserWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, objective=args.objective,
                           method=args.budget_method,  # 'hull' is refused, not ignored
-                          time_limit=30.0 if args.time_limit is None else args.time_limit)
+                          time_limit=_time_limit(args))
 
 
 def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
@@ -153,21 +162,31 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
               "Lagrangian hull vertex it computes (--budget-method hull). Leave --solver "
               "unset for the hard-budget search")
         method = "hull"
-    if args.exact_budget:
-        print("note: --exact-budget is deprecated; the budget search always solves the hard "
-              "budget and reports its certified gap")
-    time_limit = args.time_limit
-    if method == "search" and time_limit is None:
-        time_limit = 30.0
+    if method == "hull" and args.objective == "auto":
+        args.objective = "paper"  # the hull's vertices are the paper objective's
+    objective = args.objective
     with warnings.catch_warnings():  # notes are printed from solve_info
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
                           solver="auto" if method == "search" else args.solver,
-                          method=method, time_limit=time_limit)
+                          method=method, objective=objective, time_limit=_time_limit(args))
 
 
-def _summary(args, exp, pruned):
+def _time_limit(args):
+    return "default" if args.time_limit is None else args.time_limit
+
+
+def _loss_name(args, info):
+    """What the pruning minimised: 'paper', an ensemble objective's name, or
+    'auto: <chosen>'."""
+    chosen = info.get("auto", {}).get("chosen")
+    if chosen:
+        return f"auto: {chosen}"
+    return info.get("objective") or args.objective
+
+
+def _summary(args, exp, pruned, seconds=None):
     from .. import acquisition_cost, as_forest
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
@@ -175,7 +194,9 @@ def _summary(args, exp, pruned):
     summary = {
         "dataset": exp["dataset"].name, "task": exp["task"], "trees": args.trees,
         "lam": info.get("lam", args.lam), "budget": args.budget,
-        "objective": pruned.objective, "status": info.get("status"),
+        # 'objective' is the value reached, 'loss' the name of what was minimised
+        "objective": pruned.objective, "loss": _loss_name(args, info),
+        "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
         # the whole fitted forest (an ensemble objective may keep a sub-forest)
         "unpruned_splits": int((~as_forest(rf).is_leaf).sum()),
@@ -186,9 +207,18 @@ def _summary(args, exp, pruned):
         "unpruned_test_cost": float(acquisition_cost(rf, Xte, exp["costs"]).mean()),
     }
     if args.budget is not None:
-        for key in ("bound", "gap", "found_by", "hull_error_gap", "seconds"):
-            if key in info:
+        # paper-specific figures (bound, certified gap, ...) only where the result has them
+        for key in ("bound", "gap", "found_by", "hull_error_gap"):
+            if info.get(key) is not None:
                 summary[key] = info[key]
+        held_out = info.get("auto", {}).get("holdout_loss")
+        if held_out:  # what objective="auto" compared, on rows neither run was fitted on
+            summary["auto_holdout_loss"] = ", ".join(f"{k} {v:.6g}"
+                                                     for k, v in held_out.items())
+        if info.get("n_trees_kept") is not None:
+            summary["trees_kept"] = int(info["n_trees_kept"])
+    if seconds is not None:
+        summary["seconds"] = seconds
     return summary
 
 
