@@ -43,18 +43,36 @@ class RoutedData:
     True
     """
 
-    def __init__(self, forest, X):
+    def __init__(self, forest, X, _indicators=None):
         self.forest, self.X = forest, X
         self.n_rows = X.shape[0]
         self.paths = []
         for t in range(forest.n_trees):
-            ind = forest.decision_paths(X, t)
+            ind = forest.decision_paths(X, t) if _indicators is None else _indicators[t]
             self.paths.append({
                 "indptr": ind.indptr.astype(np.int64),
                 "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
                 "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
                 "ind": ind})
         self._records = {}
+
+    def subset(self, rows):
+        """The routed data of ``X[rows]`` (no routing: the paths of those rows).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> import prune_opt as po
+        >>> X, y = load_iris(return_X_y=True)
+        >>> f = po.Forest.from_sklearn(RandomForestClassifier(2, random_state=0).fit(X, y))
+        >>> r = RoutedData(f, f.check_X(X)).subset([3, 140])
+        >>> m = f.full_split_mask()
+        >>> bool((r.leaves(m, 1) == RoutedData(f, f.check_X(X[[3, 140]])).leaves(m, 1)).all())
+        True
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        return RoutedData(self.forest, self.X[rows], [p["ind"][rows] for p in self.paths])
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""

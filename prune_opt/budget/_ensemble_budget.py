@@ -68,15 +68,18 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options):
-    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest."""
+                         time_limit, verbose, solver_options, routed=None):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
+
+    ``routed``: ``X`` already routed through the forest (:class:`RoutedData`)."""
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
-    routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
+    if routed is None or routed.forest is not f:
+        routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     pool = {}
