@@ -338,7 +338,7 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
 
 
 def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, time_limit,
-                   verbose, solver_options, cost_sample, client, routed=None):
+                   verbose, solver_options, cost_sample, client, routed=None, paper=None):
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
@@ -353,7 +353,7 @@ def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, 
     return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
                                 costs=costs, budget=budget, train=train, problem=problem,
                                 objective=objective, time_limit=time_limit, verbose=verbose,
-                                solver_options=solver_options, routed=routed)
+                                solver_options=solver_options, routed=routed, paper=paper)
 
 
 def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
@@ -428,10 +428,16 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
                             routed=routed.subset(sel))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            for obj in ("paper", own):
-                pf = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective=obj,
-                                time_limit=share, solver_options=quick)
-                holdout[obj] = scorer.score(*_full_mask(forest, pf))[0]
+            paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
+                               time_limit=share, solver_options=quick)
+            # the own-loss run takes the paper search just run as its paper candidate
+            mine = _fit_objective(half, _rows(X, fit), yv[fit], costs=None, budget=budget,
+                                  train=None, objective=own, verbose=False,
+                                  time_limit=None if share is None else TARGET_SHARE * share,
+                                  solver_options=quick, cost_sample=None, client=None,
+                                  paper=paper)
+        for obj, pf in (("paper", paper), (own, mine)):
+            holdout[obj] = scorer.score(*_full_mask(forest, pf))[0]
         chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
                                                MIN_SEARCH_SHARE * time_limit)
