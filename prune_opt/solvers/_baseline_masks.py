@@ -39,21 +39,25 @@ _CACHE = {}
 _CACHE_SIZE = 16
 
 
-def cached_per_problem(problem, name, compute):
+def cached_per_problem(problem, name, compute, forest_only=False):
     """``compute(problem)``, computed once per compiled data and ``name``.
 
     ``with_lam`` / ``with_budget`` copies share the routed arrays, so the budget
     search at several budgets and objectives reuses one result.  The entry is
-    dropped when the problem's arrays are freed (weak references).
+    dropped when the problem's arrays are freed (weak references).  With
+    ``forest_only`` the result depends on the forest alone and is shared by
+    every problem compiled from the same forest (its split and value arrays).
     """
-    key = (name, id(problem.node_error), id(problem.use_pair))
+    a, b = ((problem.forest.feature, problem.forest.value) if forest_only
+            else (problem.node_error, problem.use_pair))
+    key = (name, id(a), id(b))
     hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is problem.node_error and hit[1]() is problem.use_pair:
+    if hit is not None and hit[0]() is a and hit[1]() is b:
         return hit[2]
     value = compute(problem)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (weakref.ref(problem.node_error), weakref.ref(problem.use_pair), value)
+    _CACHE[key] = (weakref.ref(a), weakref.ref(b), value)
     return value
 
 
@@ -445,6 +449,14 @@ def _impurity_family(problem):
     return _unique([close_under_parents(f, internal & (imp > t)) for t in vals])
 
 
+def _forest_only(name, forest):
+    """Whether a built-in family depends on the forest alone (not on the problem's
+    error or cost data): the first m trees, impurity thresholds, and cost-complexity
+    pruning of a forest that carries sklearn's node impurities."""
+    return name in ("fewer-trees", "impurity") or (name == "ccp"
+                                                  and forest.estimator is not None)
+
+
 def mask_families(problem, deadline=None, names=None):
     """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
     computed once per compiled problem; families that do not apply are left out.
@@ -456,7 +468,8 @@ def mask_families(problem, deadline=None, names=None):
         if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
             continue
         masks = cached_per_problem(problem, f"family:{name}",
-                                   lambda p, n=name: MASK_FAMILIES[n](p))
+                                   lambda p, n=name: MASK_FAMILIES[n](p),
+                                   forest_only=_forest_only(name, problem.forest))
         if masks:
             out[name] = masks
     return out
