@@ -119,3 +119,16 @@ def test_held_out_rows_scored_on_the_routed_subset_match_a_fresh_scorer():
             *_full_mask(f, pf))
         assert again == pytest.approx(fresh, rel=1e-12)
     assert kinds == {True, False}
+
+
+def test_auto_runs_on_a_problem_passed_with_its_rows():
+    """A compiled problem passed first with the rows it was compiled on: auto picks on
+    held-out rows, meets the budget and reports the result's own loss."""
+    rf, X, y, costs = _case(6, n=200)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    pf = fit_budget(problem, X, y, budget=0.3 * full, time_limit=None)
+    info = pf.solve_info["auto"]
+    assert pf.average_cost(X) <= 0.3 * full * (1 + 1e-10)
+    assert set(info["holdout_loss"]) == {"paper", "brier"}
+    assert pf.solve_info["auto_loss"] == pytest.approx(_brier(pf, X, y), rel=1e-12)

@@ -442,16 +442,16 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
                                                MIN_SEARCH_SHARE * time_limit)
     target = problem if problem is not None else forest
-    kw = {} if problem is not None else {"costs": costs, "train": train}
+    kw = {"costs": None, "train": None} if problem is not None else {"costs": costs,
+                                                                    "train": train}
     if chosen == "paper":
         out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
                          solver_options=solver_options, verbose=verbose, **kw)
-    else:
+    else:  # the forest's own loss, on the paths routed above
         out = _fit_objective(target, X, y, budget=budget, objective=chosen,
                              time_limit=None if left is None else TARGET_SHARE * left,
                              solver_options=solver_options, verbose=verbose,
-                             cost_sample=None, client=None, routed=routed,
-                             **{"costs": None, "train": None, **kw})
+                             cost_sample=None, client=None, routed=routed, **kw)
     loss = VoteScorer(forest, X, y, out.costs, own, routed=routed).score(
         *_full_mask(forest, out))[0]
     out = _keep_incumbent(out, loss, _fingerprint(forest, X, y, out.costs), budget)
