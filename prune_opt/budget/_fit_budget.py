@@ -435,7 +435,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
                                   train=None, objective=own, verbose=False,
                                   time_limit=None if share is None else TARGET_SHARE * share,
                                   solver_options=quick, cost_sample=None, client=None,
-                                  paper=paper)
+                                  paper=paper, routed=routed.subset(fit))
         for obj, pf in (("paper", paper), (own, mine)):
             holdout[obj] = scorer.score(*_full_mask(forest, pf))[0]
         chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
