@@ -163,7 +163,7 @@ def test_fast_greedy_is_greedy_by_brute_force(case):
     _check_greedy(problem)
 
 
-def test_fast_greedy_with_more_than_64_features():
+def test_fast_greedy_with_more_than_64_features(monkeypatch):
     """The per-node feature bitsets span several 64-bit words."""
     from sklearn.ensemble import ExtraTreesClassifier
 
@@ -174,6 +174,12 @@ def test_fast_greedy_with_more_than_64_features():
     problem = po.compile_problem(rf, X, y, costs=rng.uniform(1, 3, 80))
     assert np.unique(problem.forest.feature[~problem.forest.is_leaf]).size > 64
     _check_greedy(problem)
+    import prune_opt.solvers._baseline_masks as bm
+
+    whole = MaskEvaluator(problem).greedy_path()
+    monkeypatch.setattr(bm, "GREEDY_CHUNK_CELLS", 5)  # many small blocks
+    blocks = MaskEvaluator(problem).greedy_path()
+    assert whole[1] == blocks[1] and all((a == b).all() for a, b in zip(whole[0], blocks[0]))
 
 
 def _check_greedy(problem):

@@ -34,6 +34,9 @@ __all__ = ["MaskEvaluator", "greedy_masks", "greedy_path", "cached_per_problem",
            "register_baseline", "mask_families", "ccp_mask", "ccp_masks", "ccp_alphas",
            "node_impurity", "node_risk"]
 
+# GreedyPrune works on the records' feature bitsets in blocks of about this many
+# (record, 64-feature word) cells, and unpacks them in blocks of this many bits
+GREEDY_CHUNK_CELLS = 1 << 20
 # mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
 _CACHE = {}
 _CACHE_SIZE = 16
@@ -162,7 +165,7 @@ class MaskEvaluator:
         top_col[ids] = col
         order = np.argsort(p.use_pair, kind="stable")  # records grouped by pair
         rec_node, rec_pair = p.use_node[order], p.use_pair[order]
-        rec_path = path[rec_node]
+        chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
         levels_up = self.level_nodes[::-1]
         mask = f.full_split_mask()
         err = self.error_term(mask)
@@ -177,24 +180,19 @@ class MaskEvaluator:
             d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
                                 minlength=tested.size)
             alive = mask[rec_node]  # a removed node's records never come back
-            rec_node, rec_pair, rec_path = rec_node[alive], rec_pair[alive], rec_path[alive]
+            rec_node, rec_pair = rec_node[alive], rec_pair[alive]
             starts = np.flatnonzero(np.r_[rec_pair.size > 0, rec_pair[1:] != rec_pair[:-1]])
-            anded = (np.bitwise_and.reduceat(rec_path, starts, axis=0) if starts.size
-                     else rec_path[:0])  # the paid pairs
-            # pairs with the same bitset are freed together: sum their costs first
-            if n_words == 1:
-                sets, which = np.unique(anded[:, 0], return_inverse=True)
-                sets = sets[:, None]
-            else:
-                sets, which = np.unique(anded, axis=0, return_inverse=True)
-            cost = np.bincount(which.ravel(), weights=self.pair_cost[rec_pair[starts]],
-                               minlength=sets.shape[0])
             saved = np.zeros(tested.size)
-            chunk = max(1, (1 << 22) // (64 * n_words))
-            for lo in range(0, sets.shape[0], chunk):
-                bits = np.unpackbits(sets[lo:lo + chunk].astype("<u8").view(np.uint8), axis=1,
-                                     bitorder="little")[:, :tested.size]
-                saved += cost[lo:lo + chunk] @ bits.astype(float)
+            g = 0
+            while g < starts.size:  # blocks of whole pairs, about `chunk` records each
+                lo = starts[g]
+                g2 = max(g + 1, int(np.searchsorted(starts, lo + chunk)))
+                hi = starts[g2] if g2 < starts.size else rec_node.size
+                anded = np.bitwise_and.reduceat(path[rec_node[lo:hi]], starts[g:g2] - lo,
+                                                axis=0)  # features freeing each pair
+                saved += _freed_cost(anded, self.pair_cost[rec_pair[starts[g:g2]]],
+                                     tested.size)
+                g = g2
             best = None
             for c in np.unique(col[mask[ids]]):
                 d = d_err[c]
@@ -222,6 +220,24 @@ class MaskEvaluator:
 
         best = best_in_nested(masks, budget, score)
         return None if best is None else best[2]
+
+
+def _freed_cost(anded, cost, n_tested):
+    """Per feature bit: total ``cost`` of the pairs whose bitset in ``anded`` has it
+    (pairs with the same bitset are summed first)."""
+    if anded.shape[1] == 1:
+        sets, which = np.unique(anded[:, 0], return_inverse=True)
+        sets = sets[:, None]
+    else:
+        sets, which = np.unique(anded, axis=0, return_inverse=True)
+    cost = np.bincount(which.ravel(), weights=cost, minlength=sets.shape[0])
+    out = np.zeros(n_tested)
+    step = max(1, GREEDY_CHUNK_CELLS // (64 * sets.shape[1]))
+    for lo in range(0, sets.shape[0], step):
+        bits = np.unpackbits(sets[lo:lo + step].astype("<u8").view(np.uint8), axis=1,
+                             bitorder="little")
+        out += cost[lo:lo + step] @ bits[:, :n_tested].astype(float)
+    return out
 
 
 def best_in_nested(masks, budget, score):
