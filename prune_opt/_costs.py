@@ -15,6 +15,9 @@ import scipy.sparse as sp
 
 from ._validation import FINITE_NONNEG, check_param
 
+# cost_of_usage works densely up to this many (example, unit) cells
+_DENSE_CELLS = 1 << 22
+
 __all__ = ["FeatureCosts", "as_feature_costs", "estimator_costs"]
 
 
@@ -342,11 +345,15 @@ class FeatureCosts:
         -------
         ndarray of shape (n_examples,)
         """
-        used = sp.csr_matrix(used, dtype=float)
         if used.shape[1] != self.n_features:
             raise ValueError(
                 f"usage matrix has {used.shape[1]} features, costs cover {self.n_features}"
             )
+        if not sp.issparse(used) and used.shape[0] * self.n_units <= _DENSE_CELLS:
+            # small dense usage: one sparse-times-dense product, no conversions
+            units = (self.feature_units.T.astype(float) @ np.asarray(used, dtype=float).T) > 0
+            return units.T.astype(float) @ self.unit_costs
+        used = sp.csr_matrix(used, dtype=float)
         units = (used @ self.feature_units.astype(float)) > 0
         return np.asarray(units.astype(float) @ self.unit_costs).ravel()
 

@@ -43,18 +43,55 @@ class RoutedData:
     True
     """
 
-    def __init__(self, forest, X):
+    def __init__(self, forest, X, _indicators=None):
         self.forest, self.X = forest, X
         self.n_rows = X.shape[0]
         self.paths = []
         for t in range(forest.n_trees):
-            ind = forest.decision_paths(X, t)
+            ind = forest.decision_paths(X, t) if _indicators is None else _indicators[t]
             self.paths.append({
                 "indptr": ind.indptr.astype(np.int64),
                 "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
                 "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
                 "ind": ind})
         self._records = {}
+
+    def subset(self, rows):
+        """The routed data of ``X[rows]`` (no routing: the paths of those rows).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> import prune_opt as po
+        >>> X, y = load_iris(return_X_y=True)
+        >>> f = po.Forest.from_sklearn(RandomForestClassifier(2, random_state=0).fit(X, y))
+        >>> r = RoutedData(f, f.check_X(X)).subset([3, 140])
+        >>> m = f.full_split_mask()
+        >>> bool((r.leaves(m, 1) == RoutedData(f, f.check_X(X[[3, 140]])).leaves(m, 1)).all())
+        True
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        return RoutedData(self.forest, self.X[rows], [p["ind"][rows] for p in self.paths])
+
+    def _joined(self):
+        """Every tree's paths concatenated: (nodes, rows, segment starts), cached."""
+        if getattr(self, "_join", None) is None:
+            sizes = np.array([p["nodes"].size for p in self.paths], dtype=np.int64)
+            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            starts = np.concatenate([p["indptr"][:-1] + o for p, o in zip(self.paths, offset)])
+            self._join = (np.concatenate([p["nodes"] for p in self.paths]),
+                          np.concatenate([p["rows"] for p in self.paths]), starts)
+        return self._join
+
+    def all_leaves(self, mask):
+        """(n_trees, n_rows) global ids of the pruned leaves of every row in every tree
+        (:meth:`leaves` of all trees in one pass)."""
+        nodes, _, starts = self._joined()
+        if nodes.size == 0:
+            return np.zeros((self.forest.n_trees, self.n_rows), dtype=np.int64)
+        n_split = np.add.reduceat(mask[nodes].astype(np.int64), starts)
+        return nodes[starts + n_split].reshape(self.forest.n_trees, self.n_rows)
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""
@@ -80,7 +117,12 @@ class RoutedData:
         """Boolean (n, n_features): which features each row's pruned paths test."""
         f = self.forest
         used = np.zeros((self.n_rows, f.n_features), dtype=bool)
-        for t in range(f.n_trees) if trees is None else trees:
+        if trees is None:  # all trees in one pass
+            nodes, rows, _ = self._joined()
+            split = mask[nodes]
+            used[rows[split], f.feature[nodes[split]]] = True
+            return used
+        for t in trees:
             p = self.paths[t]
             split = mask[p["nodes"]]
             used[p["rows"][split], f.feature[p["nodes"][split]]] = True

@@ -97,3 +97,38 @@ def test_budget_curve_rows_meet_their_budgets_and_improve_with_them():
     np.testing.assert_allclose(curve["cost_eval"], curve["average_cost"], rtol=1e-9)
     with pytest.raises(ValueError, match="budgets"):
         budget_curve(rf, X, y, budgets=[-1.0], costs=costs)
+
+
+def test_held_out_rows_scored_on_the_routed_subset_match_a_fresh_scorer():
+    """auto routes X once and scores its held-out half (and sub-forest results) on a
+    subset of those paths: the same loss and cost as scoring the result afresh."""
+    from prune_opt._routed import RoutedData
+    from prune_opt.budget._fit_budget import _full_mask
+
+    rf, X, y, costs = _case(4)
+    f = po.Forest.from_sklearn(rf)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    sel = np.arange(1, len(y), 3)
+    routed = RoutedData(f, f.check_X(X)).subset(sel)
+    kinds = set()
+    for share in (0.05, 0.2, 0.6):  # 0.2 and 0.6 keep a sub-forest of trees
+        pf = fit_budget(rf, X, y, costs=costs, budget=share * full, objective="brier")
+        kinds.add("trees_kept" in pf.solve_info)
+        fresh = VoteScorer(pf.forest, X[sel], y[sel], costs, "brier").score(pf.split_mask)
+        again = VoteScorer(f, X[sel], y[sel], costs, "brier", routed=routed).score(
+            *_full_mask(f, pf))
+        assert again == pytest.approx(fresh, rel=1e-12)
+    assert kinds == {True, False}
+
+
+def test_auto_runs_on_a_problem_passed_with_its_rows():
+    """A compiled problem passed first with the rows it was compiled on: auto picks on
+    held-out rows, meets the budget and reports the result's own loss."""
+    rf, X, y, costs = _case(6, n=200)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    problem = po.compile_problem(rf, X, y, costs=costs)
+    pf = fit_budget(problem, X, y, budget=0.3 * full, time_limit=None)
+    info = pf.solve_info["auto"]
+    assert pf.average_cost(X) <= 0.3 * full * (1 + 1e-10)
+    assert set(info["holdout_loss"]) == {"paper", "brier"}
+    assert pf.solve_info["auto_loss"] == pytest.approx(_brier(pf, X, y), rel=1e-12)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prune_opt as po
+from prune_opt._problem import close_under_parents
 from prune_opt.budget import (
     ccp_prunings,
     fewer_trees_prunings,
@@ -152,13 +153,54 @@ def test_backend_registered_and_needs_a_budget():
 
 @settings(max_examples=15)
 @given(case=forest_cases(max_examples=30))
-def test_fast_greedy_reproduces_greedy_prunings(case):
+def test_fast_greedy_is_greedy_by_brute_force(case):
+    """Every GreedyPrune step removes one feature (its nodes and their subtrees) with
+    the least error increase per cost saved, scored by ``evaluate`` (to round-off)."""
     problem = _problem(case)
+    fast, _ = MaskEvaluator(problem).greedy_path()
     ref = [pf.split_mask for _, pf in greedy_prunings(None, None, None, problem=problem)]
-    fast = MaskEvaluator(problem).greedy_masks()
-    assert len(ref) == len(fast)
-    for a, b in zip(ref, fast):
-        np.testing.assert_array_equal(a, b)
+    assert len(ref) == len(fast) and all((a == b).all() for a, b in zip(ref, fast))
+    _check_greedy(problem)
+
+
+def test_fast_greedy_with_more_than_64_features(monkeypatch):
+    """The per-node feature bitsets span several 64-bit words."""
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(100, 80))
+    y = (X[:, 5] + X[:, 70] + rng.normal(size=100) > 0).astype(int)
+    rf = ExtraTreesClassifier(10, max_depth=5, max_features=1, random_state=0).fit(X, y)
+    problem = po.compile_problem(rf, X, y, costs=rng.uniform(1, 3, 80))
+    assert np.unique(problem.forest.feature[~problem.forest.is_leaf]).size > 64
+    _check_greedy(problem)
+    import prune_opt.solvers._baseline_masks as bm
+
+    whole = MaskEvaluator(problem).greedy_path()
+    monkeypatch.setattr(bm, "GREEDY_CHUNK_CELLS", 5)  # many small blocks
+    blocks = MaskEvaluator(problem).greedy_path()
+    assert whole[1] == blocks[1] and all((a == b).all() for a, b in zip(whole[0], blocks[0]))
+
+
+def _check_greedy(problem):
+    f = problem.forest
+    fast, removed = MaskEvaluator(problem).greedy_path()
+    assert not fast[-1].any() and len(removed) == len(fast) - 1
+    for mask, nxt, k in zip(fast, fast[1:], removed):
+        now = problem.evaluate(mask)
+        scores = {}
+        for j in np.unique(f.feature[mask]):
+            cand = close_under_parents(f, mask & (f.feature != j))
+            ev = problem.evaluate(cand)
+            d_err, saved = ev.error_term - now.error_term, now.average_cost - ev.average_cost
+            if abs(d_err) <= 1e-9 * max(abs(now.error_term), 1e-12):
+                d_err = 0.0
+            scores[j] = (0, d_err / saved) if saved > 1e-12 else (1, d_err)
+            if j == k:
+                np.testing.assert_array_equal(nxt, cand)
+        best = min(scores.values())
+        assert scores[k][0] == best[0]
+        assert scores[k][1] <= best[1] + 1e-9 * max(abs(best[1]), 1e-12)
 
 
 @settings(max_examples=15)

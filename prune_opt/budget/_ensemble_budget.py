@@ -68,15 +68,20 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options):
-    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest."""
+                         time_limit, verbose, solver_options, routed=None, paper=None):
+    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
+
+    ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
+    ``paper``: the paper search's result on this problem and budget, when already
+    run (it is then not run again)."""
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
     f = problem.forest
-    routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
+    if routed is None or routed.forest is not f:
+        routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     pool = {}
@@ -92,10 +97,11 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             return None
         return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
-                      time_limit=left(PAPER_SHARE), solver_options=solver_options)
+    if paper is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
+                          time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],

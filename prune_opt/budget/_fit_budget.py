@@ -338,7 +338,7 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
 
 
 def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, time_limit,
-                   verbose, solver_options, cost_sample, client):
+                   verbose, solver_options, cost_sample, client, routed=None, paper=None):
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
@@ -353,7 +353,7 @@ def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, 
     return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
                                 costs=costs, budget=budget, train=train, problem=problem,
                                 objective=objective, time_limit=time_limit, verbose=verbose,
-                                solver_options=solver_options)
+                                solver_options=solver_options, routed=routed, paper=paper)
 
 
 def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
@@ -396,8 +396,14 @@ def _rows(X, idx):
 def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
               solver_options, random_state):
     """``objective="auto"``: pick the paper error term or the forest's own loss on
-    held-out rows, then run the pick on all rows (see :func:`fit_budget`)."""
+    held-out rows, then run the pick on all rows (see :func:`fit_budget`).
+
+    X is routed once: the held-out half and the final loss are scored on subsets of
+    those paths, and the final run of the forest's own loss reuses them; the two
+    selection runs share one problem compiled on the fitting half (and its
+    cached baseline families)."""
     from .._forest import as_forest
+    from .._routed import RoutedData
     from ._vote import VoteScorer
 
     t0 = time.perf_counter()
@@ -407,6 +413,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
         costs = problem.costs
     own = _own_loss(forest)
     yv = np.asarray(y)
+    routed = RoutedData(forest, forest.check_X(X))
     halves = _halves(yv, forest, np.random.default_rng(random_state))
     holdout, chosen = {}, own
     share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
@@ -415,22 +422,38 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
     if halves is not None:
         fit, sel = halves
+        half = compile_problem(forest, _rows(X, fit), yv[fit], costs=costs, lam=0.0,
+                               train=train)
+        scorer = VoteScorer(forest, _rows(X, sel), yv[sel], half.costs, own,
+                            routed=routed.subset(sel))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            for obj in ("paper", own):
-                pf = fit_budget(forest, _rows(X, fit), yv[fit], costs=costs, budget=budget,
-                                train=train, objective=obj, time_limit=share,
-                                solver_options=quick)
-                scorer = VoteScorer(pf.forest, _rows(X, sel), yv[sel], pf.costs, own)
-                holdout[obj] = scorer.score(pf.split_mask)[0]
+            paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
+                               time_limit=share, solver_options=quick)
+            # the own-loss run takes the paper search just run as its paper candidate
+            mine = _fit_objective(half, _rows(X, fit), yv[fit], costs=None, budget=budget,
+                                  train=None, objective=own, verbose=False,
+                                  time_limit=None if share is None else TARGET_SHARE * share,
+                                  solver_options=quick, cost_sample=None, client=None,
+                                  paper=paper, routed=routed.subset(fit))
+        for obj, pf in (("paper", paper), (own, mine)):
+            holdout[obj] = scorer.score(*_full_mask(forest, pf))[0]
         chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
                                                MIN_SEARCH_SHARE * time_limit)
-    target = problem if problem is not None else problem_or_forest
-    out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
-                     solver_options=solver_options, verbose=verbose,
-                     **({} if problem is not None else {"costs": costs, "train": train}))
-    loss = VoteScorer(out.forest, X, y, out.costs, own).score(out.split_mask)[0]
+    target = problem if problem is not None else forest
+    kw = {"costs": None, "train": None} if problem is not None else {"costs": costs,
+                                                                    "train": train}
+    if chosen == "paper":
+        out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
+                         solver_options=solver_options, verbose=verbose, **kw)
+    else:  # the forest's own loss, on the paths routed above
+        out = _fit_objective(target, X, y, budget=budget, objective=chosen,
+                             time_limit=None if left is None else TARGET_SHARE * left,
+                             solver_options=solver_options, verbose=verbose,
+                             cost_sample=None, client=None, routed=routed, **kw)
+    loss = VoteScorer(forest, X, y, out.costs, own, routed=routed).score(
+        *_full_mask(forest, out))[0]
     out = _keep_incumbent(out, loss, _fingerprint(forest, X, y, out.costs), budget)
     out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
                               "n_holdout_rows": 0 if halves is None else int(halves[1].size),
@@ -438,6 +461,19 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
                               **out.solve_info.get("auto", {})}
     out.solve_info["objective"] = out.solve_info.get("objective", chosen)
     return out
+
+
+def _full_mask(forest, pf):
+    """``(mask over forest, trees)`` of a result that may be a pruning of a sub-forest
+    of ``forest`` (``solve_info["trees_kept"]``; ``trees`` is None otherwise)."""
+    trees = pf.solve_info.get("trees_kept")
+    if trees is None:
+        return pf.split_mask, None
+    mask = np.zeros(forest.n_nodes, dtype=bool)
+    sub = pf.forest
+    for i, t in enumerate(trees):
+        mask[forest.tree_slice(t)] = pf.split_mask[sub.tree_slice(i)]
+    return mask, list(trees)
 
 
 # objective="auto": the best prunings found on the last few (forest, data, costs), so

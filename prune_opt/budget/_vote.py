@@ -80,8 +80,8 @@ class VoteScorer:
         """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
         the forest of the trees listed in ``trees`` only (the others dropped)."""
         f = self.forest
-        trees = range(f.n_trees) if trees is None else trees
-        values = [f.value[self.leaves(mask, t)] for t in trees]
+        leaves = self.routed.all_leaves(mask)
+        values = list(f.value[leaves if trees is None else leaves[list(trees)]])
         return self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
 
     def prefix_scores(self):

@@ -16,9 +16,8 @@ pruning with the same floating-point operations as
 the same way), but from cached arrays and, for the cost of a mask that only
 *removes* splits from a reference mask, from per-pair payment counts: the
 records of the removed nodes are subtracted instead of scanning every record.
-That makes GreedyPrune (:meth:`MaskEvaluator.greedy_masks`) about twenty
-times faster than re-evaluating every candidate, with the same sequence as
-:func:`prune_opt.budget.greedy_prunings`.
+GreedyPrune (:meth:`MaskEvaluator.greedy_path`) scores every feature's
+removal at once from bitsets of the features on each node's root path.
 """
 
 from __future__ import annotations
@@ -35,29 +34,33 @@ __all__ = ["MaskEvaluator", "greedy_masks", "greedy_path", "cached_per_problem",
            "register_baseline", "mask_families", "ccp_mask", "ccp_masks", "ccp_alphas",
            "node_impurity", "node_risk"]
 
-# GreedyPrune scores blocks of candidate features at once: at most this many
-# (feature, node) cells per block
-GREEDY_BLOCK_CELLS = 4_000_000
+# GreedyPrune works on the records' feature bitsets in blocks of about this many
+# (record, 64-feature word) cells, and unpacks them in blocks of this many bits
+GREEDY_CHUNK_CELLS = 1 << 20
 # mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
 _CACHE = {}
 _CACHE_SIZE = 16
 
 
-def cached_per_problem(problem, name, compute):
+def cached_per_problem(problem, name, compute, forest_only=False):
     """``compute(problem)``, computed once per compiled data and ``name``.
 
     ``with_lam`` / ``with_budget`` copies share the routed arrays, so the budget
     search at several budgets and objectives reuses one result.  The entry is
-    dropped when the problem's arrays are freed (weak references).
+    dropped when the problem's arrays are freed (weak references).  With
+    ``forest_only`` the result depends on the forest alone and is shared by
+    every problem compiled from the same forest (its split and value arrays).
     """
-    key = (name, id(problem.node_error), id(problem.use_pair))
+    a, b = ((problem.forest.feature, problem.forest.value) if forest_only
+            else (problem.node_error, problem.use_pair))
+    key = (name, id(a), id(b))
     hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is problem.node_error and hit[1]() is problem.use_pair:
+    if hit is not None and hit[0]() is a and hit[1]() is b:
         return hit[2]
     value = compute(problem)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (weakref.ref(problem.node_error), weakref.ref(problem.use_pair), value)
+    _CACHE[key] = (weakref.ref(a), weakref.ref(b), value)
     return value
 
 
@@ -133,59 +136,78 @@ class MaskEvaluator:
     def greedy_path(self):
         """GreedyPrune's masks, costliest first, and the feature each step removed.
 
-        Every step scores the removal of each feature still tested at once: the
-        candidate masks of a block of features are closed level by level
-        together, their error terms are one product with the per-node error
-        shares, and the cost each saves comes from one sparse product of the
-        removed nodes with the record incidence (a pair stops being paid when
-        all its kept records are removed).  The chosen mask's error and cost
-        are then recomputed exactly as :meth:`PruningProblem.evaluate` does.
+        A node is cut by removing feature ``k`` exactly when ``k`` is tested on
+        its root path (itself included), a set fixed by the forest: it is kept
+        as a bitset per node (one bit per feature the forest tests).  Every step
+        then scores the removal of each feature still tested at once: the error
+        change is the share of the topmost ``k`` nodes as leaves minus the error
+        of their current subtrees (one bottom-up pass by level), and a cost pair
+        stops being paid when ``k`` is in the AND of the bitsets of its kept
+        records (one reduction over the records).  The chosen mask's error term
+        is then recomputed exactly as :meth:`PruningProblem.evaluate` does.
         """
-        import scipy.sparse as sp
-
         p = self.problem
         f = p.forest
-        incidence = sp.csr_matrix((np.ones(p.use_node.size), (p.use_node, p.use_pair)),
-                                  shape=(p.n_nodes, p.n_pairs))
+        parent, has = f.parent, self.has_parent
         share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
-        parent = f.parent
-        has = self.has_parent
+        internal = ~f.is_leaf
+        tested, col = np.unique(f.feature[internal], return_inverse=True)
+        n_words = max(1, -(-tested.size // 64))
+        bit = np.zeros((p.n_nodes, n_words), dtype=np.uint64)  # own feature's bit
+        ids = np.flatnonzero(internal)
+        bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
+        path = bit.copy()  # features tested on the root path, the node included
+        for at in self.level_nodes:
+            path[at] |= path[parent[at]]
+        top = internal.copy()  # no ancestor tests the node's feature
+        top[has] &= ~(path[parent[has]] & bit[has]).any(axis=1)
+        top_col = np.full(p.n_nodes, -1)
+        top_col[ids] = col
+        order = np.argsort(p.use_pair, kind="stable")  # records grouped by pair
+        rec_node, rec_pair = p.use_node[order], p.use_pair[order]
+        chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
+        levels_up = self.level_nodes[::-1]
         mask = f.full_split_mask()
-        count = self.counts(mask)
         err = self.error_term(mask)
         out, removed = [mask], []
-        block = max(1, GREEDY_BLOCK_CELLS // max(p.n_nodes, 1))
         while mask.any():  # one step per feature
-            feats = np.unique(f.feature[mask])
+            parent_split = np.ones(p.n_nodes, dtype=bool)
+            parent_split[has] = mask[parent[has]]
+            sub = np.where(parent_split & ~mask, share, 0.0)  # error under each node
+            for at in levels_up:
+                np.add.at(sub, parent[at], sub[at])
+            live_top = top & mask
+            d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
+                                minlength=tested.size)
+            alive = mask[rec_node]  # a removed node's records never come back
+            rec_node, rec_pair = rec_node[alive], rec_pair[alive]
+            starts = np.flatnonzero(np.r_[rec_pair.size > 0, rec_pair[1:] != rec_pair[:-1]])
+            saved = np.zeros(tested.size)
+            g = 0
+            while g < starts.size:  # blocks of whole pairs, about `chunk` records each
+                lo = starts[g]
+                g2 = max(g + 1, int(np.searchsorted(starts, lo + chunk)))
+                hi = starts[g2] if g2 < starts.size else rec_node.size
+                anded = np.bitwise_and.reduceat(path[rec_node[lo:hi]], starts[g:g2] - lo,
+                                                axis=0)  # features freeing each pair
+                saved += _freed_cost(anded, self.pair_cost[rec_pair[starts[g:g2]]],
+                                     tested.size)
+                g = g2
             best = None
-            for lo in range(0, feats.size, block):
-                ks = feats[lo:lo + block]
-                cand = mask[None, :] & (f.feature[None, :] != ks[:, None])
-                for at in self.level_nodes:  # close under parents, all candidates at once
-                    cand[:, at] &= cand[:, parent[at]]
-                parent_split = np.ones_like(cand)
-                parent_split[:, has] = cand[:, parent[has]]
-                c_err = (parent_split & ~cand).astype(float) @ share
-                gone = sp.csr_matrix(mask[None, :] & ~cand, dtype=float) @ incidence
-                gone = gone.tocsr()
-                rows = np.repeat(np.arange(ks.size), np.diff(gone.indptr))
-                freed = gone.data == count[gone.indices]
-                saved = np.bincount(rows[freed], weights=self.pair_cost[gone.indices[freed]],
-                                    minlength=ks.size)
-                for i, k in enumerate(ks):
-                    d_err = c_err[i] - err
-                    if abs(d_err) <= 1e-12 * max(abs(err), 1e-300):
-                        d_err = 0.0  # round-off: the error does not change
-                    # least error per cost saved; ties: the larger saving
-                    score = ((0, d_err / saved[i], -saved[i]) if saved[i] > 1e-15
-                             else (1, d_err, 0.0))
-                    if best is None or score < best[0]:
-                        best = (score, cand[i].copy(), int(k))
-            _, mask, k = best
-            count = self.counts(mask)
+            for c in np.unique(col[mask[ids]]):
+                d = d_err[c]
+                if abs(d) <= 1e-12 * max(abs(err), 1e-300):
+                    d = 0.0  # round-off: the error does not change
+                # least error per cost saved; ties: the larger saving
+                score = (0, d / saved[c], -saved[c]) if saved[c] > 1e-15 else (1, d, 0.0)
+                if best is None or score < best[0]:
+                    best = (score, c)
+            c = best[1]
+            w, b = divmod(int(c), 64)
+            mask = mask & ((path[:, w] >> np.uint64(b)) & np.uint64(1) == 0)
             err = self.error_term(mask)
             out.append(mask)
-            removed.append(k)
+            removed.append(int(tested[c]))
         return out, removed
 
     def best_in_nested(self, masks, budget):
@@ -198,6 +220,24 @@ class MaskEvaluator:
 
         best = best_in_nested(masks, budget, score)
         return None if best is None else best[2]
+
+
+def _freed_cost(anded, cost, n_tested):
+    """Per feature bit: total ``cost`` of the pairs whose bitset in ``anded`` has it
+    (pairs with the same bitset are summed first)."""
+    if anded.shape[1] == 1:
+        sets, which = np.unique(anded[:, 0], return_inverse=True)
+        sets = sets[:, None]
+    else:
+        sets, which = np.unique(anded, axis=0, return_inverse=True)
+    cost = np.bincount(which.ravel(), weights=cost, minlength=sets.shape[0])
+    out = np.zeros(n_tested)
+    step = max(1, GREEDY_CHUNK_CELLS // (64 * sets.shape[1]))
+    for lo in range(0, sets.shape[0], step):
+        bits = np.unpackbits(sets[lo:lo + step].astype("<u8").view(np.uint8), axis=1,
+                             bitorder="little")
+        out += cost[lo:lo + step] @ bits[:, :n_tested].astype(float)
+    return out
 
 
 def best_in_nested(masks, budget, score):
@@ -425,6 +465,14 @@ def _impurity_family(problem):
     return _unique([close_under_parents(f, internal & (imp > t)) for t in vals])
 
 
+def _forest_only(name, forest):
+    """Whether a built-in family depends on the forest alone (not on the problem's
+    error or cost data): the first m trees, impurity thresholds, and cost-complexity
+    pruning of a forest that carries sklearn's node impurities."""
+    return name in ("fewer-trees", "impurity") or (name == "ccp"
+                                                  and forest.estimator is not None)
+
+
 def mask_families(problem, deadline=None, names=None):
     """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
     computed once per compiled problem; families that do not apply are left out.
@@ -436,7 +484,8 @@ def mask_families(problem, deadline=None, names=None):
         if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
             continue
         masks = cached_per_problem(problem, f"family:{name}",
-                                   lambda p, n=name: MASK_FAMILIES[n](p))
+                                   lambda p, n=name: MASK_FAMILIES[n](p),
+                                   forest_only=_forest_only(name, problem.forest))
         if masks:
             out[name] = masks
     return out
