@@ -6,6 +6,7 @@ export and the JSON round trip, the budget on the rows it is measured on, and
 the candidates table against the models it describes.
 """
 
+import json
 import pickle
 
 import numpy as np
@@ -473,3 +474,78 @@ def test_refit_with_fewer_features_resets_the_width():
     est.fit(X[:, :3], y)
     assert est.n_features_in_ == 3
     _check_all(est, X[:, :3], y, np.ones(3), 1.0)
+
+
+# ------------------------------------------------------------- prune-opt fit
+def _csv(tmp_path, frame, costs):
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    (tmp_path / "costs.json").write_text(json.dumps(costs))
+    return path
+
+
+def _cli_fit(tmp_path, path, *extra, target="y"):
+    from prune_opt.cli import main
+
+    out, summary = tmp_path / "m.json", tmp_path / "s.json"
+    code = main(["fit", "--dataset", str(path), "--target", target, "--costs",
+                 str(tmp_path / "costs.json"), "--trees", "3", "--time-limit", "2", "--quiet",
+                 "--out", str(out), "--json", str(summary), *extra])
+    assert code == 0
+    return po.load(out), json.loads(summary.read_text())
+
+
+def _odd_frame(n=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    names = ["blood pressure", "a,b", "naïve", "x\"q"]
+    frame = pd.DataFrame(X, columns=names)
+    frame["y"] = np.where(X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, 0)
+    return frame, names
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]])
+def test_cli_fit_cost_file_is_read_by_name(order, tmp_path):
+    frame, names = _odd_frame()
+    unit = {n: c for n, c in zip(names, [5.0, 1.0, 3.0, 2.0])}
+    costs = {names[i]: unit[names[i]] for i in order}  # the file lists them in any order
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, costs), "--budget", "1.5")
+    X = frame[names].to_numpy()
+    walked = _walk_cost(pf, X, [unit[n] for n in names])
+    assert np.allclose(walked, pf.acquisition_cost(X))
+    assert s["prune_rows_average_cost"] <= 1.5 * (1 + 1e-9)
+    assert list(pf.forest.feature_names) == names
+
+
+@pytest.mark.parametrize("budget", ["0", "1e9"])
+def test_cli_fit_extreme_budgets(budget, tmp_path):
+    frame, names = _odd_frame()
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, {n: 1.0 for n in names}),
+                     "--budget", budget)
+    assert s["prune_rows_average_cost"] <= float(budget) * (1 + 1e-9)
+    X = frame[names].to_numpy()
+    assert np.allclose(_walk_cost(pf, X, np.ones(4)), pf.acquisition_cost(X))
+    if budget == "0":
+        assert pf.n_splits == 0 and s["test_average_cost"] == 0.0
+
+
+def test_cli_fit_budget_share_above_one_keeps_the_whole_forest(tmp_path):
+    frame, names = _odd_frame()
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, {n: 1.0 for n in names}),
+                     "--budget-share", "3")
+    assert s["prune_rows_average_cost"] <= s["budget"] * (1 + 1e-9)
+    assert s["candidates"][0]["objective"] == "none"
+
+
+@pytest.mark.xfail(reason="the CSV reader casts integral floats to int64 (1e150 overflows into "
+                          "one class); prune_opt.datasets is outside the estimator's files",
+                   strict=False)
+def test_cli_fit_regression_with_huge_targets(tmp_path):
+    frame, names = _odd_frame()
+    frame["y"] = frame[names[0]] * 1e150
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, {n: 1.0 for n in names}),
+                     "--budget", "1")
+    X = frame[names].to_numpy()
+    assert pf.task == "regression" and pf.n_splits > 0
+    assert np.all(np.isfinite(pf.predict(X)))
+    assert s["test_r2"] > 0.5
