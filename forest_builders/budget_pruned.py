@@ -628,7 +628,18 @@ class _BudgetPrunedForest(BaseEstimator):
         """A :class:`prune_opt.LazyPredictor` on the chosen forest: features are fetched
         through ``acquire(rows, unit)`` only when a tree needs them."""
         check_is_fitted(self, "pruned_")
-        return po.LazyPredictor(self.pruned_, acquire)
+
+        def checked(rows, unit):
+            values = acquire(rows, unit)
+            if values is not None:
+                kind = np.asarray(values).dtype
+                if kind.kind not in "biuf":
+                    raise ValueError(f"acquire(rows, unit) returned {kind} values for unit "
+                                     f"{getattr(unit, 'name', unit)!r}; return numbers, with "
+                                     "NaN for a value that is missing")
+            return values
+
+        return po.LazyPredictor(self.pruned_, checked)
 
     def save(self, path):
         """Write the chosen forest as JSON (no pickle).

@@ -549,3 +549,70 @@ def test_cli_fit_regression_with_huge_targets(tmp_path):
     assert pf.task == "regression" and pf.n_splits > 0
     assert np.all(np.isfinite(pf.predict(X)))
     assert s["test_r2"] > 0.5
+
+
+# ------------------------------------------------------------- input containers
+@pytest.mark.parametrize("kind", ["list", "int", "float32", "fortran"])
+def test_input_containers(kind, tmp_path):
+    X, y = _blobs(n=100)
+    Xi = {"list": lambda: (X.tolist()), "int": lambda: np.round(X * 10).astype(np.int64),
+          "float32": lambda: X.astype(np.float32), "fortran": lambda: np.asfortranarray(X)}[kind]()
+    est = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(Xi, y)
+    _check_all(est, np.asarray(Xi, dtype=float), y, np.ones(4), 1.5, tmp_path)
+
+
+def test_sparse_input_is_refused():
+    from scipy import sparse
+
+    X, y = _blobs(n=60)
+    with pytest.raises((TypeError, ValueError), match="[Ss]parse"):
+        BudgetPrunedForestClassifier(budget=1.0, **TINY).fit(sparse.csr_matrix(X), y)
+
+
+def test_categorical_series_labels():
+    X, y = _blobs(n=100)
+    labels = pd.Series(pd.Categorical(np.where(y == 1, "hi", "lo")))
+    est = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, labels)
+    _check_all(est, X, labels.astype(str).to_numpy(), np.ones(4), 1.5)
+    assert set(est.predict(X)) <= {"hi", "lo"}
+
+
+def test_column_vector_y_is_accepted_with_sklearn_s_warning():
+    from sklearn.exceptions import DataConversionWarning
+
+    X, y = _blobs(n=100)
+    with pytest.warns(DataConversionWarning):
+        est = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y[:, None])
+    _check_all(est, X, y, np.ones(4), 1.5)
+
+
+def test_regressor_in_grid_search_with_two_jobs():
+    X, _ = _blobs(n=120)
+    y = X[:, 0] * 3 + X[:, 1]
+    grid = GridSearchCV(BudgetPrunedForestRegressor(**TINY), {"budget": [0.5, 2.0]}, cv=2,
+                        n_jobs=2).fit(X, y)
+    _check_all(grid.best_estimator_, X, y, np.ones(4), grid.best_estimator_.budget)
+
+
+@pytest.mark.parametrize("junk", [lambda n: [None] * n, lambda n: ["1.5"] * n,
+                                  lambda n: np.array(["x"] * n, dtype=object)])
+def test_lazy_predictor_refuses_a_callback_that_returns_junk(junk):
+    X, y = _blobs(n=100)
+    est = BudgetPrunedForestClassifier(budget=2.0, **TINY).fit(X, y)
+    assert est.pruned_.n_splits > 0
+    lazy = est.lazy_predictor(lambda rows, unit: junk(len(rows)))
+    with pytest.raises(ValueError, match="unit"):
+        lazy.predict_proba(np.full((5, 4), np.nan))
+
+
+def test_lazy_predictor_pays_what_the_walk_pays():
+    X, y = _blobs(n=100)
+    costs = [1.0, 2.0, 0.5, 3.0]
+    est = BudgetPrunedForestClassifier(budget=2.0, costs=costs, **TINY).fit(X, y)
+
+    def fetch(rows, unit):
+        return X[rows][:, unit.features[0]]
+
+    out = est.lazy_predictor(fetch).predict_proba(np.full_like(X, np.nan))
+    assert np.array_equal(out.labels, est.predict(X))
+    assert np.allclose(out.cost_paid, _walk_cost(est.pruned_, X, costs))
