@@ -43,6 +43,7 @@ import prune_opt as po
 from forest_builders import (
     BudgetPrunedForestClassifier,
     SubsetForestClassifier,
+    budget_pruned,
     rank_features_by_cost,
 )
 from prune_opt.datasets import load_dataset
@@ -88,11 +89,21 @@ def majority(y_tr, X_te, y_te):
 
 def run_estimator(d, costs, budget, seed, where=None, params=None):
     X_tr, y_tr, X_v, y_v, X_te, y_te = d
+    params = dict(params or {})
+    patch = {k[7:]: v for k, v in params.items() if k.startswith("module.")}
+    params = {k: v for k, v in params.items() if not k.startswith("module.")}
+    for key, value in patch.items():  # e.g. {"module.SPLIT": [0.6, 0.2, 0.2]}
+        patch[key], value = getattr(budget_pruned, key), value
+        setattr(budget_pruned, key, tuple(value) if isinstance(value, list) else value)
     est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,
-                                       **{**ESTIMATOR_PARAMS, **(params or {})})
+                                       **{**ESTIMATOR_PARAMS, **params})
     if where is not None:
         _recording(est, X_te, y_te, where)
-    est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
+    try:
+        est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
+    finally:
+        for key, value in patch.items():
+            setattr(budget_pruned, key, value)
     chosen = est.candidates_[est.candidates_["chosen"]].iloc[0]["name"]
     return est.score(X_te, y_te), est.average_cost(X_te), chosen
 
@@ -178,7 +189,8 @@ def main(argv=None):
                    help="the estimator with final_refit=True")
     p.add_argument("--variants", default=None,
                    help="estimator variants as name=json;... (e.g. 'base={};regrow="
-                        "{\"regrow\": true}'), each a column 'estimator:name'")
+                        "{\"regrow\": true}'), each a column 'estimator:name'; a key "
+                        "'module.NAME' sets forest_builders.budget_pruned.NAME for the fit")
     p.add_argument("--json", default=None)
     p.add_argument("--candidates-json", default=None,
                    help="write every estimator candidate's select and test scores here")

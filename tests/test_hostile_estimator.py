@@ -616,3 +616,101 @@ def test_lazy_predictor_pays_what_the_walk_pays():
     out = est.lazy_predictor(fetch).predict_proba(np.full_like(X, np.nan))
     assert np.array_equal(out.labels, est.predict(X))
     assert np.allclose(out.cost_paid, _walk_cost(est.pruned_, X, costs))
+
+
+# ------------------------------------------------------------- shared units, options
+def _walk_unit_cost(pf, X, own, groups, requires=None):
+    """Per-example cost with shared units: a used feature pays its own unit, every group
+    it belongs to, and the own units of the features it requires (once each)."""
+    X = np.asarray(X, dtype=float)
+    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
+    out = np.zeros(X.shape[0])
+    for i, x in enumerate(X):
+        used = set()
+        for a in trees:
+            h = 0
+            while a["left"][h] >= 0:
+                used.add(int(a["feature"][h]))
+                h = a["left"][h] if np.float32(x[a["feature"][h]]) <= a["threshold"][h] \
+                    else a["right"][h]
+        for f in list(used):
+            used |= set((requires or {}).get(f, []))
+        units = {("own", f) for f in used}
+        units |= {("group", g) for g, (_, members) in groups.items() if used & set(members)}
+        out[i] = sum(own[f] for _, f in [u for u in units if u[0] == "own"]) + sum(
+            groups[g][0] for _, g in [u for u in units if u[0] == "group"])
+    return out
+
+
+@pytest.mark.parametrize("budget", [0.5, 2.0, 4.0])
+def test_shared_units_are_paid_once(budget, tmp_path):
+    X, y = _blobs(n=120)
+    own, groups = [1.0, 0.0, 2.0, 0.5], {"panel": (3.0, [0, 1])}
+    fc = po.FeatureCosts(own, groups=groups)
+    est = BudgetPrunedForestClassifier(budget=budget, costs=fc, **TINY).fit(X, y)
+    walked = _walk_unit_cost(est.pruned_, X, own, groups)
+    assert np.allclose(walked, est.acquisition_cost(X))
+    assert walked[est.split_["prune"]].mean() <= budget * (1 + 1e-9)
+    est.save(tmp_path / "m.json")
+    back = BudgetPrunedForestClassifier.load(tmp_path / "m.json")
+    assert np.allclose(back.acquisition_cost(X), walked)
+
+
+def test_required_features_are_paid():
+    X, y = _blobs(n=120)
+    own, requires = [1.0, 0.0, 2.0, 0.5], {1: [2]}  # feature 1 is free but needs feature 2
+    fc = po.FeatureCosts(own, requires=requires)
+    est = BudgetPrunedForestClassifier(budget=1.0, costs=fc, **TINY).fit(X, y)
+    walked = _walk_unit_cost(est.pruned_, X, own, {}, requires)
+    assert np.allclose(walked, est.acquisition_cost(X))
+    assert walked[est.split_["prune"]].mean() <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(n_estimators=1), dict(max_subsets=0), dict(refit=False), dict(time_limit=0.01),
+    dict(final_refit=True), dict(regrow=True), dict(regrow=True, final_refit=True),
+])
+def test_option_corners(kwargs, tmp_path):
+    X, y = _blobs(n=150, n_classes=3)
+    est = BudgetPrunedForestClassifier(budget=1.5, **{**TINY, **kwargs}).fit(X, y)
+    _check_all(est, X, y, np.ones(4), 1.5, tmp_path)
+
+
+@pytest.mark.parametrize("kwargs", [dict(regrow=True), dict(final_refit=True)])
+def test_regressor_option_corners(kwargs):
+    X, _ = _blobs(n=150)
+    y = 1e6 + 1e3 * (X[:, 0] - X[:, 2])
+    est = BudgetPrunedForestRegressor(budget=1.5, **{**TINY, **kwargs}).fit(X, y)
+    _check_all(est, X, y, np.ones(4), 1.5)
+    assert est.score(X, y) > 0.3
+
+
+def test_refit_with_a_new_budget_replaces_everything():
+    X, y = _blobs(n=120)
+    est = BudgetPrunedForestClassifier(budget=3.0, **TINY).fit(X, y)
+    est.set_params(budget=0.5).fit(X, y)
+    _check_all(est, X, y, np.ones(4), 0.5)
+    assert (est.candidates_["fits_budget"] == (est.candidates_["average_cost"]
+                                               <= 0.5 * (1 + 1e-9))).all()
+
+
+def test_budget_exactly_at_a_whole_forest_s_cost_keeps_it():
+    X, y = _blobs(n=120)
+    probe = BudgetPrunedForestClassifier(budget=1e9, **TINY).fit(X, y)
+    whole = float(probe.candidates_.loc[probe.candidates_["name"] == "rf", "average_cost"].iloc[0])
+    est = BudgetPrunedForestClassifier(budget=whole, **TINY).fit(X, y)
+    _check_all(est, X, y, np.ones(4), whole)
+    row = est.candidates_[est.candidates_["name"] == "rf"]
+    assert len(row) == 1 and bool(row["fits_budget"].iloc[0])  # not pruned at equality
+
+
+def test_dataframe_fit_array_predict_and_back():
+    X, y = _blobs(n=100)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    est = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(frame, y)
+    with pytest.warns(UserWarning, match="feature names"):
+        pred = est.predict(X)
+    assert np.array_equal(pred, est.predict(frame))
+    plain = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y)
+    with pytest.warns(UserWarning, match="feature names"):
+        assert np.array_equal(plain.predict(frame), plain.predict(X))
