@@ -714,3 +714,68 @@ def test_dataframe_fit_array_predict_and_back():
     plain = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y)
     with pytest.warns(UserWarning, match="feature names"):
         assert np.array_equal(plain.predict(frame), plain.predict(X))
+
+
+# ------------------------------------------------------------- odd shapes and values
+def test_wide_table_few_rows():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 120))
+    y = (X[:, 7] > 0).astype(int)
+    costs = rng.uniform(0.5, 2.0, size=120)
+    est = BudgetPrunedForestClassifier(budget=1.0, costs=costs, **TINY).fit(X, y)
+    _check_all(est, X, y, costs, 1.0)
+
+
+def test_ten_classes_few_rows_each():
+    rng = np.random.default_rng(2)
+    y = np.repeat(np.arange(10), 8)
+    X = rng.normal(size=(80, 3)) + y[:, None] * 0.5
+    est = BudgetPrunedForestClassifier(budget=1.0, **TINY).fit(X, y)
+    _check_all(est, X, y, np.ones(3), 1.0)
+    assert est.predict_proba(X).shape == (80, 10)
+
+
+def test_a_class_with_two_rows():
+    X, y = _blobs(n=80)
+    y[:] = 0
+    y[[5, 50]] = 2
+    est = BudgetPrunedForestClassifier(budget=1.0, **TINY).fit(X, y)
+    _check_all(est, X, y, np.ones(4), 1.0)
+    assert list(est.classes_) == [0, 2]
+
+
+def test_identical_rows_with_conflicting_labels():
+    X = np.tile(np.array([[1.0, 2.0], [3.0, 4.0]]), (30, 1))
+    y = np.arange(60) % 3 % 2
+    est = BudgetPrunedForestClassifier(budget=1.0, **TINY).fit(X, y)
+    _check_all(est, X, y, np.ones(2), 1.0)
+
+
+@pytest.mark.parametrize("value", [1e39, -1e39])
+def test_values_beyond_float32_are_refused_naming_x(value):
+    X, y = _blobs(n=60)
+    X[3, 1] = value
+    with pytest.raises(ValueError, match="X|float32|large"):
+        BudgetPrunedForestClassifier(budget=1.0, **TINY).fit(X, y)
+
+
+def test_subnormal_and_signed_zero_features():
+    X, y = _blobs(n=100)
+    X[:, 2] = np.where(X[:, 2] > 0, 5e-324, -0.0)
+    X[:, 3] = X[:, 3] * 1e-30
+    est = BudgetPrunedForestClassifier(budget=2.0, **TINY).fit(X, y)
+    _check_all(est, X, y, np.ones(4), 2.0)
+
+
+def test_load_ignores_unknown_recorded_params(tmp_path):
+    X, y = _blobs(n=100)
+    est = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y)
+    path = tmp_path / "m.json"
+    est.save(path)
+    doc = json.loads(path.read_text())
+    text = json.dumps(doc).replace('"max_subsets": 1', '"max_subsets": 1, "bogus": 3')
+    assert "bogus" in text
+    path.write_text(text)
+    back = BudgetPrunedForestClassifier.load(path)
+    assert np.array_equal(back.predict(X), est.predict(X))
+    assert "bogus" not in back.get_params()
