@@ -8,6 +8,7 @@ the candidates table against the models it describes.
 
 import json
 import pickle
+import re
 
 import numpy as np
 import pandas as pd
@@ -779,3 +780,43 @@ def test_load_ignores_unknown_recorded_params(tmp_path):
     back = BudgetPrunedForestClassifier.load(path)
     assert np.array_equal(back.predict(X), est.predict(X))
     assert "bogus" not in back.get_params()
+
+
+@pytest.mark.parametrize("costs, needle", [
+    ({"blood pressure": 1.0, "a,b": 1.0, "naïve": 1.0, "nope": 1.0}, "nope"),
+    ({"blood pressure": 1.0, "a,b": -1.0, "naïve": 1.0, "x\"q": 1.0}, "a,b|negative|cost"),
+])
+def test_cli_fit_bad_cost_files_are_one_line_errors(costs, needle, tmp_path, capsys):
+    from prune_opt.cli import main
+
+    frame, names = _odd_frame()
+    path = _csv(tmp_path, frame, costs)
+    code = main(["fit", "--dataset", str(path), "--target", "y", "--costs",
+                 str(tmp_path / "costs.json"), "--budget", "1", "--trees", "3", "--quiet",
+                 "--out", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err
+    assert code != 0 and not (tmp_path / "m.json").exists()
+    assert re.search(needle, err) and "Traceback" not in err
+
+
+def test_cli_fit_unknown_target_is_a_one_line_error(tmp_path, capsys):
+    from prune_opt.cli import main
+
+    frame, names = _odd_frame()
+    path = _csv(tmp_path, frame, {n: 1.0 for n in names})
+    code = main(["fit", "--dataset", str(path), "--target", "nope", "--budget", "1",
+                 "--trees", "3", "--quiet", "--out", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err
+    assert code != 0 and "nope" in err and "Traceback" not in err
+
+
+def test_cli_fit_regression_budget_share(tmp_path):
+    frame, names = _odd_frame()
+    frame["y"] = frame[names[0]] * 2.5 + 0.1 * frame[names[2]] + 0.123
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, {n: 1.0 for n in names}),
+                     "--budget-share", "0.3")
+    X = frame[names].to_numpy()
+    assert pf.task == "regression"
+    assert s["prune_rows_average_cost"] <= s["budget"] * (1 + 1e-9)
+    assert np.allclose(_walk_cost(pf, X, np.ones(4)), pf.acquisition_cost(X))
+    assert np.allclose(_walk_proba(pf, X).ravel(), pf.predict(X))
