@@ -820,3 +820,28 @@ def test_cli_fit_regression_budget_share(tmp_path):
     assert s["prune_rows_average_cost"] <= s["budget"] * (1 + 1e-9)
     assert np.allclose(_walk_cost(pf, X, np.ones(4)), pf.acquisition_cost(X))
     assert np.allclose(_walk_proba(pf, X).ravel(), pf.predict(X))
+
+
+# ------------------------------------------------------------- costs by name
+def test_costs_as_a_series_in_another_order_are_matched_by_name():
+    X, y = _blobs(n=120)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    unit = {"a": 3.0, "b": 1.0, "c": 0.5, "d": 2.0}
+    series = pd.Series({k: unit[k] for k in "dcba"})
+    est = BudgetPrunedForestClassifier(budget=1.5, costs=series, **TINY).fit(frame, y)
+    _check_all(est, frame, y, [unit[k] for k in "abcd"], 1.5)
+
+
+def test_costs_by_name_without_column_names_are_refused():
+    X, y = _blobs(n=80)
+    with pytest.raises(ValueError, match="name"):
+        BudgetPrunedForestClassifier(budget=1.0, costs={"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0},
+                                     **TINY).fit(X, y)
+
+
+def test_feature_costs_naming_other_columns_are_refused():
+    X, y = _blobs(n=80)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    fc = po.FeatureCosts([1.0, 2.0, 3.0, 4.0], feature_names=list("dcba"))
+    with pytest.raises(ValueError, match="name|column"):
+        BudgetPrunedForestClassifier(budget=1.0, costs=fc, **TINY).fit(frame, y)
