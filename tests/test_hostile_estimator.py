@@ -845,3 +845,12 @@ def test_feature_costs_naming_other_columns_are_refused():
     fc = po.FeatureCosts([1.0, 2.0, 3.0, 4.0], feature_names=list("dcba"))
     with pytest.raises(ValueError, match="name|column"):
         BudgetPrunedForestClassifier(budget=1.0, costs=fc, **TINY).fit(frame, y)
+
+
+def test_cli_fit_budget_share_when_the_forest_costs_nothing(tmp_path):
+    frame, names = _odd_frame()
+    for n in names:
+        frame[n] = 1.0  # constant columns: the forest never splits, its cost is 0
+    pf, s = _cli_fit(tmp_path, _csv(tmp_path, frame, {n: 1.0 for n in names}),
+                     "--budget-share", "0.5")
+    assert s["budget"] == 0.0 and pf.n_splits == 0 and s["test_average_cost"] == 0.0
