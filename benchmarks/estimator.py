@@ -43,11 +43,33 @@ import prune_opt as po
 from forest_builders import (
     BudgetPrunedForestClassifier,
     SubsetForestClassifier,
+    budget_pruned,
     rank_features_by_cost,
 )
 from prune_opt.datasets import load_dataset
 
 ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True
+CANDIDATES = []  # --candidates-json: every candidate's select and test scores
+
+
+def _recording(est, X_te, y_te, where):
+    """Record every candidate's test accuracy and Brier loss, to compare selection rules."""
+    choose = est._choose
+
+    def spy(rows):
+        for r in rows:
+            pf = r.get("_pruned")
+            rec = {k: r[k] for k in ("name", "objective", "refit", "average_cost", "score",
+                                     "brier", "fits_budget")}
+            if pf is not None:
+                onehot = (y_te[:, None] == pf.classes_[None, :]).astype(float)
+                rec["test_acc"] = float(pf.score(X_te, y_te))
+                rec["test_brier"] = float(np.mean(np.sum((pf.predict_proba(X_te) - onehot)
+                                                         ** 2, axis=1)))
+            CANDIDATES.append({**where, **rec})
+        return choose(rows)
+
+    est._choose = spy
 
 
 def split(X, y, max_rows, seed):
@@ -65,11 +87,23 @@ def majority(y_tr, X_te, y_te):
     return float(np.mean(y_te == vals[np.argmax(counts)])), 0.0
 
 
-def run_estimator(d, costs, budget, seed):
+def run_estimator(d, costs, budget, seed, where=None, params=None):
     X_tr, y_tr, X_v, y_v, X_te, y_te = d
+    params = dict(params or {})
+    patch = {k[7:]: v for k, v in params.items() if k.startswith("module.")}
+    params = {k: v for k, v in params.items() if not k.startswith("module.")}
+    for key, value in patch.items():  # e.g. {"module.SPLIT": [0.6, 0.2, 0.2]}
+        patch[key], value = getattr(budget_pruned, key), value
+        setattr(budget_pruned, key, tuple(value) if isinstance(value, list) else value)
     est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,
-                                       **ESTIMATOR_PARAMS)
-    est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
+                                       **{**ESTIMATOR_PARAMS, **params})
+    if where is not None:
+        _recording(est, X_te, y_te, where)
+    try:
+        est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
+    finally:
+        for key, value in patch.items():
+            setattr(budget_pruned, key, value)
     chosen = est.candidates_[est.candidates_["chosen"]].iloc[0]["name"]
     return est.score(X_te, y_te), est.average_cost(X_te), chosen
 
@@ -153,12 +187,23 @@ def main(argv=None):
                    help="comma-separated subset of the methods to run")
     p.add_argument("--final-refit", action="store_true",
                    help="the estimator with final_refit=True")
+    p.add_argument("--variants", default=None,
+                   help="estimator variants as name=json;... (e.g. 'base={};regrow="
+                        "{\"regrow\": true}'), each a column 'estimator:name'; a key "
+                        "'module.NAME' sets forest_builders.budget_pruned.NAME for the fit")
     p.add_argument("--json", default=None)
+    p.add_argument("--candidates-json", default=None,
+                   help="write every estimator candidate's select and test scores here")
     args = p.parse_args(argv)
     if args.final_refit:
         ESTIMATOR_PARAMS["final_refit"] = True
     shares = [float(s) for s in args.shares.split(",")]
     wanted = set(args.methods.split(","))
+    variants = {}
+    for part in (args.variants or "").split(";"):
+        if part.strip():
+            key, _, spec = part.partition("=")
+            variants[key.strip()] = json.loads(spec)
     use_cegb = ("cegb" in wanted and not args.no_cegb
                 and importlib.util.find_spec("lightgbm") is not None)
     rows = []
@@ -173,12 +218,18 @@ def main(argv=None):
         for share in shares:
             b = share * full
             row = {"dataset": name, "share": share, "budget": b}
-            for method, fn, extra in (("estimator", run_estimator, (costs, b, args.seed)),
+            where = {"dataset": name, "share": share, "seed": args.seed}
+            jobs = [(f"estimator:{k}", run_estimator,
+                     (costs, b, args.seed, {**where, "variant": k}, v))
+                    for k, v in variants.items()]
+            for method, fn, extra in (*jobs, ("estimator", run_estimator,
+                                       (costs, b, args.seed, where)),
                                       ("fit_budget", run_fit_budget,
                                        (costs, b, rf, args.fit_budget_time)),
                                       ("cheap-subset", run_subset, (subsets, b)),
                                       ("cegb", run_cegb, (cegb, b))):
-                if method not in wanted or (method == "cegb" and not use_cegb):
+                if (method not in wanted and not method.startswith("estimator:")) or (
+                        method == "cegb" and not use_cegb):
                     continue
                 acc, cost, note, secs = timed(fn, d, *extra)
                 row.update({f"{method}_acc": acc, f"{method}_cost": cost,
@@ -186,8 +237,9 @@ def main(argv=None):
             rows.append(row)
             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                            for k, v in row.items()), flush=True)
-    methods = [m for m in ("estimator", "fit_budget", "cheap-subset", "cegb")
-               if m in wanted and (m != "cegb" or use_cegb)]
+    methods = [f"estimator:{k}" for k in variants] + [
+        m for m in ("estimator", "fit_budget", "cheap-subset", "cegb")
+        if m in wanted and (m != "cegb" or use_cegb)]
     print()
     print(f"{'dataset':<10} {'share':>5} " + " ".join(f"{m:>14}" for m in methods)
           + "   estimator fit s  chosen")
@@ -199,6 +251,9 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)
+    if args.candidates_json:
+        with open(args.candidates_json, "w") as fh:
+            json.dump(CANDIDATES, fh, indent=1)
     return 0
 
 

@@ -278,3 +278,21 @@ def test_verbose_shows_a_progress_bar_naming_the_phase(capsys):
     err = capsys.readouterr().err
     assert "growing candidate forests" in err and "pruning rf (paper)" in err
     assert "selecting on held-out rows" in err
+
+
+def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
+    X, y = load_breast_cancer(return_X_y=True)
+    costs = 1.0 + np.arange(X.shape[1]) % 4
+    est = BudgetPrunedForestClassifier(budget=2.5, costs=costs, regrow=True, **FAST).fit(X, y)
+    win = est.candidates_[est.candidates_["chosen"]].iloc[0]
+    info = est.pruned_.solve_info["regrow"]
+    assert info["model"] == win["model"]
+    assert info["n_rows"] == est.split_["grow"].size + est.split_["select"].size
+    if est.pruned_.forest.in_bag is not None:  # grown on the grow and select rows
+        assert all(np.asarray(b).size == info["n_rows"] for b in est.pruned_.forest.in_bag)
+    prune = X[est.split_["prune"]]
+    assert _brute_force_cost(est.pruned_, prune, costs).mean() <= 2.5 * (1 + 1e-9)
+    assert np.array_equal(est.to_sklearn().predict(X), est.predict(X))
+    assert est.selected_ is not est.pruned_
+    assert win["score"] == pytest.approx(est.selected_.score(X[est.split_["select"]],
+                                                             y[est.split_["select"]]))
