@@ -213,22 +213,9 @@ class _BudgetPrunedForest(BaseEstimator):
         self.regrow = regrow
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Grow the candidates, prune each to the budget, keep the best on held-out rows.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Training rows (no NaN).  A DataFrame's column names are kept
-            (``feature_names_in_``; ``costs`` may be a mapping by name).
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        t_start = time.perf_counter()
+    def _fit_input(self, X, y):
+        """Checked ``X``, ``y`` (a regression target standardised), column names, costs,
+        integer seed and the target's ``(shift, scale)``; sets ``classes_``, ``costs_``."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._task == "regression")
         y_shift, y_scale = 0.0, 1.0
         if self._task == "regression":
@@ -258,6 +245,25 @@ class _BudgetPrunedForest(BaseEstimator):
             names = list(fc.feature_names)  # no column names in X: the costs' names
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1)) \
             if not isinstance(self.random_state, Integral) else int(self.random_state)
+        return X, y, names, fc, seed, (y_shift, y_scale)
+
+    def fit(self, X, y):
+        """Grow the candidates, prune each to the budget, keep the best on held-out rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Training rows (no NaN).  A DataFrame's column names are kept
+            (``feature_names_in_``; ``costs`` may be a mapping by name).
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        t_start = time.perf_counter()
+        X, y, names, fc, seed, (y_shift, y_scale) = self._fit_input(X, y)
         if self.budget is None:
             self._fit_unbudgeted(X, y, names, seed, t_start)
             self._unstandardise(y_shift, y_scale)

@@ -402,6 +402,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     those paths, and the final run of the forest's own loss reuses them; the two
     selection runs share one problem compiled on the fitting half (and its
     cached baseline families)."""
+    from .._costs import estimator_costs
     from .._forest import as_forest
     from .._routed import RoutedData
     from ._vote import VoteScorer
@@ -411,6 +412,8 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     forest = problem.forest if problem is not None else as_forest(problem_or_forest)
     if problem is not None:
         costs = problem.costs
+    else:  # a grower fitted with costs keeps them (costs_) when costs= is left out
+        costs = estimator_costs(problem_or_forest, costs)
     own = _own_loss(forest)
     yv = np.asarray(y)
     routed = RoutedData(forest, forest.check_X(X))

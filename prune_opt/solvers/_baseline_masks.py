@@ -150,19 +150,8 @@ class MaskEvaluator:
         f = p.forest
         parent, has = f.parent, self.has_parent
         share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
-        internal = ~f.is_leaf
-        tested, col = np.unique(f.feature[internal], return_inverse=True)
-        n_words = max(1, -(-tested.size // 64))
-        bit = np.zeros((p.n_nodes, n_words), dtype=np.uint64)  # own feature's bit
-        ids = np.flatnonzero(internal)
-        bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
-        path = bit.copy()  # features tested on the root path, the node included
-        for at in self.level_nodes:
-            path[at] |= path[parent[at]]
-        top = internal.copy()  # no ancestor tests the node's feature
-        top[has] &= ~(path[parent[has]] & bit[has]).any(axis=1)
-        top_col = np.full(p.n_nodes, -1)
-        top_col[ids] = col
+        tested, col, ids, path, top, top_col = _feature_paths(f, self.level_nodes, has)
+        n_words = path.shape[1]
         order = np.argsort(p.use_pair, kind="stable")  # records grouped by pair
         rec_node, rec_pair = p.use_node[order], p.use_pair[order]
         chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
@@ -221,6 +210,31 @@ class MaskEvaluator:
         best = best_in_nested(masks, budget, score)
         return None if best is None else best[2]
 
+
+
+def _feature_paths(forest, level_nodes, has_parent):
+    """Per node, the bitset of features tested on its root path (itself included).
+
+    Returns ``(tested, col, ids, path, top, top_col)``: the features the forest
+    tests, each internal node's column in ``tested``, the internal node ids, the
+    (n_nodes, words) bitsets, whether no ancestor tests the node's own feature,
+    and that node's column (-1 for a leaf).
+    """
+    f, has = forest, has_parent
+    internal = ~f.is_leaf
+    tested, col = np.unique(f.feature[internal], return_inverse=True)
+    n_words = max(1, -(-tested.size // 64))
+    bit = np.zeros((f.n_nodes, n_words), dtype=np.uint64)  # own feature's bit
+    ids = np.flatnonzero(internal)
+    bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
+    path = bit.copy()
+    for at in level_nodes:
+        path[at] |= path[f.parent[at]]
+    top = internal.copy()
+    top[has] &= ~(path[f.parent[has]] & bit[has]).any(axis=1)
+    top_col = np.full(f.n_nodes, -1)
+    top_col[ids] = col
+    return tested, col, ids, path, top, top_col
 
 def _freed_cost(anded, cost, n_tested):
     """Per feature bit: total ``cost`` of the pairs whose bitset in ``anded`` has it
