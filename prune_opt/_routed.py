@@ -6,14 +6,16 @@ row) and, on demand, the *first-use records* ``(row, node, unit)`` for a
 unit incidence.  The exact scorer of fit_budget's candidates
 (:class:`prune_opt.budget._vote.VoteScorer`) and the ensemble objectives'
 incremental state (:class:`prune_opt.objectives.EnsembleState`) share one
-instance, so a call routes its rows once.
+instance, so a call routes its rows once.  :class:`NestedScorer` scores a
+sequence of masks on one routed data from the previous member (the baseline
+curves of :func:`prune_opt.budget.baseline_curve`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RoutedData"]
+__all__ = ["RoutedData", "NestedScorer"]
 
 
 class RoutedData:
