@@ -185,11 +185,11 @@ class NestedScorer:
             ptr.append(csc.indptr[1:].astype(np.int64) + ptr[-1][-1])
             rows.append(csc.indices.astype(np.int64))
         self._ptr = np.concatenate(ptr)
-        node = np.repeat(np.arange(f.n_nodes), np.diff(self._ptr))
+        node = np.repeat(np.arange(f.n_nodes, dtype=np.int32), np.diff(self._ptr))
         self._flat = (np.concatenate(rows) * f.n_features + f.feature[node]
                       if rows else np.zeros(0, dtype=np.int64))
         self._node = node
-        self._counts = np.zeros(r.n_rows * f.n_features, dtype=np.int64)
+        self._counts = np.zeros(r.n_rows * f.n_features, dtype=np.int32)  # splits per (row, feature)
         self._eff = np.zeros(f.n_nodes, dtype=bool)  # the mask the counts are of
         self._mask = None  # the mask the leaf values are of
         self._vals = self._cum = None
@@ -215,7 +215,7 @@ class NestedScorer:
         n = int((hi - lo).sum())
         if n > self._flat.size // 2:  # most records move: count from scratch
             self._counts = np.bincount(self._flat[eff[self._node]],
-                                       minlength=self._counts.size).astype(np.int64)
+                                       minlength=self._counts.size).astype(np.int32)
         elif n:
             lens = hi - lo
             idx = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(n)
