@@ -6,14 +6,16 @@ row) and, on demand, the *first-use records* ``(row, node, unit)`` for a
 unit incidence.  The exact scorer of fit_budget's candidates
 (:class:`prune_opt.budget._vote.VoteScorer`) and the ensemble objectives'
 incremental state (:class:`prune_opt.objectives.EnsembleState`) share one
-instance, so a call routes its rows once.
+instance, so a call routes its rows once.  :class:`NestedScorer` scores a
+sequence of masks on one routed data from the previous member (the baseline
+curves of :func:`prune_opt.budget.baseline_curve`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RoutedData"]
+__all__ = ["RoutedData", "NestedScorer"]
 
 
 class RoutedData:
@@ -139,3 +141,122 @@ class RoutedData:
             hit = self._records[key] = (feature_units, first_use_records(
                 self.forest, self.paths[t]["ind"], t, feature_units))
         return hit[1]
+
+
+class NestedScorer:
+    """Usage and average leaf values of a sequence of masks on one :class:`RoutedData`,
+    each computed from the previous one: only the records of the nodes whose split
+    flag changed, and only the trees whose mask changed, are visited again.
+
+    The results equal :meth:`RoutedData.used` and :meth:`RoutedData.average_value`
+    exactly (per-(row, feature) counts of split records; leaf values summed in tree
+    order, then one division), so a nested family of prunings is scored at the cost
+    of its changes, not of the whole forest once per member.
+
+    Parameters
+    ----------
+    routed : RoutedData
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> f = po.Forest.from_sklearn(RandomForestClassifier(3, random_state=0).fit(X, y))
+    >>> r = RoutedData(f, f.check_X(X))
+    >>> s = NestedScorer(r)
+    >>> m = f.full_split_mask()
+    >>> used, avg = s.score(m, trees=range(2))
+    >>> bool((used == r.used(m, trees=range(2))).all())
+    True
+    >>> bool((avg == r.average_value(m, trees=range(2))).all())
+    True
+    """
+
+    def __init__(self, routed):
+        self.routed = r = routed
+        f = r.forest
+        self._n_features = f.n_features
+        ptr, rows = [np.zeros(1, dtype=np.int64)], []
+        for p in r.paths:  # node -> rows, by transposing each tree's paths
+            csc = p["ind"].tocsc()
+            csc.sort_indices()
+            ptr.append(csc.indptr[1:].astype(np.int64) + ptr[-1][-1])
+            rows.append(csc.indices.astype(np.int64))
+        self._ptr = np.concatenate(ptr)
+        node = np.repeat(np.arange(f.n_nodes, dtype=np.int32), np.diff(self._ptr))
+        self._flat = (np.concatenate(rows) * f.n_features + f.feature[node]
+                      if rows else np.zeros(0, dtype=np.int64))
+        self._node = node
+        self._counts = np.zeros(r.n_rows * f.n_features, dtype=np.int32)  # splits per (row, feature)
+        self._eff = np.zeros(f.n_nodes, dtype=bool)  # the mask the counts are of
+        self._mask = None  # the mask the leaf values are of
+        self._vals = self._cum = None
+        self._cum_from = 0  # _cum is valid below this tree
+
+    def score(self, mask, trees=None):
+        """``(used, average_value)`` of ``mask`` over ``trees`` (default all): the
+        same arrays as ``routed.used(mask, trees)`` and
+        ``routed.average_value(mask, trees)``."""
+        f = self.routed.forest
+        trees = range(f.n_trees) if trees is None else trees
+        eff = np.asarray(mask, dtype=bool)
+        if len(trees) < f.n_trees:
+            eff = eff & np.isin(f.tree_of_node, np.asarray(list(trees), dtype=np.int64))
+        self._update_counts(eff)
+        used = (self._counts > 0).reshape(self.routed.n_rows, self._n_features)
+        return used, self._average(np.asarray(mask, dtype=bool), trees)
+
+    def _update_counts(self, eff):
+        """Bring the per-(row, feature) split-record counts from ``_eff`` to ``eff``."""
+        changed = np.flatnonzero(eff != self._eff)
+        lo, hi = self._ptr[changed], self._ptr[changed + 1]
+        n = int((hi - lo).sum())
+        if n > self._flat.size // 2:  # most records move: count from scratch
+            self._counts = np.bincount(self._flat[eff[self._node]],
+                                       minlength=self._counts.size).astype(np.int32)
+        elif n:
+            lens = hi - lo
+            idx = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(n)
+            sign = np.where(eff[changed], 1, -1)
+            np.add.at(self._counts, self._flat[idx], np.repeat(sign, lens))
+        self._eff = eff.copy()
+
+    def _average(self, mask, trees):
+        """Average leaf value over ``trees`` (sum in tree order, then one division)."""
+        r, f = self.routed, self.routed.forest
+        if self._vals is None:
+            self._vals = f.value[r.all_leaves(mask)]  # (n_trees, n_rows, width)
+            self._cum_from = 0
+        else:
+            diff = np.flatnonzero(mask != self._mask)
+            for t in np.unique(f.tree_of_node[diff]):
+                self._vals[t] = f.value[r.leaves(mask, t)]
+            if diff.size:
+                self._cum_from = min(self._cum_from, int(f.tree_of_node[diff].min()))
+        self._mask = mask.copy()
+        m = len(trees)
+        if isinstance(trees, range) and trees.start == 0 and trees.step == 1 and m:
+            total = self._prefix_sum(m).copy()
+        else:
+            total = np.zeros((r.n_rows, f.value.shape[1]))
+            for t in trees:
+                total += self._vals[t]
+        if m > 1:
+            total /= m
+        return total
+
+    def _prefix_sum(self, m):
+        """Sum of the first ``m`` trees' values, accumulated in tree order (cached)."""
+        if self._cum is None:
+            self._cum = np.empty_like(self._vals)
+            self._cum_from = 0
+        j = self._cum_from
+        if j < m:
+            block = self._vals[j:m].copy()
+            if j:
+                block[0] += self._cum[j - 1]
+            self._cum[j:m] = np.cumsum(block, axis=0)
+            self._cum_from = m
+        return self._cum[m - 1]

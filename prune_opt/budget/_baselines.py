@@ -35,7 +35,7 @@ from .._forest import Forest, as_forest
 from .._frames import records_frame
 from .._problem import close_under_parents
 from .._pruned import PrunedForest
-from .._routed import RoutedData
+from .._routed import NestedScorer, RoutedData
 from .._validation import check_labels
 from ..solvers._baseline_masks import (
     MASK_FAMILIES,
@@ -166,8 +166,10 @@ def sub_forest(forest, m):
                           feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
                           missing_go_to_left=f.missing_go_to_left[sl]))
     in_bag = None if f.in_bag is None else [f.in_bag[t] for t in keep]
-    return Forest(trees, classes=f.classes_, n_features=f.n_features,
-                  feature_names=f.feature_names, in_bag=in_bag, task=f.task)
+    sub = Forest(trees, classes=f.classes_, n_features=f.n_features,
+                 feature_names=f.feature_names, in_bag=in_bag, task=f.task)
+    sub._sub_forest_of = (f, tuple(keep))  # baseline_curve scores it on f's routing
+    return sub
 
 
 def fewer_trees_prunings(forest, *, sizes=None, costs=None):
@@ -329,15 +331,29 @@ def get_baseline(name):
                          f"{', '.join(BASELINES)}") from None
 
 
-def _routed_cost(pf, routed):
-    """``pf.average_cost`` on routed rows (the same arithmetic)."""
-    return float(pf.costs.cost_of_usage(routed.used(pf.split_mask)).mean())
+def _on_root(pf):
+    """``(forest, mask, trees)``: ``pf`` as a mask over trees of the forest it was cut
+    from (a :func:`sub_forest`'s trees are those of its parent, in order)."""
+    f, mask = pf.forest, pf.split_mask
+    origin = getattr(f, "_sub_forest_of", None)
+    if origin is None:
+        return f, mask, None
+    root, keep = origin
+    full = np.zeros(root.n_nodes, dtype=bool)
+    for i, t in enumerate(keep):
+        full[root.tree_slice(t)] = mask[f.tree_slice(i)]
+    prefix = list(keep) == list(range(len(keep)))
+    return root, full, range(len(keep)) if prefix else list(keep)
 
 
-def _routed_score(pf, routed, y):
-    """``pf.score`` on routed rows (the same arithmetic)."""
-    avg = routed.average_value(pf.split_mask)
-    yc = check_labels(pf.forest, y, routed.n_rows)
+def _routed_cost(pf, used):
+    """``pf.average_cost`` from the rows' usage matrix (the same arithmetic)."""
+    return float(pf.costs.cost_of_usage(used).mean())
+
+
+def _routed_score(pf, avg, y):
+    """``pf.score`` from the rows' average leaf values (the same arithmetic)."""
+    yc = check_labels(pf.forest, y, avg.shape[0])
     if pf.forest.task == "regression":
         from sklearn.metrics import r2_score
 
@@ -373,23 +389,26 @@ def baseline_curve(prunings, X, *, y=None, X_eval=None, y_eval=None, method=""):
         raise ValueError("X_eval and y_eval must be given together")
     regression = bool(prunings) and prunings[0][1].forest.task == "regression"
     score = "r2" if regression else "accuracy"
-    routed = {}  # each (forest, rows) routed once; every pruning scored on the routed rows
+    scorers = {}  # each (forest, rows) routed once; each member scored from the last one
 
     def on(pf, rows):
-        key = (id(pf.forest), id(rows))
-        if key not in routed:
-            routed[key] = RoutedData(pf.forest, pf.forest.check_X(rows))
-        return routed[key]
+        forest, mask, trees = _on_root(pf)
+        key = (id(forest), id(rows))
+        if key not in scorers:
+            scorers[key] = NestedScorer(RoutedData(forest, forest.check_X(rows)))
+        return scorers[key].score(mask, trees)
 
     rows = []
     for param, pf in prunings:
-        r = {"method": method, "param": param, "average_cost": _routed_cost(pf, on(pf, X)),
+        used, avg = on(pf, X)
+        r = {"method": method, "param": param, "average_cost": _routed_cost(pf, used),
              "n_splits": pf.n_splits, "n_trees": pf.n_trees}
         if y is not None:
-            r[score] = _routed_score(pf, on(pf, X), y)
+            r[score] = _routed_score(pf, avg, y)
         if X_eval is not None:
-            r[f"{score}_eval"] = _routed_score(pf, on(pf, X_eval), y_eval)
-            r["cost_eval"] = _routed_cost(pf, on(pf, X_eval))
+            used, avg = on(pf, X_eval)
+            r[f"{score}_eval"] = _routed_score(pf, avg, y_eval)
+            r["cost_eval"] = _routed_cost(pf, used)
         rows.append(r)
     columns = ["method", "param", "average_cost", "n_splits", "n_trees"]
     columns += ([score] if y is not None else []) + (
