@@ -212,11 +212,17 @@ class _BudgetPrunedForest(BaseEstimator):
         self.final_refit = final_refit
         self.regrow = regrow
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # every candidate grower routes NaN
+        return tags
+
     # ------------------------------------------------------------------ fit
     def _fit_input(self, X, y):
         """Checked ``X``, ``y`` (a regression target standardised), column names, costs,
         integer seed and the target's ``(shift, scale)``; sets ``classes_``, ``costs_``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._task == "regression")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                             y_numeric=self._task == "regression")
         y_shift, y_scale = 0.0, 1.0
         if self._task == "regression":
             # grow and prune on a standardised target: sklearn's trees do not split a
@@ -253,7 +259,8 @@ class _BudgetPrunedForest(BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training rows (no NaN).  A DataFrame's column names are kept
+            Training rows; NaN marks a missing value (every tree routes it to
+            a fixed side), ±inf is refused.  A DataFrame's column names are kept
             (``feature_names_in_``; ``costs`` may be a mapping by name).
         y : array-like of shape (n_samples,)
 
@@ -591,7 +598,8 @@ class _BudgetPrunedForest(BaseEstimator):
     # ------------------------------------------------------------- predict
     def _checked(self, X):
         check_is_fitted(self, "pruned_")
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(self, X, reset=False, dtype=np.float64,
+                             ensure_all_finite="allow-nan")
 
     def predict(self, X):
         """Predictions of the chosen pruned forest.

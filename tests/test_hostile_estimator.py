@@ -25,6 +25,15 @@ from prune_opt import as_feature_costs
 TINY = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
 
 
+def _child(a, h, x):
+    """The child of node ``h`` that ``x`` goes to: NaN follows ``missing_go_to_left``,
+    a value goes left when ``float32(value) <= threshold``."""
+    v = x[a["feature"][h]]
+    if np.isnan(v):
+        return a["left"][h] if a["missing_go_to_left"][h] else a["right"][h]
+    return a["left"][h] if np.float32(v) <= a["threshold"][h] else a["right"][h]
+
+
 def _walk_cost(pf, X, unit_cost):
     """Per-example cost by walking every pruned tree: the costs of the distinct
     features an example meets (plain per-feature costs)."""
@@ -37,8 +46,7 @@ def _walk_cost(pf, X, unit_cost):
             h = 0
             while a["left"][h] >= 0:
                 used.add(int(a["feature"][h]))
-                h = a["left"][h] if np.float32(x[a["feature"][h]]) <= a["threshold"][h] \
-                    else a["right"][h]
+                h = _child(a, h, x)
         out[i] = sum(unit_cost[j] for j in used)
     return out
 
@@ -53,8 +61,7 @@ def _walk_proba(pf, X):
         for a in trees:
             h = 0
             while a["left"][h] >= 0:
-                h = a["left"][h] if np.float32(x[a["feature"][h]]) <= a["threshold"][h] \
-                    else a["right"][h]
+                h = _child(a, h, x)
             v = np.asarray(a["value"][h], dtype=float).ravel()
             acc = acc + (v / v.sum() if pf.task == "classification" and v.sum() > 0 else v)
         out.append(acc / len(trees))
@@ -374,19 +381,39 @@ def test_regression_with_a_dataframe_and_save(tmp_path):
 
 # ------------------------------------------------------------- bad input
 @pytest.mark.parametrize("where", ["fit", "predict"])
-@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
-def test_nan_and_inf_are_refused(where, value):
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_inf_is_refused_naming_x(where, value):
     X, y = _blobs(n=80)
     bad = X.copy()
     bad[5, 2] = value
     est = BudgetPrunedForestClassifier(budget=1.0, **TINY)
     if where == "fit":
-        with pytest.raises(ValueError, match="X"):
+        with pytest.raises(ValueError, match="X contains infinity"):
             est.fit(bad, y)
     else:
         est.fit(X, y)
-        with pytest.raises(ValueError, match="X"):
+        with pytest.raises(ValueError, match="X contains infinity"):
             est.predict(bad)
+
+
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_nan_is_a_missing_value_at_fit_and_predict(cls, tmp_path):
+    """NaN in X is accepted: the walk that follows each node's missing-value side,
+    the sklearn export and the JSON round trip agree on rows with NaN, and the
+    budget holds on the prune rows."""
+    X, y = _blobs(n=160, seed=3)
+    rng = np.random.default_rng(3)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    rows = np.isnan(X).any(axis=1)
+    assert np.isnan(X[:, 0]).any() and rows.sum() > 40
+    target = y if cls is BudgetPrunedForestClassifier else y + np.nan_to_num(X[:, 1])
+    est = cls(budget=1.5, **TINY).fit(X, target)
+    assert est.pruned_.n_splits > 0
+    pred = _check_all(est, X, target, np.ones(4), 1.5, tmp_path)
+    assert np.array_equal(est.predict(X[rows]), pred[rows])
+    kept = [est.pruned_.pruned_tree_arrays(t) for t in range(est.pruned_.n_trees)]
+    # the walk's NaN branch is exercised: some kept split meets a NaN on its feature
+    assert any(np.isnan(X[:, a["feature"][a["left"] >= 0]]).any() for a in kept)
 
 
 @pytest.mark.parametrize("method", ["predict", "predict_proba", "acquisition_cost",
@@ -629,8 +656,7 @@ def _walk_unit_cost(pf, X, own, groups, requires=None):
             h = 0
             while a["left"][h] >= 0:
                 used.add(int(a["feature"][h]))
-                h = a["left"][h] if np.float32(x[a["feature"][h]]) <= a["threshold"][h] \
-                    else a["right"][h]
+                h = _child(a, h, x)
         for f in list(used):
             used |= set((requires or {}).get(f, []))
         units = {("own", f) for f in used}
