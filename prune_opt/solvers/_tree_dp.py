@@ -227,10 +227,14 @@ def best_tree_within(layout, leaf_loss, split_cost, node_cost, room):
     used = float(node_cost[mask].sum())
     if used <= room:
         return value, mask, used
+    if room < 0:  # even the root, with no split, uses 0
+        return None
     top = max(float(np.abs(leaf_loss).max(initial=0.0)),
               float(np.abs(split_cost).max(initial=0.0)), 1e-300)
     lo, hi, best = 0.0, top / max(float(node_cost.max(initial=0.0)), 1e-300), None
     for _ in range(60):  # grow the price until the tree fits
+        if not np.isfinite(hi):  # inf * a zero node cost would be NaN
+            break
         v, m = best_tree_pruning(layout, leaf_loss, split_cost + hi * node_cost)
         u = float(node_cost[m].sum())
         if u <= room:
