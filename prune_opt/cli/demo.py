@@ -207,7 +207,9 @@ def _cegb_models(exp, progress):
 
     from tqdm import tqdm
 
-    from forest_builders import CEGBClassifier
+    from ._plugins import estimator_class
+
+    CEGBClassifier = estimator_class("CEGBClassifier")
 
     out = []
     bar = tqdm(CEGB_TRADEOFFS, unit="model", disable=not progress)
@@ -232,7 +234,9 @@ def _cegb_models(exp, progress):
 def _estimator_row(exp, budget, limits, progress):
     """The budget estimator with its defaults, fit on the training and validation
     splits (it splits them itself to grow, prune and choose)."""
-    from forest_builders import BudgetPrunedForestClassifier
+    from ._plugins import estimator_class
+
+    BudgetPrunedForestClassifier = estimator_class("BudgetPrunedForestClassifier")
 
     X = np.concatenate([exp["X_train"], exp["X_val"]])
     y = np.concatenate([exp["y_train"], exp["y_val"]])

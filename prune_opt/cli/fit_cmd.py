@@ -69,12 +69,10 @@ def _check(args):
 
 
 def _estimator_class(task):
-    try:
-        from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
-    except ImportError as exc:  # an installation without the growers
-        raise ValueError("prune-opt fit needs the forest_builders package, which is not "
-                         f"importable here ({exc}); install prune-opt with its growers") from exc
-    return BudgetPrunedForestRegressor if task == "regression" else BudgetPrunedForestClassifier
+    from ._plugins import estimator_class
+
+    return estimator_class("BudgetPrunedForestRegressor" if task == "regression"
+                           else "BudgetPrunedForestClassifier")
 
 
 def _frame(X, names):
