@@ -319,16 +319,43 @@ def write_json(path, args, results, summary=None):
 
 
 def merged_results(paths):
-    """The results of earlier ``--json`` runs in one list, and their budgets."""
-    results, budgets = [], None
+    """The results of earlier ``--json`` runs in one list, and their budgets.
+
+    Runs of the same (dataset, seed) are combined family by family (e.g. the
+    anchors from one run and the one-call rows from another, ``--families``); a
+    family present in both is taken from the later file.
+    """
+    results, budgets, by_key = [], None, {}
     for p in paths.split(","):
         spec = json.loads(Path(p.strip()).read_text())
         b = list(spec["args"]["budgets"])
         if budgets not in (None, b):
             raise SystemExit(f"--merge: {p} used budgets {b}, the others {budgets}")
-        results += spec["results"]
         budgets = b
+        for r in spec["results"]:
+            key = (r["dataset"], r["seed"])
+            if key not in by_key:
+                by_key[key] = r
+                results.append(r)
+            else:
+                _combine(by_key[key], r)
     return results, budgets
+
+
+def _combine(into, r):
+    """Add run ``r``'s families to ``into`` (the same dataset, seed and split)."""
+    if into["unpruned"].get("val_cost") != r["unpruned"].get("val_cost"):
+        raise SystemExit(f"--merge: {r['dataset']} seed {r['seed']} differs between files "
+                         "(another split or reference forest); rerun with the same options")
+    for mine, theirs in zip(into["cells"], r["cells"]):
+        mine["chosen"].update(theirs["chosen"])
+        if mine.get("best_method") is None:
+            mine["best_method"] = theirs.get("best_method")
+    for k in ("seconds", "call_seconds", "points"):
+        into.setdefault(k, {}).update(r.get(k, {}))
+    into["not_available"] = {n: w for n, w in {**into.get("not_available", {}),
+                                                **r.get("not_available", {})}.items()
+                             if n not in into["points"]}
 
 
 def run_all(args, load_fn, run_fn, report_fn):
