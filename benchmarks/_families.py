@@ -284,3 +284,31 @@ def estimator(ctx):
         secs = time.perf_counter() - t0
         out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs))
     return out
+
+
+def only(rf, ctx, timer, args, names):
+    """Only the families named in ``--families`` (those that need no hull): {name: members}."""
+    import prune_opt as po
+
+    out = {}
+    if "fit_budget default" in names:
+        out["fit_budget default"] = timer("fit_budget default", fit_budget_calls, rf, ctx)
+    for obj in ("paper", "brier"):
+        if f"fit_budget {obj}" in names:
+            out[f"fit_budget {obj}"] = timer(f"fit_budget {obj}", fit_budget_calls, rf, ctx,
+                                             objective=obj, time_limit=args.time_limit)
+    from prune_opt.budget import BASELINES
+
+    wanted = [b for b in BASELINES if b in names]
+    if wanted:
+        problem = po.compile_problem(rf, ctx.X_v, ctx.y_v, costs=ctx.costs,
+                                     train=(ctx.X_tr, ctx.y_tr))
+        got = baselines(rf, problem, ctx, timer)
+        out.update({b: got[b] for b in wanted})
+    if "cheap-subset rf" in names:
+        out["cheap-subset rf"] = timer("cheap-subset rf", cheap_subset_rf, rf, ctx)
+    if "cegb" in names and not args.no_cegb:
+        out["cegb"] = timer("cegb", cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
+    if "estimator" in names:
+        out["estimator"] = timer("estimator", estimator, ctx)
+    return out

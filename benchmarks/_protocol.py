@@ -294,6 +294,32 @@ def add_common_args(ap, *, datasets, quick):
     ap.add_argument("--json", default=None, metavar="OUT")
 
 
+def add_families_arg(ap, targets):
+    ap.add_argument("--families", default=None, metavar="NAMES",
+                    help="run only these families (comma-separated), or 'targets' for the "
+                         f"rows the targets are counted on ({', '.join(targets)}); runs of "
+                         "different families of the same datasets and seeds combine with "
+                         "--merge")
+
+
+def check_families(ap, args, targets):
+    """``args.only``: the family names of ``--families`` (None: every family)."""
+    args.only = None
+    if not args.families:
+        return
+    names = [n.strip() for n in args.families.split(",") if n.strip()]
+    if names == ["targets"]:
+        names = list(targets)
+    from prune_opt.budget import BASELINES
+
+    known = set(targets) | set(BASELINES)
+    bad = [n for n in names if n not in known]
+    if bad:
+        ap.error(f"--families: unknown or not separable {bad}; choose from {sorted(known)} "
+                 "or 'targets' (the others need the full run)")
+    args.only = names
+
+
 def finish_args(ap, args, datasets):
     """Parse the shared options' text into values (after ``ap.parse_args``)."""
     args.seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

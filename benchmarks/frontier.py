@@ -82,7 +82,7 @@ TARGET_FAMILIES = ("fit_budget default", "fit_budget paper", "fit_budget brier",
 def families(rf, ctx, timer, args):
     """{family: members, or None when not available} of one (dataset, seed) run."""
     if args.only is not None:
-        return _some_families(rf, ctx, timer, args, args.only)
+        return fam.only(rf, ctx, timer, args, args.only)
     import prune_opt as po
 
     res = args.cost_resolution * ctx.base_cost
@@ -119,37 +119,6 @@ def families(rf, ctx, timer, args):
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
     out["estimator"] = timer("estimator", fam.estimator, ctx)
-    return out
-
-
-def _some_families(rf, ctx, timer, args, names):
-    """Only the families named in ``--families`` (those that need no hull)."""
-    import prune_opt as po
-
-    out = {}
-    if any(n in names for n in ("fit_budget default", "fit_budget paper", "fit_budget brier")):
-        if "fit_budget default" in names:
-            out["fit_budget default"] = timer("fit_budget default", fam.fit_budget_calls, rf,
-                                              ctx)
-        for obj in ("paper", "brier"):
-            if f"fit_budget {obj}" in names:
-                out[f"fit_budget {obj}"] = timer(f"fit_budget {obj}", fam.fit_budget_calls,
-                                                 rf, ctx, objective=obj,
-                                                 time_limit=args.time_limit)
-    from prune_opt.budget import BASELINES
-
-    wanted = [b for b in BASELINES if b in names]
-    if wanted:
-        problem = po.compile_problem(rf, ctx.X_v, ctx.y_v, costs=ctx.costs,
-                                     train=(ctx.X_tr, ctx.y_tr))
-        got = fam.baselines(rf, problem, ctx, timer)
-        out.update({b: got[b] for b in wanted})
-    if "cheap-subset rf" in names:
-        out["cheap-subset rf"] = timer("cheap-subset rf", fam.cheap_subset_rf, rf, ctx)
-    if "cegb" in names and not args.no_cegb:
-        out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
-    if "estimator" in names:
-        out["estimator"] = timer("estimator", fam.estimator, ctx)
     return out
 
 
@@ -190,25 +159,9 @@ def parse(argv):
                     help="hull refinement, as a share of the unpruned cost")
     ap.add_argument("--no-refit", dest="refit", action="store_false")
     ap.add_argument("--plot", default=None, metavar="OUT.png")
-    ap.add_argument("--families", default=None, metavar="NAMES",
-                    help="run only these families (comma-separated), or 'targets' for the "
-                         f"rows the targets are counted on ({', '.join(TARGET_FAMILIES)}); "
-                         "runs of different families of the same datasets and seeds "
-                         "combine with --merge")
+    proto.add_families_arg(ap, TARGET_FAMILIES)
     args = ap.parse_args(argv)
-    args.only = None
-    if args.families:
-        names = [n.strip() for n in args.families.split(",") if n.strip()]
-        if names == ["targets"]:
-            names = list(TARGET_FAMILIES)
-        from prune_opt.budget import BASELINES
-
-        known = set(TARGET_FAMILIES) | set(BASELINES)
-        bad = [n for n in names if n not in known]
-        if bad:
-            ap.error(f"--families: unknown or not separable {bad}; choose from "
-                     f"{sorted(known)} or 'targets' (the others need the full run)")
-        args.only = names
+    proto.check_families(ap, args, TARGET_FAMILIES)
     if args.costs and not args.csv:
         ap.error("--costs goes with --csv FILE")
     quick = args.quick

@@ -53,7 +53,13 @@ REFIT_FROM = ("hull", "fit_budget", "greedy")
 REFIT_SMOOTHING = (1.0, 10.0)
 
 
+# --families targets: the rows the targets are counted on
+TARGET_FAMILIES = ("fit_budget default", "greedy", "cheap-subset rf", "cegb", "estimator")
+
+
 def families(rf, ctx, timer, args):
+    if args.only is not None:
+        return fam.only(rf, ctx, timer, args, args.only)
     out = {}
     problem, hull = timer("hull", fam.hull, rf, ctx, None)
     out["hull"] = timer("hull", fam.score, hull, ctx)
@@ -89,7 +95,9 @@ def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     proto.add_common_args(ap, datasets=DATASETS,
                           quick="one seed, 20 trees, smaller CEGB grid, 2 s per fit_budget call")
+    proto.add_families_arg(ap, TARGET_FAMILIES)
     args = ap.parse_args(argv)
+    proto.check_families(ap, args, TARGET_FAMILIES)
     args.cegb_grid = fam.CEGB_QUICK if args.quick else {}
     if args.quick:
         if args.seeds == "0,1,2":

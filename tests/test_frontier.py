@@ -295,3 +295,35 @@ def test_tiny_runs_end_to_end(tmp_path, capsys):
                     if name not in ("fit_budget default", "estimator"):
                         assert c["val_cost"] <= cell["budget"] * (1 + 1e-9), name
                     assert c["test_cost"] >= 0
+
+
+def test_merge_combines_runs_of_different_families_of_one_seed(tmp_path, capsys):
+    """Anchors from one run and one-call rows from another make one table; a run of
+    another split of the same dataset and seed is refused."""
+    full = _results()
+    anchors, calls = json.loads(json.dumps(full)), json.loads(json.dumps(full))
+    for r in anchors:
+        for c in r["cells"]:
+            c["chosen"] = {k: v for k, v in c["chosen"].items() if k in ("cegb", "greedy")}
+    for r in calls:
+        for c in r["cells"]:
+            c["chosen"] = {k: v for k, v in c["chosen"].items() if k not in ("cegb", "greedy")}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"args": {"budgets": [0.1, 0.5]}, "results": anchors}))
+    b.write_text(json.dumps({"args": {"budgets": [0.1, 0.5]}, "results": calls}))
+    merged, budgets = proto.merged_results(f"{a},{b}")
+    assert budgets == [0.1, 0.5] and len(merged) == len(full)
+    for m, r in zip(merged, full):
+        assert [c["chosen"] for c in m["cells"]] == [c["chosen"] for c in r["cells"]]
+    other = json.loads(json.dumps(calls))
+    other[0]["unpruned"]["val_cost"] = -1.0
+    b.write_text(json.dumps({"args": {"budgets": [0.1, 0.5]}, "results": other}))
+    with pytest.raises(SystemExit, match="differs between files"):
+        proto.merged_results(f"{a},{b}")
+
+
+def test_families_option_names_the_rows_or_refuses():
+    args = frontier.parse(["--families", "targets"])
+    assert args.only == list(frontier.TARGET_FAMILIES)
+    with pytest.raises(SystemExit):
+        frontier.parse(["--families", "hull"])
