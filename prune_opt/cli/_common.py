@@ -236,11 +236,13 @@ def setup_experiment(args, *, fit=True):
     if fit:
         with phase(f"growing {args.trees} trees on {len(y_tr):,} rows",
                    enabled=not getattr(args, "no_progress", True)):
-            out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
+            out["forest"] = forest_for(task, args).fit(X_tr, y_tr)
     return out
 
 
-def _forest_for(task, args):
+def forest_for(task, args):
+    """The unfitted random forest (classifier or regressor) of ``--trees``,
+    ``--max-depth`` and ``--seed``."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     cls = RandomForestRegressor if task == "regression" else RandomForestClassifier
