@@ -14,7 +14,7 @@ from ._exact import verified_counterexample
 from ._result import Counterexample, MethodResult, SearchLimitExceeded
 
 __all__ = ["brute_force_tu", "find_entry_violation", "find_2x2_violation",
-           "estimate_2x2_work", "DEFAULT_MAX_SUBMATRICES", "MethodResult"]
+           "estimate_2x2_work", "DEFAULT_MAX_SUBMATRICES"]
 
 #: enumeration budget of the brute-force method (square submatrices examined)
 DEFAULT_MAX_SUBMATRICES = 20_000_000
@@ -59,8 +59,7 @@ def find_2x2_violation(M, max_work=5e7):
     Raises
     ------
     SearchLimitExceeded
-        The work estimate exceeds ``max_work`` (the search was not run; it
-        used to return the string ``"skipped"``).
+        The work estimate exceeds ``max_work`` (the search was not run).
 
     Examples
     --------
