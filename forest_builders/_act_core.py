@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaincinv, entr
 
+from ._splits import split_threshold
+
 __all__ = ["ACTConfig", "best_splits", "grow_tree", "pessimistic_rate", "leaf_costs"]
 
 
@@ -104,11 +106,7 @@ def best_splits(X32, codes, n_classes, features):
     best = np.argmax(g, axis=0)
     cols = np.arange(f)
     gain = g[best, cols]
-    a = v[best, cols].astype(np.float64)
-    b = v[best + 1, cols].astype(np.float64)
-    mid = ((a + b) / 2).astype(np.float32).astype(np.float64)
-    thr = np.where((mid >= a) & (mid < b), mid, a)
-    return gain, thr
+    return gain, split_threshold(v[best, cols], v[best + 1, cols])
 
 
 def pessimistic_rate(errors, n, cf):

@@ -31,6 +31,11 @@ from ._splits import candidates_from_sorted
 
 __all__ = ["ArrayForestClassifier", "CostAwareClassifier", "grow_tree", "resolve_max_features"]
 
+#: scikit-learn constraint of the ``max_features`` hyperparameter of every grower
+MAX_FEATURES_CONSTRAINT = [StrOptions({"sqrt", "log2"}),
+                           Interval(Integral, 1, None, closed="left"),
+                           Interval(RealNotInt, 0, 1, closed="right"), None]
+
 
 def resolve_max_features(max_features, n_features):
     """Number of features sampled at each node.
@@ -131,6 +136,13 @@ def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_s
         stack.append((rnode, children[1], depth + 1, child_paid))
         stack.append((lnode, children[0], depth + 1, child_paid))
     return tree.arrays()
+
+
+def bootstrap_weights(rng, n, bootstrap):
+    """One tree's row multiplicities: a bootstrap draw of ``n`` rows, else 1 per row."""
+    if not bootstrap:
+        return np.ones(n)
+    return np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
 
 
 class _TreeArrays:
@@ -308,8 +320,7 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "budget": [Interval(Real, 0, np.inf, closed="left"), None],
         "free_reuse": ["boolean"],
-        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "max_features": MAX_FEATURES_CONSTRAINT,
         "min_samples_split": [Interval(Real, 2, None, closed="left")],
         "max_trees": [Interval(Integral, 1, None, closed="left")],
         "bootstrap": ["boolean"],
@@ -353,10 +364,7 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
 
         def grow(seed):
             rng = np.random.default_rng(seed)
-            if self.bootstrap:
-                w = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
-            else:
-                w = np.ones(n)
+            w = bootstrap_weights(rng, n, self.bootstrap)
             return grow_tree(X, y, w, self.n_classes_, chooser, rng=rng, **kw), w.astype(np.int64)
 
         return grow

@@ -125,8 +125,6 @@ def get_impurity(name):
     >>> get_impurity("gini").__name__
     'gini'
     """
-    if callable(name):
-        return name
     try:
         return IMPURITIES[name]
     except (KeyError, TypeError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._base import _partition
 from ._splits import candidates_from_sorted
 
 __all__ = ["LazyTreeSpec", "grow_lazy_tree", "mark_paid"]
@@ -98,16 +99,6 @@ def _choose(spec, X, y, w, S, total, paid, path_paid, rng):
     return None
 
 
-def _partition(S, go):
-    """Stable split of the presorted index matrix ``S`` into left and right rows."""
-    mask = go[S]
-    n_left = int(mask[:, 0].sum())
-    St = S.T
-    m = S.shape[1]
-    return (St[mask.T].reshape(m, n_left).T,
-            St[~mask.T].reshape(m, S.shape[0] - n_left).T)
-
-
 def grow_lazy_tree(spec, X, y, w, n_classes, paid, rng):
     """Grow one tree; ``paid`` (n, U) bool is read, not modified.
 
@@ -152,10 +143,10 @@ def grow_lazy_tree(spec, X, y, w, n_classes, paid, rng):
         if choice is None:
             continue
         f, thr = choice
-        go[idx] = X[idx, f] <= thr  # NaN goes right
-        SL, SR = _partition(S, go)
-        if SL.shape[0] == 0 or SR.shape[0] == 0:
+        children = _partition(X, S, go, f, thr)
+        if children is None:
             continue
+        SL, SR = children
         nodes["feature"][node], nodes["threshold"][node] = f, thr
         child_paid = path_paid | spec.feature_units[f]
         stack.append((SR, depth + 1, child_paid, node, "right"))

@@ -36,7 +36,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_consistent_length,
@@ -48,7 +48,7 @@ from sklearn.utils.validation import (
 from prune_opt import Forest
 
 from ._act_core import ACTConfig, grow_tree
-from ._base import CostAwareClassifier
+from ._base import MAX_FEATURES_CONSTRAINT, CostAwareClassifier, resolve_max_features
 
 __all__ = ["ACTClassifier", "ACTForestClassifier"]
 
@@ -258,8 +258,7 @@ class ACTForestClassifier(_ACTBase):
     _parameter_constraints: dict = {
         **_ACTBase._parameter_constraints,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "max_features": MAX_FEATURES_CONSTRAINT,
         "bootstrap": ["boolean"],
         "n_jobs": [Integral, None],
     }
@@ -281,21 +280,12 @@ class ACTForestClassifier(_ACTBase):
         self.random_state = random_state
 
     def _n_candidates(self, n_features):
+        """Features drawn per node (None: all); unlike the array forests, an int above
+        the number of features is refused rather than clipped."""
         mf = self.max_features
-        if mf is None:
-            return None
-        if mf == "sqrt":
-            return max(1, int(np.sqrt(n_features)))
-        if mf == "log2":
-            return max(1, int(np.log2(n_features)))
-        if isinstance(mf, numbers.Integral) and not isinstance(mf, bool):
-            if not 1 <= mf <= n_features:
-                raise ValueError(f"max_features={mf} must be in [1, {n_features}]")
-            return int(mf)
-        if isinstance(mf, numbers.Real) and not isinstance(mf, bool) and 0 < mf <= 1:
-            return max(1, int(mf * n_features))
-        raise ValueError(f"max_features must be 'sqrt', 'log2', an int, a float in (0, 1] or "
-                         f"None, got {mf!r}")
+        if isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and mf > n_features:
+            raise ValueError(f"max_features={mf} must be in [1, {n_features}]")
+        return None if mf is None else resolve_max_features(mf, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -32,12 +32,6 @@ __all__ = ["BudgetRandomForestClassifier", "minimax_chooser", "ratio_chooser"]
 IMPURITY_CHOICES = ("threshold_pairs", "entropy", "gini", "cost_entropy")
 
 
-def _pick(score, tie, cand):
-    """Column with the smallest score (ties: largest ``tie``) and its best row."""
-    j = int(np.lexsort((-tie, score))[0])
-    return j
-
-
 def _cost_per_reduction_chooser(impurity, alpha, reduction):
     """Chooser minimising ``cost / reduction`` where ``reduction(fs, f_left, f_right)``
     is the impurity reduction of every candidate stump (shared by both rules)."""
@@ -56,7 +50,7 @@ def _cost_per_reduction_chooser(impurity, alpha, reduction):
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.where(ok, np.where(cost > 0, cost / np.where(ok, rmax, 1.0), 0.0),
                              np.inf)
-        j = _pick(score, np.where(ok, rmax, -np.inf), cand)
+        j = int(np.lexsort((-np.where(ok, rmax, -np.inf), score))[0])  # ties: larger rmax
         return j, float(cand.threshold[best_row[j], j])
 
     return choose

@@ -27,13 +27,14 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from prune_opt import FeatureCosts, as_feature_costs
+from prune_opt import FeatureCosts
 
+from ._base import CostAwareClassifier
 from .lightgbm_import import (
     forest_from_lightgbm,
     import_lightgbm,
@@ -49,7 +50,7 @@ DEFAULT_TRADEOFFS = (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0)
 PENALTIES = ("lazy", "coupled", "both")
 
 
-class CEGBClassifier(ClassifierMixin, BaseEstimator):
+class CEGBClassifier(CostAwareClassifier):
     """Cost-efficient gradient boosting (LightGBM's CEGB) with prune-opt cost accounting.
 
     Parameters
@@ -156,16 +157,8 @@ class CEGBClassifier(ClassifierMixin, BaseEstimator):
         lgb = import_lightgbm()
         X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
         check_classification_targets(y)
-        names = getattr(self, "feature_names_in_", None)
-        names = None if names is None else [str(n) for n in names]
-        costs = self.costs
-        if isinstance(costs, FeatureCosts):
-            fc = costs
-            fc.check_n_features(X.shape[1], names)
-        else:
-            fc = as_feature_costs(costs, X.shape[1], names)
-        self.costs_ = fc
-        penalty = fc.feature_cost()
+        names = self._fit_costs(X.shape[1])
+        penalty = self.costs_.feature_cost()
         self.feature_penalty_ = penalty
         params = dict(
             boosting_type=self.boosting_type, n_estimators=self.n_estimators,

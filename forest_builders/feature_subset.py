@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_X_y
 
 from prune_opt import Forest, as_feature_costs
 
-from ._base import CostAwareClassifier, ForestPredictions
+from ._base import MAX_FEATURES_CONSTRAINT, CostAwareClassifier, ForestPredictions
 
 __all__ = ["SubsetForestClassifier", "rank_features_by_cost", "subset_costs"]
 
@@ -336,8 +336,7 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         "features": ["array-like", None],
         "max_cost": [Interval(Real, 0, None, closed="left"), None],
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
-        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "max_features": MAX_FEATURES_CONSTRAINT,
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "bootstrap": ["boolean"],
         "ranking_estimators": [Interval(Integral, 1, None, closed="left")],

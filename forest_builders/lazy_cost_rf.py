@@ -28,9 +28,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import ArrayForestClassifier, CostAwareClassifier, resolve_max_features
+from ._base import (
+    MAX_FEATURES_CONSTRAINT,
+    ArrayForestClassifier,
+    CostAwareClassifier,
+    bootstrap_weights,
+    resolve_max_features,
+)
 from ._impurity import get_impurity
 from ._lazy_tree import LazyTreeSpec, grow_lazy_tree, mark_paid
 
@@ -105,8 +111,7 @@ class LazyCostRandomForestClassifier(ArrayForestClassifier):
         "criterion": [StrOptions({"gini", "entropy"})],
         "carry_across_trees": ["boolean"],
         "stop_on_penalty": ["boolean"],
-        "max_features": [StrOptions({"sqrt", "log2"}), Interval(Integral, 1, None, closed="left"),
-                         Interval(RealNotInt, 0, 1, closed="right"), None],
+        "max_features": MAX_FEATURES_CONSTRAINT,
         "min_samples_split": [Interval(Real, 2, None, closed="left")],
         "bootstrap": ["boolean"],
     }
@@ -160,10 +165,7 @@ class LazyCostRandomForestClassifier(ArrayForestClassifier):
         trees, bags, paid_cost = [], [], []
         for seed in seeds:  # sequential: each tree sees what the earlier ones made paid
             rng = np.random.default_rng(int(seed))
-            if self.bootstrap:
-                w = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
-            else:
-                w = np.ones(n)
+            w = bootstrap_weights(rng, n, self.bootstrap)
             history = paid if self.carry_across_trees else no_history
             tree = grow_lazy_tree(spec, X, y, w, self.n_classes_, history, rng)
             mark_paid(tree, X, spec.feature_units, paid)

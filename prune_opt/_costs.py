@@ -396,7 +396,7 @@ class FeatureCosts:
                 f"total={self.unit_costs.sum():.4g})")
 
 
-def as_feature_costs(costs, n_features, feature_names=None, *, name="costs"):
+def as_feature_costs(costs, n_features, feature_names=None):
     """Coerce ``costs`` (None, array, mapping or FeatureCosts) and check it fits.
 
     ``None`` means uniform unit costs.
@@ -409,7 +409,7 @@ def as_feature_costs(costs, n_features, feature_names=None, *, name="costs"):
         try:
             fc = FeatureCosts(costs, feature_names=feature_names)
         except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
+            raise ValueError(f"costs: {exc}") from None
     fc.check_n_features(n_features, feature_names)
     return fc
 

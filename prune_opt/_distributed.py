@@ -119,6 +119,20 @@ def _moment_block(forest, block, w, unit, centre):
     return out
 
 
+def _node_sums(client, block_fn, forest, forest_f, blocks, offsets, w, width, *args):
+    """The (n_nodes, width) leaf table ``block_fn`` computes per block, summed over the
+    blocks in block order (deterministic) and then up every tree."""
+    parts = [_submit(client, block_fn, forest_f, b,
+                     None if w is None else w[offsets[i]:offsets[i + 1]], *args)
+             for i, b in enumerate(blocks)]
+    out = np.zeros((forest.n_nodes, width))
+    for f in parts:
+        out += f.result()
+    for t in range(forest.n_trees):
+        _sum_up_tree(forest, out, forest.tree_slice(t))
+    return out
+
+
 def _regression_errors(client, forest, forest_f, blocks, offsets, w):
     """Node errors of a regression forest on the blocked error data: the target scale
     from the gathered targets (one float a row), the node moments summed block by block."""
@@ -130,14 +144,8 @@ def _regression_errors(client, forest, forest_f, blocks, offsets, w):
     for _ in range(forest.n_trees):  # as the single-process routing pools the tree weights
         pooled += wt
     unit, scale, centre = regression_scale(y, pooled)
-    parts = [_submit(client, _moment_block, forest_f, b,
-                     None if w is None else w[offsets[i]:offsets[i + 1]], unit, centre)
-             for i, b in enumerate(blocks)]
-    stats = np.zeros((forest.n_nodes, 3))
-    for f in parts:  # summed in block order: deterministic
-        stats += f.result()
-    for t in range(forest.n_trees):
-        _sum_up_tree(forest, stats, forest.tree_slice(t))
+    stats = _node_sums(client, _moment_block, forest, forest_f, blocks, offsets, w, 3,
+                       unit, centre)
     node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
     return node_error, np.full(forest.n_trees, float(wt.sum())), scale * unit * unit
 
@@ -217,14 +225,8 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
         node_error, tree_weight, error_scale = _regression_errors(client, forest, forest_f,
                                                                   blocks, offsets, w)
     elif train is None:
-        parts = [_submit(client, _class_block, forest_f, b,
-                               None if w is None else w[offsets[i]:offsets[i + 1]])
-                 for i, b in enumerate(blocks)]
-        cw = np.zeros((forest.n_nodes, forest.n_classes))
-        for f in parts:  # summed in block order: deterministic
-            cw += f.result()
-        for t in range(forest.n_trees):
-            _sum_up_tree(forest, cw, forest.tree_slice(t))
+        cw = _node_sums(client, _class_block, forest, forest_f, blocks, offsets, w,
+                        forest.n_classes)
         node_error, tree_weight = _errors_from_classes(forest, cw, w, n)
     else:
         err = error_routing(forest, None, None, None, train, chunk_size)

@@ -69,9 +69,9 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     p = Path(os.fspath(path))
+    text = {} if mode == "wb" else {"encoding": encoding or "utf-8", "newline": newline}
     if _is_special_file(p):  # a pipe or a device (/dev/stdout): write into it, as open does
-        with open(p, mode, **({} if mode == "wb" else
-                              {"encoding": encoding or "utf-8", "newline": newline})) as fh:
+        with open(p, mode, **text) as fh:
             yield fh
         return
     p = _through_links(p)
@@ -80,11 +80,7 @@ def atomic_write(path, mode="w", *, encoding=None, newline=None):
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
     try:
         os.chmod(tmp, mode_of_file)  # mkstemp's 0o600 would otherwise end up on the file
-        if mode == "wb":
-            fh = os.fdopen(fd, "wb")
-        else:
-            fh = os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
-        with fh:
+        with os.fdopen(fd, mode, **text) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

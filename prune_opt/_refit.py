@@ -206,6 +206,5 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
                                    "refit": {"method": method, "smoothing": smoothing,
                                              "in_bag": bool(in_bag and train is not None),
                                              "n_rows": int(Xr.shape[0])}})
-    if hasattr(pruned, "estimator_class"):
-        out.estimator_class = pruned.estimator_class
+    out.estimator_class = pruned.estimator_class  # the recorded one, even when None
     return out

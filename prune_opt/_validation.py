@@ -80,7 +80,7 @@ def _satisfied(constraint, value):
     return make_constraint(constraint).is_satisfied_by(value)
 
 
-def check_param(value, name, constraints, *, fix=""):
+def check_param(value, name, constraints):
     """Return ``value`` if it satisfies one of ``constraints``, else raise.
 
     Parameters
@@ -94,8 +94,6 @@ def check_param(value, name, constraints, *, fix=""):
         scikit-learn ``_param_validation`` constraints (``Interval``,
         ``StrOptions``, ``Options``, ``None``, ``"boolean"``, ...); the value
         must satisfy at least one.
-    fix : str, optional
-        What to do instead, appended to the message.
 
     Returns
     -------
@@ -125,7 +123,7 @@ def check_param(value, name, constraints, *, fix=""):
                 return int(value) if c.type is Integral else float(value)
             return value
     wanted = " or ".join(_describe(c) for c in constraints)
-    msg = f"{name} must be {wanted}, got {value!r}" + (f"; {fix}" if fix else "")
+    msg = f"{name} must be {wanted}, got {value!r}"
     if any(_type_fits(c, value) for c in constraints):
         raise ValueError(msg)
     raise TypeError(msg)

@@ -289,7 +289,7 @@ def _bad_numbers(vals):
     return bad
 
 
-def _parse_numbers(name, vals, missing):
+def _parse_numbers(vals, missing):
     """Float column (NaN where missing); None when the column holds text."""
     out = np.full(vals.size, np.nan)
     filled = np.flatnonzero(~missing)
@@ -300,7 +300,7 @@ def _parse_numbers(name, vals, missing):
     return out
 
 
-def _check_finite(name, col, target=False):
+def _check_finite(name, col):
     inf = np.flatnonzero(np.isinf(col))
     if inf.size:
         raise ValueError(f"column {name!r} row {inf[0] + 2}: value is infinite; replace it "
@@ -310,7 +310,7 @@ def _check_finite(name, col, target=False):
 def _numeric_or_text(name, vals, missing):
     """``("numeric", floats)`` or ``("text", None)``; a mostly numeric column with a few
     words is an error naming the first unreadable value (column and row)."""
-    col = _parse_numbers(name, vals, missing)
+    col = _parse_numbers(vals, missing)
     if col is not None:
         _check_finite(name, col)
         return "numeric", col
@@ -350,7 +350,7 @@ def _parse_target(name, vals, missing):
         rows = (np.flatnonzero(missing)[:5] + 2).tolist()
         raise ValueError(f"target column {name!r} has missing values (rows {rows}"
                          f"{' ...' if missing.sum() > 5 else ''}); drop those rows")
-    y = _parse_numbers(name, vals, missing)
+    y = _parse_numbers(vals, missing)
     if y is None:  # text labels: classes by name
         return vals.astype(str)
     _check_finite(name, y)
@@ -412,7 +412,7 @@ def encode_table(text, sep, encoding):
         if name in cats:
             cols.append(encode_categories(name, vals, missing, cats[name]))
             continue
-        col = _parse_numbers(name, vals, missing)
+        col = _parse_numbers(vals, missing)
         if col is None:
             bad = np.flatnonzero(~missing)[_bad_numbers(vals[~missing])[0]]
             raise ValueError(f"column {name!r} row {bad + 2}: cannot read {vals[bad]!r} as a "

@@ -14,7 +14,7 @@ from ._exact import verified_counterexample
 from ._result import Counterexample, MethodResult, SearchLimitExceeded
 
 __all__ = ["brute_force_tu", "find_entry_violation", "find_2x2_violation",
-           "estimate_2x2_work", "DEFAULT_MAX_SUBMATRICES", "MethodResult"]
+           "estimate_2x2_work", "DEFAULT_MAX_SUBMATRICES"]
 
 #: enumeration budget of the brute-force method (square submatrices examined)
 DEFAULT_MAX_SUBMATRICES = 20_000_000
@@ -59,8 +59,7 @@ def find_2x2_violation(M, max_work=5e7):
     Raises
     ------
     SearchLimitExceeded
-        The work estimate exceeds ``max_work`` (the search was not run; it
-        used to return the string ``"skipped"``).
+        The work estimate exceeds ``max_work`` (the search was not run).
 
     Examples
     --------
@@ -187,26 +186,24 @@ def _combo_chunks(n, k, size):
         yield block.reshape(-1, k)
 
 
-def _count_squares(m, n):
-    """Number of nonempty square submatrices of an m x n matrix, C(m+n, m) - 1.
+def _binomial(n, k):
+    """C(n, k): exact when below 1e17, else a float estimate (capped at 1e300; never
+    computes huge binomials)."""
+    if n < k:
+        return 0
+    log10 = (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(10)
+    return comb(n, k) if log10 < 17 else 10.0 ** min(log10, 300)
 
-    Exact when small, else a float estimate (never computes huge binomials).
-    """
-    log10 = (lgamma(m + n + 1) - lgamma(m + 1) - lgamma(n + 1)) / log(10)
-    if log10 < 17:
-        return comb(m + n, m) - 1
-    return 10.0 ** min(log10, 300)
+
+def _count_squares(m, n):
+    """Number of nonempty square submatrices of an m x n matrix, C(m+n, m) - 1."""
+    return _binomial(m + n, m) - 1
 
 
 def _fmt_count(x):
     if isinstance(x, int):
         return f"{x:d}"
     return "more than 1e300" if x >= 1e300 else f"~{x:.2e}"
-
-
-def _count_fixed(n, k):
-    log10 = (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(10) if n >= k else 0
-    return comb(n, k) if log10 < 17 else 10.0 ** min(log10, 300)
 
 
 def brute_force_tu(M, *, time_limit=None, max_submatrices=DEFAULT_MAX_SUBMATRICES,
@@ -289,7 +286,7 @@ def _fixed_rows_space(M, rows_fixed):
     D = M[sel].toarray()
     keep_c = np.flatnonzero(np.abs(D).sum(axis=0) > 0)
     return _SearchSpace(D[:, keep_c], sel, keep_c, [len(sel)],
-                        _count_fixed(keep_c.size, len(sel)), fixed=True)
+                        _binomial(keep_c.size, len(sel)), fixed=True)
 
 
 def _reduced_space(M, max_submatrices):

@@ -160,7 +160,7 @@ def scale_rows_to_integers(A, rows=None, *, primitive=True):
     return out, factors
 
 
-def as_integer_matrix(A, name="A"):
+def as_integer_matrix(A):
     """Coerce a matrix or a PruningProblem to an integer CSR matrix.
 
     Returns
@@ -171,43 +171,42 @@ def as_integer_matrix(A, name="A"):
     """
     notes = []
     if isinstance(A, PruningProblem):
-        problem = A
-        M = sp.csr_matrix(problem.constraint_matrix(), dtype=float)
-        if problem.budget is not None:
+        M = sp.csr_matrix(A.constraint_matrix(), dtype=float)
+        if A.budget is not None:
             M, factors = scale_rows_to_integers(M, rows=[M.shape[0] - 1])
             f = factors[M.shape[0] - 1]
             notes.append(f"budget row (last row) multiplied by {f} to primitive integers")
-        else:
-            M = sp.csr_matrix((np.round(M.data).astype(np.int64), M.indices, M.indptr),
-                              shape=M.shape)
-        M.eliminate_zeros()
-        M.sort_indices()
-        return M, problem, notes
+        return _integer_csr(M.data, M), A, notes
     if hasattr(A, "constraint_matrix") and not sp.issparse(A):
-        raise TypeError(f"{name}: expected an array, a scipy.sparse matrix or a "
+        raise TypeError(f"A: expected an array, a scipy.sparse matrix or a "
                         f"PruningProblem, got {type(A).__name__}")
     if sp.issparse(A):
         M = sp.csr_matrix(A)
     else:
         arr = np.asarray(A)
         if arr.dtype == object or arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D numeric matrix, got shape "
+            raise ValueError(f"A must be a 2-D numeric matrix, got shape "
                              f"{getattr(arr, 'shape', None)} and dtype {arr.dtype}")
         M = sp.csr_matrix(arr)
     if M.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric, got dtype {M.dtype}")
+        raise TypeError(f"A must be numeric, got dtype {M.dtype}")
     M.sum_duplicates()
     data = M.data.astype(float)
     if not np.isfinite(data).all():
-        raise ValueError(f"{name} has NaN or infinite entries")
+        raise ValueError("A has NaN or infinite entries")
     frac = data != np.round(data)
     if frac.any():
         k = int(np.flatnonzero(frac)[0])
         r = int(np.searchsorted(M.indptr, k, side="right") - 1)
-        raise ValueError(f"{name} has a non-integer entry {data[k]!r} in row {r}; total "
+        raise ValueError(f"A has a non-integer entry {data[k]!r} in row {r}; total "
                          "unimodularity is defined for integer matrices: scale such rows "
                          "first with prune_opt.checks.scale_rows_to_integers")
+    return _integer_csr(data, M), None, notes
+
+
+def _integer_csr(data, M):
+    """``M``'s pattern with the integral values ``data`` as int64, zeros dropped, sorted."""
     out = sp.csr_matrix((np.round(data).astype(np.int64), M.indices, M.indptr), shape=M.shape)
     out.eliminate_zeros()
     out.sort_indices()
-    return out, None, notes
+    return out

@@ -85,14 +85,9 @@ def ghouila_houri_tu(M, *, time_limit=None, max_lines=DEFAULT_MAX_GH_ROWS):
             if (np.abs(S @ sub) <= 1).all(axis=1).any():
                 continue
             fail = line_ids[list(R)]
-            if transposed:
-                inner = brute_force_tu(M.T.tocsr(), rows_fixed=fail,
-                                       time_limit=None if deadline is None
-                                       else max(deadline - time.perf_counter(), 0.1))
-            else:
-                inner = brute_force_tu(M, rows_fixed=fail,
-                                       time_limit=None if deadline is None
-                                       else max(deadline - time.perf_counter(), 0.1))
+            inner = brute_force_tu(M.T.tocsr() if transposed else M, rows_fixed=fail,
+                                   time_limit=None if deadline is None
+                                   else max(deadline - time.perf_counter(), 0.1))
             cex = inner.counterexample
             if cex is None:
                 return MethodResult(None, reason=f"{side} {fail.tolist()} have no equitable "

@@ -132,12 +132,7 @@ def verify_network_matrix(N, parent, edge, down, tail, head):
         return False, str(exc)
     paths = (R[head] - R[tail]).T.tocsr()  # (n_edges, n_arcs)
     paths = sp.csr_matrix(paths.multiply(down[:, None]), dtype=np.int64)
-    diff = (paths - N).tocoo()
-    diff.eliminate_zeros()
-    if diff.nnz:
-        return False, (f"entry ({int(diff.row[0])}, {int(diff.col[0])}) differs from the tree "
-                       "path of its arc")
-    return True, ""
+    return _compare_paths(paths, N, "the tree path of its arc")
 
 
 def _digraph(parent, edge, down, tail, head, labels=None):
@@ -297,11 +292,15 @@ def _verify_path_network(N, tail, head):
     rows = starts + np.arange(int(length.sum()))
     vals = np.repeat(np.where(tail < head, 1, -1), length)
     P = sp.csr_matrix((vals, (rows, cols)), shape=(m, n_arcs), dtype=np.int64)
-    diff = (P - N).tocoo()
+    return _compare_paths(P, N, "the path of its arc")
+
+
+def _compare_paths(paths, N, what):
+    """``(True, "")`` when the arcs' signed paths are ``N``, else the first entry that differs."""
+    diff = (paths - N).tocoo()
     diff.eliminate_zeros()
     if diff.nnz:
-        return False, (f"entry ({int(diff.row[0])}, {int(diff.col[0])}) differs from the path "
-                       "of its arc")
+        return False, f"entry ({int(diff.row[0])}, {int(diff.col[0])}) differs from {what}"
     return True, ""
 
 

@@ -1,8 +1,4 @@
-"""Typed results of the TU methods: :class:`MethodResult` and :class:`Counterexample`.
-
-Both were plain dicts once; item access (``result["verdict"]``) still works
-and emits a :class:`DeprecationWarning` naming the attribute to use instead.
-"""
+"""Typed results of the TU methods: :class:`MethodResult` and :class:`Counterexample`."""
 
 from __future__ import annotations
 

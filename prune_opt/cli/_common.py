@@ -86,7 +86,7 @@ def load_data(args):
     return {"dataset": ds, "costs": costs, "task": task, "task_reason": why}
 
 
-def check_solver_name(name, flag="--solver"):
+def check_solver_name(name):
     """Refuse an unknown or uninstalled backend name before any work.
 
     Examples
@@ -103,10 +103,10 @@ def check_solver_name(name, flag="--solver"):
         return key
     installed = [n for n, v in known.items() if v["installed"]]
     if key not in known:
-        raise ValueError(f"{flag} {name!r} is not a backend of prune-opt; choose auto or one of "
+        raise ValueError(f"--solver {name!r} is not a backend of prune-opt; choose auto or one of "
                          f"{', '.join(installed)}")
     if not known[key]["installed"]:
-        raise ValueError(f"{flag} {name!r} is not installed ({known[key]['install_hint']}); "
+        raise ValueError(f"--solver {name!r} is not installed ({known[key]['install_hint']}); "
                          f"installed: {', '.join(installed)}")
     return key
 
@@ -236,11 +236,13 @@ def setup_experiment(args, *, fit=True):
     if fit:
         with phase(f"growing {args.trees} trees on {len(y_tr):,} rows",
                    enabled=not getattr(args, "no_progress", True)):
-            out["forest"] = _forest_for(task, args).fit(X_tr, y_tr)
+            out["forest"] = forest_for(task, args).fit(X_tr, y_tr)
     return out
 
 
-def _forest_for(task, args):
+def forest_for(task, args):
+    """The unfitted random forest (classifier or regressor) of ``--trees``,
+    ``--max-depth`` and ``--seed``."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     cls = RandomForestRegressor if task == "regression" else RandomForestClassifier
@@ -434,8 +436,8 @@ def save_model(pruned, path, dataset=None):
 
 
 @contextlib.contextmanager
-def ticking(bar, *, every=0.5):
-    """Redraw the tqdm ``bar`` every ``every`` seconds while the block runs, so that
+def ticking(bar):
+    """Redraw the tqdm ``bar`` every half second while the block runs, so that
     its elapsed time moves during one long step (a single LP solve can take a minute).
 
     Examples
@@ -454,7 +456,7 @@ def ticking(bar, *, every=0.5):
     done = threading.Event()
 
     def tick():
-        while not done.wait(every):
+        while not done.wait(0.5):
             bar.refresh()
 
     thread = threading.Thread(target=tick, daemon=True)

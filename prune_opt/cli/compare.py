@@ -249,9 +249,9 @@ def measure_solve(problem, solver, *, time_limit=None, solver_options=None, test
     return msg[1]
 
 
-def _stop(proc, grace=2.0):
+def _stop(proc):
     proc.terminate()
-    proc.join(grace)
+    proc.join(2.0)  # a grace period before the kill
     if proc.is_alive():
         proc.kill()
         proc.join()

@@ -143,7 +143,7 @@ def thin(prunings, max_points):
     return [prunings[k] for k in keep]
 
 
-def parse_budget_shares(text, flag="--budgets"):
+def parse_budget_shares(text):
     """Budgets given as shares of the unpruned forest's cost: a tuple of numbers in
     (0, 1]; ``'none'`` is the empty tuple.
 
@@ -158,10 +158,10 @@ def parse_budget_shares(text, flag="--budgets"):
     try:
         shares = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise ValueError(f"{flag} must be comma-separated shares like 0.1,0.25, got "
+        raise ValueError(f"--budgets must be comma-separated shares like 0.1,0.25, got "
                          f"{text!r}") from None
     if any(not (0 < s <= 1) for s in shares):
-        raise ValueError(f"{flag} shares must lie in (0, 1], got {text!r}")
+        raise ValueError(f"--budgets shares must lie in (0, 1], got {text!r}")
     return shares
 
 
@@ -182,9 +182,9 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
     :data:`prune_opt.budget.BASELINES` (an unknown name is an error)."""
     import warnings
 
-    rf, costs = exp["forest"], exp["costs"]
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
-    problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
+    problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"],
+                              train=(exp["X_train"], exp["y_train"]))
     out = {}
     for m in methods:
         if m == "budgetprune":
@@ -207,14 +207,21 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
             for r in rows:
                 r["param"] = r["budget"]
         else:
-            with phase(f"baseline {m}: pruning", enabled=progress):
-                prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
-                                max_points)
-            with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
-                rows = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
-                                      method=m).to_dict("records")
+            rows = baseline_rows(exp, problem, m, max_points, progress=progress)
         out[m] = rows
     return out
+
+
+def baseline_rows(exp, problem, method, max_points, *, progress=True):
+    """Rows of a baseline's curve: at most ``max_points`` of its prunings (see
+    :func:`thin`) of the validation split, scored on the test split."""
+    Xv = exp["X_val"]
+    with phase(f"baseline {method}: pruning", enabled=progress):
+        prunings = thin(get_baseline(method)(exp["forest"], Xv, exp["y_val"],
+                                             costs=exp["costs"], problem=problem), max_points)
+    with phase(f"baseline {method}: scoring {len(prunings)} prunings", enabled=progress):
+        return baseline_curve(prunings, Xv, X_eval=exp["X_test"], y_eval=exp["y_test"],
+                              method=method).to_dict("records")
 
 
 def hull_rows(problem, X, X_eval, y_eval, *, solver="auto", cost_resolution=0.0,

@@ -171,23 +171,16 @@ def add_vs_best(rows):
 def _frontier(exp, baselines, resolution, *, progress=True):
     """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
     from .. import acquisition_cost, compile_problem
-    from ..budget import baseline_curve, get_baseline
-    from .curve import thin
+    from .curve import baseline_rows
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
-    Xte, yte = exp["X_test"], exp["y_test"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
     full = float(acquisition_cost(rf, Xv, costs).mean())
-    curves = {"BudgetPrune exact hull": hull_rows(problem, Xv, Xte, yte,
+    curves = {"BudgetPrune exact hull": hull_rows(problem, Xv, exp["X_test"], exp["y_test"],
                                                   cost_resolution=resolution * full,
                                                   progress=progress)}
     for m in baselines:
-        with phase(f"baseline {m}: pruning", enabled=progress):
-            prunings = thin(get_baseline(m)(rf, Xv, yv, costs=costs, problem=problem),
-                            BASELINE_POINTS)
-        with phase(f"baseline {m}: scoring {len(prunings)} prunings", enabled=progress):
-            curves[m] = baseline_curve(prunings, Xv, X_eval=Xte, y_eval=yte,
-                                       method=m).to_dict("records")
+        curves[m] = baseline_rows(exp, problem, m, BASELINE_POINTS, progress=progress)
     return curves
 
 

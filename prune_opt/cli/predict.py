@@ -25,7 +25,7 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def _encoding(path, n_features):
+def _encoding(path):
     """The model file's feature_encoding, or a plain numeric one for a file without it."""
     with open(path, encoding="utf-8") as fh:
         doc = json.load(fh)
@@ -45,7 +45,7 @@ def run(args):
     from ..datasets import encode_table, read_table
 
     pruned = load(args.model)
-    enc = _encoding(args.model, pruned.forest.n_features)
+    enc = _encoding(args.model)
     text, sep = read_table(args.dataset)
     X, y = encode_table(text, sep, enc)
     if np.isnan(X).any() and not pruned.forest.allow_nan:

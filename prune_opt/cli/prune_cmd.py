@@ -140,9 +140,7 @@ def _prune_ensemble_objective(args, rf, Xv, yv, costs):
     """``--objective`` other than paper: the forest's own loss on the validation split."""
     from .. import prune
     from ..budget import fit_budget
-    from ..objectives import get_objective
 
-    get_objective(args.objective)  # unknown name: an error listing the objectives
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, objective=args.objective,
                      time_limit=args.time_limit)
@@ -186,7 +184,7 @@ def _loss_name(args, info):
     return info.get("objective") or args.objective
 
 
-def _summary(args, exp, pruned, seconds=None):
+def _summary(args, exp, pruned, seconds):
     from .. import acquisition_cost, as_forest
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
@@ -217,8 +215,7 @@ def _summary(args, exp, pruned, seconds=None):
                                                      for k, v in held_out.items())
         if info.get("n_trees_kept") is not None:
             summary["trees_kept"] = int(info["n_trees_kept"])
-    if seconds is not None:
-        summary["seconds"] = seconds
+    summary["seconds"] = seconds
     return summary
 
 

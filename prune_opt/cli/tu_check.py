@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import add_data_options, add_output_argument, load_data, write_json
+from ._common import add_data_options, add_output_argument, forest_for, load_data, write_json
 
 EXAMPLES = """examples:
   prune-opt tu-check --dataset digits --trees 3 --examples 200
@@ -52,8 +52,6 @@ def add_parser(sub):
 
 
 def _problem_from_dataset(args):
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-
     from .. import FeatureCosts, compile_problem
 
     for name in ("trees", "examples", "max_depth"):
@@ -71,10 +69,7 @@ def _problem_from_dataset(args):
     rng = np.random.default_rng(args.seed)
     idx = rng.permutation(n)
     fit = idx[: args.examples]
-    cls = RandomForestRegressor if regression else RandomForestClassifier
-    rf = cls(n_estimators=args.trees, max_depth=args.max_depth, random_state=args.seed,
-             n_jobs=1)
-    rf.fit(ds.X[fit], ds.y[fit])
+    rf = forest_for(data["task"], args).fit(ds.X[fit], ds.y[fit])
     rest = idx[args.examples:]
     if not regression:
         rest = rest[np.isin(ds.y[rest], rf.classes_)]  # labels the forest knows
