@@ -24,8 +24,7 @@ import scipy.sparse as sp
 from .._problem import close_under_parents
 from .._validation import fits_budget
 from ._baseline_masks import MaskEvaluator, mask_families
-from ._budget_state import PruningState
-from ._tree_dp import best_tree_within
+from ._budget_state import ProblemState, descend
 
 __all__ = ["tree_mixing", "greedy_unit_removal", "block_descent", "baseline_masks"]
 
@@ -43,7 +42,7 @@ def tree_mixing(problem, cheap, costly, budget):
         A closed split mask of cost <= ``budget``.
     """
     f = problem.forest
-    state = PruningState(problem, cheap)
+    state = ProblemState(problem, cheap)
     lam = problem.lam
     base_cost = state.cost()
     local = np.array([state.local_value(t) for t in range(f.n_trees)])
@@ -129,48 +128,17 @@ def _column(by_unit, u, n):
     return col
 
 
-def _fit_tree(state, t, room, lam):
-    """Best mask of tree t adding at most ``room`` cost (the shared tree move)."""
-    sl = state.problem.forest.tree_slice(t)
-    node_cost = state.marginal_node_cost(t)
-    found = best_tree_within(state.layouts[t], state.leaf_error[sl],
-                             state.split_local[sl] + lam * node_cost, node_cost, room)
-    return (None, np.inf) if found is None else (found[1], found[0])
-
-
 def block_descent(problem, mask, budget, deadline, max_sweeps=20):
-    """Local search: re-optimise one tree at a time, the others fixed, within the budget.
-
-    Tree t's move is exact for its Lagrangian price: given the pairs the
-    other trees already pay, its cost is node-separable and a dynamic
-    programme finds its best mask at a price; the price is bisected so that
-    the tree fits the budget left by the others.  A move is taken only if it
-    lowers the objective, so the objective decreases monotonically and every
-    iterate fits.
+    """Local search: re-optimise one tree at a time, the others fixed, within the budget
+    (:func:`~prune_opt.solvers._budget_state.descend` on the paper's objective).
 
     Returns
     -------
     (mask, n_moves)
     """
-    f = problem.forest
-    state = PruningState(problem, mask)
-    lam, moves = problem.lam, 0
-    for _ in range(max_sweeps):
-        improved = False
-        for t in range(f.n_trees):
-            if time.perf_counter() > deadline:
-                return state.mask.copy(), moves
-            sl = f.tree_slice(t)
-            own = state.marginal_node_cost(t)[state.mask[sl]].sum()
-            current = state.local_value(t) + lam * own
-            room = budget - (state.cost() - own)
-            cand, value = _fit_tree(state, t, room, lam)
-            if cand is not None and value < current - 1e-12 * max(1.0, abs(current)):
-                state.set_tree(t, cand)
-                improved, moves = True, moves + 1
-        if not improved:
-            break
-    return state.mask.copy(), moves
+    run = descend(ProblemState(problem, mask), mask, budget, max_sweeps=max_sweeps,
+                  deadline=deadline)
+    return run["mask"], sum(run["changes"])
 
 
 def baseline_masks(problem, budget, deadline, names=None):

@@ -1,20 +1,228 @@
-"""fit_budget_ensemble: the best ensemble-objective pruning within an average-cost budget."""
+"""The ensemble optimiser's two searches and their shared input handling.
+
+* :func:`optimize_ensemble` -- block descent at a fixed ``lam`` from the
+  paper's optimum and from the unpruned forest;
+* :func:`fit_budget_ensemble` -- the best-loss pruning within an average-cost
+  budget: given candidates, budget descent from the best of them; a
+  continuation in ``lam``, greedy repair and budget descent again;
+* :class:`Setup` -- validated inputs (forest, data, costs, starts) and the
+  result, re-evaluated from scratch.
+"""
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
-from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
-from ._base import get_objective
-from ._budget_descent import budget_descent
-from ._moves import greedy_repair
-from ._setup import Setup, now
-from ._starts import _check_max_iter, run_starts
+from .._compile import compile_problem
+from .._costs import as_feature_costs, estimator_costs
+from .._forest import as_forest
+from .._problem import PruningProblem
+from .._pruned import PrunedForest
+from .._validation import (
+    check_features,
+    check_labels,
+    check_nonneg_scalar,
+    check_time_limit,
+    check_weights,
+    fits_budget,
+)
+from ._base import check_objective_task, get_objective
+from ._descent import budget_descent, check_max_iter, greedy_repair, run_starts
 from ._state import EnsembleState
 
-__all__ = ["fit_budget_ensemble"]
+__all__ = ["optimize_ensemble", "fit_budget_ensemble", "Setup"]
+
+# from-scratch objective of the result vs the optimiser's running value (relative)
+RESULT_RTOL = 1e-9
+INITS = ("best", "paper", "full")
+
+
+class Setup:
+    """Validated inputs of one optimisation: forest, data, costs and (lazily) the
+    paper's compiled problem on the same data."""
+
+    def __init__(self, problem_or_forest, X, y, *, costs, depth_cost, sample_weight, solver,
+                 objective):
+        if isinstance(problem_or_forest, PruningProblem):
+            if costs is not None:
+                raise ValueError("costs: a PruningProblem already carries its costs; pass "
+                                 "costs=None (or pass the fitted forest instead)")
+            self.problem = problem_or_forest
+            self.forest, self.costs = self.problem.forest, self.problem.costs
+            self.depth_cost = self.problem.depth_cost
+        else:
+            self.problem = None
+            self.forest = as_forest(problem_or_forest)
+            self.costs = as_feature_costs(estimator_costs(problem_or_forest, costs),
+                                          self.forest.n_features,
+                                          self.forest.feature_names)
+            self.depth_cost = float(depth_cost)
+        self.X_raw, self.y_raw, self.sample_weight = X, y, sample_weight
+        check_objective_task(objective, self.forest)
+        self.X = check_features(self.forest, X, name="X")
+        self.y = check_labels(self.forest, y, self.X.shape[0], name="y")
+        self.weight = check_weights(sample_weight, self.X.shape[0])
+        if self.weight.sum() <= 0:
+            raise ValueError("sample_weight sums to zero; pass positive weights")
+        self.solver = solver
+        self.objective = objective.for_data(self.y, self.weight)
+
+    def paper_problem(self):
+        """The BudgetPrune program on the same data and costs (compiled once)."""
+        if self.problem is None:
+            self.problem = compile_problem(self.forest, self.X_raw, self.y_raw,
+                                           costs=self.costs, depth_cost=self.depth_cost,
+                                           sample_weight=self.sample_weight)
+        return self.problem
+
+    def paper_mask(self, lam):
+        """Split mask of the paper objective's exact optimum at ``lam``."""
+        from .._solve import solve
+
+        return solve(self.paper_problem().with_lam(lam), solver=self.solver).split_mask
+
+    def starts(self, init, lam):
+        """``[(name, split_mask)]`` to start block descent from."""
+        if isinstance(init, PrunedForest):
+            if init.forest is not self.forest and init.forest.n_nodes != self.forest.n_nodes:
+                raise ValueError("init is a pruning of another forest; pass one of this forest")
+            return [("given", init.split_mask)]
+        if isinstance(init, np.ndarray):
+            return [("given", self.forest.check_split_mask(init, name="init"))]
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, a split mask or a PrunedForest, "
+                             f"got {init!r}")
+        names = ("paper", "full") if init == "best" else (init,)
+        return [(n, self.paper_mask(lam) if n == "paper" else self.forest.full_split_mask())
+                for n in names]
+
+    def result(self, run, objective, lam, info, state):
+        """Wrap the best run as a PrunedForest, re-evaluated from scratch on the
+        routed rows (every per-row sum recomputed, nothing incremental kept)."""
+        pf = PrunedForest(self.forest, run["mask"], costs=self.costs, lam=lam)
+        fresh = state.with_lam(lam)
+        fresh.depth_cost = self.depth_cost
+        fresh.set_mask(run["mask"])
+        ev = fresh.breakdown()
+        claimed = run["trace"][-1]
+        if abs(ev["objective"] - claimed) > RESULT_RTOL * max(1.0, abs(claimed)):
+            raise RuntimeError(f"block descent tracked objective {claimed!r} but the pruning "
+                               f"evaluates to {ev['objective']!r} (please report this)")
+        paper = self.paper_problem().with_lam(lam).evaluate(pf.split_mask)
+        pf.objective, pf.breakdown = ev["objective"], paper
+        pf.solve_info = {"solver": "block-descent", "objective": objective.name,
+                         "status": "converged" if run["converged"] else "stopped",
+                         "lam": lam, "depth_cost": self.depth_cost,
+                         "trace": run["trace"], "iterations": run["iterations"],
+                         "trees_changed": run["changes"], "loss": ev["loss"],
+                         "average_cost": ev["average_cost"],
+                         "average_depth": ev["average_depth"],
+                         "paper_objective": paper.objective, "start": run["start"], **info}
+        return pf
+
+
+def now():
+    return time.perf_counter()
+
+
+def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, costs=None,
+                      budget=None, depth_cost=0.0, sample_weight=None, init="best",
+                      max_iter=50, unit_moves=True, solver="auto", time_limit=None,
+                      verbose=False):
+    """Prune a forest to minimise its own loss on (X, y) plus lam times its average cost.
+
+    The objective is ``mean_i loss(forest_proba(x_i), y_i) + lam * (average
+    acquisition cost + depth_cost * average depth)`` on ``(X, y)``, with the
+    same cost term as the paper's program.  It is minimised by exact block
+    coordinate descent over trees: each step re-prunes one tree optimally
+    given the others (a dynamic program), so the objective never increases;
+    the result is a fixed point, not a certified global optimum.
+
+    Parameters
+    ----------
+    problem_or_forest : PruningProblem, fitted estimator or Forest
+        A compiled problem supplies the forest, costs and depth_cost (its
+        cost data should be ``X``).
+    X, y : array-like
+        Evaluation (validation) data: the loss and the average cost are
+        measured on it.
+    objective : str or Objective, default "brier"
+        ``"brier"``, ``"logloss"``, ``"margin"``, ``"accuracy"`` or
+        ``"tree_error"`` (the paper's error term); see
+        :func:`available_objectives`.
+    lam : float
+        Weight of the average cost (required unless ``budget`` is given).
+    costs : FeatureCosts, array-like or mapping, optional
+    budget : float, optional
+        Instead of ``lam``: the best pruning whose average cost on X is at most
+        ``budget`` (delegates to :func:`fit_budget_ensemble`).
+    depth_cost : float
+    sample_weight : array-like, optional
+    init : {"best", "paper", "full"}, split mask or PrunedForest
+        Start(s): the paper's exact optimum at the same lam, the unpruned
+        forest, or both ("best": the better end point is kept).
+    max_iter : int
+        Maximum iterations (sweeps over the trees) per start.
+    unit_moves : bool, default True
+        At a fixed point of the tree blocks, try dropping each acquisition
+        unit from every tree at once (kept only if the objective drops).
+    solver : str
+        Backend of the paper start.
+    time_limit : float, optional
+        Seconds; sweeps stop once it is exceeded (the current pruning is valid).
+    verbose : bool
+
+    Returns
+    -------
+    PrunedForest
+        ``objective`` is the ensemble objective (recomputed from scratch);
+        ``solve_info`` holds the ``trace`` (objective after each sweep,
+        non-increasing), ``iterations``, ``paper_objective``, ``loss``,
+        ``average_cost`` and the end point of every start.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from prune_opt.objectives import optimize_ensemble
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> pf = optimize_ensemble(rf, X, y, objective="brier", lam=0.01)
+    >>> trace = pf.solve_info["trace"]
+    >>> all(b <= a for a, b in zip(trace, trace[1:]))
+    True
+    """
+    if budget is not None:
+        if lam is not None:
+            raise ValueError("pass either lam or budget, not both")
+        return fit_budget_ensemble(problem_or_forest, X, y, objective=objective, budget=budget,
+                                   costs=costs, depth_cost=depth_cost,
+                                   sample_weight=sample_weight, max_iter=max_iter,
+                                   solver=solver, time_limit=time_limit, verbose=verbose)
+    t0 = now()
+    obj = get_objective(objective)
+    max_iter = check_max_iter(max_iter)
+    time_limit = check_time_limit(time_limit)
+    depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
+    setup = Setup(problem_or_forest, X, y, costs=costs, depth_cost=depth_cost,
+                  sample_weight=sample_weight, solver=solver, objective=obj)
+    obj = setup.objective
+    if lam is None:
+        if setup.problem is None:
+            raise ValueError("lam is required (or pass budget=); e.g. lam=0.01")
+        lam = setup.problem.lam
+    lam = check_nonneg_scalar(lam, "lam")
+    state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
+                          lam=lam, depth_cost=setup.depth_cost)
+    deadline = None if time_limit is None else t0 + time_limit
+    runs = run_starts(state, setup.starts(init, lam), max_iter=max_iter,
+                      deadline=deadline, verbose=verbose, unit_moves=unit_moves)
+    info = {"starts": {r["start"]: r["trace"][-1] for r in runs}, "seconds": now() - t0}
+    return setup.result(runs[0], obj, lam, info, state)
+
 
 # lam grows by this factor along the continuation path; the first lam is this
 # fraction of the full forest's loss gain per unit of cost
@@ -40,7 +248,7 @@ class _Search:
     def solve_at(self, lam, warm):
         """Block descent at lam warm-started from ``warm``; the run."""
         starts = [("warm", warm)]
-        runs = run_starts(self.state.with_lam(lam), self.setup, starts, unit_moves=False,
+        runs = run_starts(self.state.with_lam(lam), starts, unit_moves=False,
                           max_iter=self.max_iter, deadline=self.deadline, verbose=self.verbose)
         self.points.extend((lam, r) for r in runs)
         return next(r for r in runs if r["start"] == "warm")
@@ -224,8 +432,8 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     obj = get_objective(objective)
     budget = check_nonneg_scalar(budget, "budget")
     time_limit = check_time_limit(time_limit)
-    max_iter = _check_max_iter(max_iter)
-    _check_max_iter(max_lams)
+    max_iter = check_max_iter(max_iter)
+    check_max_iter(max_lams, "max_lams")
     setup = Setup(forest, X, y, costs=costs, depth_cost=check_nonneg_scalar(
         depth_cost, "depth_cost"), sample_weight=sample_weight, solver=solver, objective=obj)
     obj = setup.objective
@@ -240,7 +448,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     search.points.extend(extra)
     if any(search.fits(r) for _, r in extra):
         search.polish(n_points=1)
-    runs = run_starts(state, setup, setup.starts("best", 0.0), max_iter=max_iter,
+    runs = run_starts(state, setup.starts("best", 0.0), max_iter=max_iter,
                       deadline=search.deadline, verbose=verbose)
     search.points.extend((0.0, r) for r in runs)
     n = 0
