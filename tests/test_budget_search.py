@@ -220,7 +220,7 @@ def test_state_tracks_evaluate_and_tree_moves_are_exact(case, data):
                                               rel=1e-12, abs=1e-12)
     # the one-tree dynamic programme is optimal among all masks of tree t
     price = data.draw(st.sampled_from([0.0, 0.01, 1.0]))
-    node_cost = state.ledger.alone(t)
+    node_cost = state.alone(t)
     split = state.split_local[sl] + price * node_cost
     value, tree_mask, added = best_tree_within(state.layouts[t], state.leaf_error[sl], split,
                                                node_cost, np.inf)

@@ -29,6 +29,7 @@ from .._validation import (
     check_weights,
     fits_budget,
 )
+from ..solvers._budget_state import ProblemState, descend
 from ._base import check_objective_task, get_objective
 from ._descent import budget_descent, check_max_iter, greedy_repair, run_starts
 from ._state import EnsembleState
@@ -79,7 +80,15 @@ class Setup:
         return self.problem
 
     def paper_mask(self, lam):
-        """Split mask of the paper objective's exact optimum at ``lam``."""
+        """Split mask of the paper objective's exact optimum at ``lam``.
+
+        At ``lam = 0`` no cost term couples the trees, so one sweep of exact
+        tree moves from the root-only pruning reaches the optimum (no solver).
+        """
+        if lam == 0:
+            root = np.zeros(self.forest.n_nodes, dtype=bool)
+            state = ProblemState(self.paper_problem().with_lam(0.0), root)
+            return descend(state, root, max_sweeps=1)["mask"]
         from .._solve import solve
 
         return solve(self.paper_problem().with_lam(lam), solver=self.solver).split_mask
@@ -401,7 +410,8 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     max_lams : int
         Maximum number of lam values tried after lam = 0.
     solver : str
-        Backend of the paper start at lam = 0.
+        Kept for compatibility: the paper start at lam = 0 is solved exactly
+        without a backend (the trees are independent there).
     verbose : bool
     candidates : list of (str, ndarray of bool), optional
         Named split masks of the same forest to consider and start from.

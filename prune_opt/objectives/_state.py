@@ -3,13 +3,13 @@ from-scratch referee :func:`evaluate_objective`.
 
 Per tree ``t`` the state keeps the decision paths of the evaluation rows and
 the *first-use records* ``(i, h, u)``: the first node on ``i``'s path in ``t``
-whose feature needs acquisition unit ``u``, in one
+whose feature needs acquisition unit ``u``; it is a
 :class:`~prune_opt.solvers._budget_state.CostLedger` keyed by ``(i, u)`` (the
 ledger of the paper's search too).  For a split mask it maintains
 
 * ``leaf[t]`` -- global id of the pruned leaf each row reaches in tree t;
-* the ledger's count of trees whose pruned path makes row i pay unit u (the
-  row pays u once iff the count is positive);
+* ``count`` -- per key ``i * n_units + u``, the number of trees whose pruned
+  path makes row i pay unit u (the row pays u once iff the count is positive);
 * ``total`` -- (n_rows, n_classes) sum over trees of the leaf distributions.
 
 A tree's first-use node for (i, u) is a split iff the pruned path of ``i``
@@ -26,13 +26,13 @@ import scipy.sparse as sp
 from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import check_labels, check_nonneg_scalar, check_weights
-from ..solvers._budget_state import BlockState, CostLedger, _block_layout
+from ..solvers._budget_state import CostLedger
 from ._base import check_objective_task, get_objective
 
 __all__ = ["EnsembleState", "evaluate_objective"]
 
 
-class EnsembleState(BlockState):
+class EnsembleState(CostLedger):
     """Routed evaluation data plus the per-row sums of one pruning.
 
     Parameters
@@ -62,34 +62,31 @@ class EnsembleState(BlockState):
         fu.sort_indices()
         self.routed = RoutedData(forest, X) if routed is None else routed
         self.n_units = n_units = unit_costs.size
-        recs = [self.routed.records(t, fu) for t in range(forest.n_trees)]
-        rows = np.concatenate([r for r, _, _ in recs]).astype(np.int64)
-        units = np.concatenate([u for _, _, u in recs]).astype(np.int64)
-        nodes = np.concatenate([h for _, h, _ in recs]).astype(np.int64)
+        rows, nodes, units = [], [], []
+        for t in range(forest.n_trees):
+            r, h, u = self.routed.records(t, fu)
+            rows.append(r)
+            nodes.append(h)
+            units.append(u)
+        keys = np.concatenate(rows).astype(np.int64) * n_units + np.concatenate(units)
         key_cost = (self.weight[:, None] * unit_costs[None, :]).reshape(-1)
-        self.ledger = CostLedger(forest, nodes, rows * n_units + units, key_cost,
-                                 np.zeros(forest.n_nodes, dtype=bool))
+        super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
+                         np.zeros(forest.n_nodes, dtype=bool))
         internal = np.flatnonzero(~forest.is_leaf)
         need = fu[forest.feature[internal]].tocoo()  # (internal node, unit) incidence
         self.unit_nodes = sp.csc_matrix((np.ones(need.nnz), (internal[need.row], need.col)),
                                         shape=(forest.n_nodes, fu.shape[1]))
         self.unit_nodes.sort_indices()
-        self.layouts = _block_layout(forest)
         self.node_weight = np.zeros(forest.n_nodes)
         for r in self.routed.paths:
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
                                             minlength=forest.n_nodes)
         self.leaf = None
 
-    @property
-    def n_rows(self):
-        return self.y.size
-
     def with_lam(self, lam, depth_cost=None):
         """The same routed data at another ``lam`` (a copy; the running pruning is
         shared until either side sets a new one)."""
         out = copy.copy(self)
-        out.ledger = copy.copy(self.ledger)
         out.lam = float(lam)
         if depth_cost is not None:
             out.depth_cost = float(depth_cost)
@@ -97,32 +94,28 @@ class EnsembleState(BlockState):
 
     def paid_units(self):
         """Units some row pays under the running pruning."""
-        paid = self.ledger.count.reshape(self.n_rows, self.n_units) > 0
+        paid = self.count.reshape(self.y.size, self.n_units) > 0
         return np.flatnonzero(paid.any(axis=0))
 
     # ------------------------------------------------------------ a pruning
-    def leaves_of(self, t, mask):
-        """Global id of the pruned leaf of every row in tree t under ``mask``."""
-        return self.routed.leaves(mask, t)
-
     def set_mask(self, mask):
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
-        self.ledger.set_mask(mask)
-        self.leaf = [self.leaves_of(t, self.mask) for t in range(self.forest.n_trees)]
+        super().set_mask(mask)
+        self.leaf = [self.routed.leaves(self.mask, t) for t in range(self.forest.n_trees)]
         self.refresh()
 
     def refresh(self):
         """Recompute the sum of leaf distributions in tree order (no drift)."""
-        total = np.zeros((self.n_rows, self.forest.value.shape[1]))
+        total = np.zeros((self.y.size, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
         self.total = total
 
     def set_tree(self, t, tree_mask):
         """Install a new pruning of tree t (local mask) and update the sums."""
-        self.ledger.set_tree(t, tree_mask)
+        super().set_tree(t, tree_mask)
         value = self.forest.value
-        new_leaf = self.leaves_of(t, self.mask)
+        new_leaf = self.routed.leaves(self.mask, t)
         self.total += value[new_leaf] - value[self.leaf[t]]
         self.leaf[t] = new_leaf
 
@@ -133,7 +126,7 @@ class EnsembleState(BlockState):
             loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight)
         else:
             loss = float(self.weight @ self.objective.loss(total / f.n_trees, self.y))
-        cost = self.ledger.cost(count)
+        cost = self.cost(count)
         depth = float(self.node_weight[mask].sum())
         obj = loss + self.lam * (cost + self.depth_cost * depth)
         return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
@@ -151,17 +144,17 @@ class EnsembleState(BlockState):
         value, total, leaves = self.forest.value, self.total.copy(), list(self.leaf)
         changed = np.flatnonzero(new_mask != self.mask)
         for t in np.unique(self.forest.tree_of_node[changed]):
-            leaves[t] = self.leaves_of(t, new_mask)
+            leaves[t] = self.routed.leaves(new_mask, t)
             total += value[leaves[t]] - value[self.leaf[t]]
-        return self._breakdown(leaves, total, new_mask, self.ledger.count_if(new_mask))
+        return self._breakdown(leaves, total, new_mask, self.count_if(new_mask))
 
     # ------------------------------------------------------------ block data
     def local_terms(self, t):
         """Exact node leaf-losses ``L`` and depth split-terms of tree t, others fixed.
 
         ``L_h`` sums the weighted loss of the rows reaching h with h as their
-        leaf in tree t (the cost term, ``lam`` times the units whose first use
-        in tree t is h for rows no other tree makes pay them, is the ledger's).
+        leaf in tree t.  The cost term (``lam`` times the units whose first use
+        in tree t is h for rows no other tree makes pay them) is :meth:`alone`.
         """
         f, r = self.forest, self.routed.paths[t]
         sl = f.tree_slice(t)

@@ -11,7 +11,7 @@ one masked sum.
 Inside one tree each key has at most one first-use record (a row follows a
 single path), so with the other trees fixed the tree's problem is
 node-separable: ``sum_{leaves} L_h + sum_{splits} (k_h + lam * alone_h)``.
-A :class:`BlockState` supplies the node terms ``L`` and ``k`` of its
+A subclass of the ledger supplies the node terms ``L`` and ``k`` of its
 objective (:class:`ProblemState`: the paper's, from the compiled problem;
 :class:`prune_opt.objectives.EnsembleState`: an ensemble loss on routed rows),
 and :func:`descend` re-optimises one tree at a time with the exact tree move
@@ -30,7 +30,7 @@ import numpy as np
 from .._validation import fits_budget
 from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
-__all__ = ["CostLedger", "BlockState", "ProblemState", "descend"]
+__all__ = ["CostLedger", "ProblemState", "descend"]
 
 # a sweep may not raise the value by more than this (relative): float round-off only
 MONOTONE_RTOL = 1e-9
@@ -39,7 +39,14 @@ IMPROVE_RTOL = 1e-12
 
 
 class CostLedger:
-    """Per-key payment counts of a split mask over first-use records.
+    """A running split mask with per-key payment counts over first-use records;
+    the base of every state a tree descent runs on.
+
+    A subclass supplies its objective's node terms: :meth:`local_terms` (tree
+    t's leaf values ``L`` and split values ``k`` without the cost term) and
+    :meth:`value` (the objective of the running pruning, ``lam`` times
+    :meth:`cost` included), and sets ``forest``, ``layouts`` (one single-tree
+    ``TreeLayout`` per tree) and ``lam``.
 
     Parameters
     ----------
@@ -53,27 +60,31 @@ class CostLedger:
     """
 
     def __init__(self, forest, rec_node, rec_key, key_cost, mask):
+        self.forest = forest
         tree = forest.tree_of_node[rec_node]
         order = np.argsort(tree, kind="stable")
-        self.node, self.key = rec_node[order], rec_key[order]
+        self.rec_node, self.rec_key = rec_node[order], rec_key[order]
         self.key_cost = key_cost
-        self.rec_cost = key_cost[self.key]
-        self.start = np.searchsorted(tree[order], np.arange(forest.n_trees + 1))
-        self.offset = forest.node_offset
-        self.set_mask(mask)
+        self.rec_cost = key_cost[self.rec_key]
+        self.rec_start = np.searchsorted(tree[order], np.arange(forest.n_trees + 1))
+        self.layouts = [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
+        CostLedger.set_mask(self, mask)
 
     def set_mask(self, mask):
         """Replace the whole pruning (a closed split mask; copied)."""
         self.mask = np.array(mask, dtype=bool)
-        self.count = np.bincount(self.key[self.mask[self.node]],
+        self.count = np.bincount(self.rec_key[self.mask[self.rec_node]],
                                  minlength=self.key_cost.size).astype(np.int32)
+
+    def _records(self, t):
+        rs = slice(self.rec_start[t], self.rec_start[t + 1])
+        return rs, self.rec_node[rs], self.rec_key[rs]
 
     def set_tree(self, t, tree_mask):
         """Replace tree t's split mask (values on tree t's node slice)."""
-        rs = slice(self.start[t], self.start[t + 1])
-        nodes, keys = self.node[rs], self.key[rs]
+        _, nodes, keys = self._records(t)
         self.count[keys] -= self.mask[nodes]
-        self.mask[self.offset[t]:self.offset[t + 1]] = tree_mask
+        self.mask[self.forest.tree_slice(t)] = tree_mask
         self.count[keys] += self.mask[nodes]
 
     def cost(self, count=None):
@@ -83,67 +94,33 @@ class CostLedger:
     def count_if(self, new_mask):
         """The counts ``new_mask`` would have (the running pruning is kept)."""
         count = self.count.copy()
-        changed = np.flatnonzero(new_mask != self.mask)
-        for t in np.unique(np.searchsorted(self.offset, changed, side="right") - 1):
-            rs = slice(self.start[t], self.start[t + 1])
-            old, new = self.mask[self.node[rs]], new_mask[self.node[rs]]
-            count[self.key[rs][old & ~new]] -= 1
-            count[self.key[rs][new & ~old]] += 1
+        for t in np.unique(self.forest.tree_of_node[new_mask != self.mask]):
+            _, nodes, keys = self._records(t)
+            old, new = self.mask[nodes], new_mask[nodes]
+            count[keys[old & ~new]] -= 1
+            count[keys[new & ~old]] += 1
         return count
 
     def alone(self, t):
         """Cost each node of tree t adds as a split, the other trees fixed."""
-        rs = slice(self.start[t], self.start[t + 1])
-        nodes, keys = self.node[rs], self.key[rs]
+        rs, nodes, keys = self._records(t)
+        sl = self.forest.tree_slice(t)
         unpaid = (self.count[keys] - self.mask[nodes]) == 0
-        return np.bincount(nodes - self.offset[t], weights=self.rec_cost[rs] * unpaid,
-                           minlength=self.offset[t + 1] - self.offset[t])
-
-
-class BlockState:
-    """A running pruning whose value is ``sum over trees of node terms + lam * cost``.
-
-    Subclasses set ``forest``, ``layouts`` (one single-tree ``TreeLayout`` per
-    tree), ``ledger`` (a :class:`CostLedger`) and ``lam``, and implement
-    :meth:`local_terms` and :meth:`value`.
-    """
-
-    @property
-    def mask(self):
-        return self.ledger.mask
-
-    def set_mask(self, mask):
-        self.ledger.set_mask(mask)
-
-    def set_tree(self, t, tree_mask):
-        self.ledger.set_tree(t, tree_mask)
-
-    def cost(self):
-        return self.ledger.cost()
+        return np.bincount(nodes - sl.start, weights=self.rec_cost[rs] * unpaid,
+                           minlength=sl.stop - sl.start)
 
     def refresh(self):
         """Recompute any running sum that may drift (after a sweep)."""
-
-    def local_terms(self, t):
-        """Tree t's node leaf-values ``L`` and split-values ``k`` (cost term excluded)."""
-        raise NotImplementedError
-
-    def value(self):
-        raise NotImplementedError
 
     def block_terms(self, t):
         """Exact node terms of tree t's block, the others fixed: ``L`` and
         ``k + lam * alone`` (a pruning of t is worth ``sum_leaves L + sum_splits k``
         plus a constant)."""
         L, k = self.local_terms(t)
-        return L, k + self.lam * self.ledger.alone(t)
+        return L, k + self.lam * self.alone(t)
 
 
-def _block_layout(forest):
-    return [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
-
-
-class ProblemState(BlockState):
+class ProblemState(CostLedger):
     """The paper's objective ``J = E + lam (C + depth_cost D)`` of a compiled problem.
 
     Examples
@@ -161,11 +138,10 @@ class ProblemState(BlockState):
 
     def __init__(self, problem, mask):
         self.problem = p = problem
-        self.forest, self.lam = p.forest, p.lam
+        self.lam = p.lam
         self.leaf_error = p.leaf_error_coef()
         self.split_local = p.lam * p.depth_cost * p.node_cost_weight / p.total_weight
-        self.layouts = _block_layout(p.forest)
-        self.ledger = CostLedger(p.forest, p.use_node, p.use_pair, p.pair_cost(), mask)
+        super().__init__(p.forest, p.use_node, p.use_pair, p.pair_cost(), mask)
 
     def local_terms(self, t):
         sl = self.forest.tree_slice(t)
@@ -179,7 +155,9 @@ class ProblemState(BlockState):
 
     def value(self):
         """J of the running pruning (equals ``problem.evaluate(mask).objective``)."""
-        local = sum(self.local_value(t) for t in range(self.forest.n_trees))
+        local = 0.0
+        for t in range(self.forest.n_trees):
+            local += self.local_value(t)
         return local + self.lam * self.cost()
 
 
@@ -191,7 +169,7 @@ def _sweep(state, budget, tol, deadline):
         if deadline is not None and time.perf_counter() > deadline:
             break
         L, k = state.local_terms(t)
-        alone = state.ledger.alone(t)
+        alone = state.alone(t)
         k = k + state.lam * alone
         layout, cur = state.layouts[t], state.mask[state.forest.tree_slice(t)]
         current = pruning_value(layout, cur, L, k)
