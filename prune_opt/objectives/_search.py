@@ -31,7 +31,7 @@ from .._validation import (
 )
 from ..solvers._budget_state import ProblemState, descend
 from ._base import check_objective_task, get_objective
-from ._descent import budget_descent, check_max_iter, greedy_repair, run_starts
+from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
 from ._state import EnsembleState
 
 __all__ = ["optimize_ensemble", "fit_budget_ensemble", "Setup"]
@@ -133,10 +133,6 @@ class Setup:
         return pf
 
 
-def now():
-    return time.perf_counter()
-
-
 def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, costs=None,
                       budget=None, depth_cost=0.0, sample_weight=None, init="best",
                       max_iter=50, unit_moves=True, solver="auto", time_limit=None,
@@ -211,7 +207,7 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
                                    costs=costs, depth_cost=depth_cost,
                                    sample_weight=sample_weight, max_iter=max_iter,
                                    solver=solver, time_limit=time_limit, verbose=verbose)
-    t0 = now()
+    t0 = time.perf_counter()
     obj = get_objective(objective)
     max_iter = check_max_iter(max_iter)
     time_limit = check_time_limit(time_limit)
@@ -229,7 +225,8 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     deadline = None if time_limit is None else t0 + time_limit
     runs = run_starts(state, setup.starts(init, lam), max_iter=max_iter,
                       deadline=deadline, verbose=verbose, unit_moves=unit_moves)
-    info = {"starts": {r["start"]: r["trace"][-1] for r in runs}, "seconds": now() - t0}
+    info = {"starts": {r["start"]: r["trace"][-1] for r in runs},
+            "seconds": time.perf_counter() - t0}
     return setup.result(runs[0], obj, lam, info, state)
 
 
@@ -246,8 +243,8 @@ POLISH_POINTS = 2
 class _Search:
     """Lagrangian search state: every end point found so far."""
 
-    def __init__(self, setup, state, budget, max_iter, deadline, verbose):
-        self.setup, self.state, self.budget = setup, state, budget
+    def __init__(self, state, budget, max_iter, deadline, verbose):
+        self.state, self.budget = state, budget
         self.max_iter, self.deadline, self.verbose = max_iter, deadline, verbose
         self.points = []  # (lam, run)
 
@@ -256,52 +253,46 @@ class _Search:
 
     def solve_at(self, lam, warm):
         """Block descent at lam warm-started from ``warm``; the run."""
-        starts = [("warm", warm)]
-        runs = run_starts(self.state.with_lam(lam), starts, unit_moves=False,
-                          max_iter=self.max_iter, deadline=self.deadline, verbose=self.verbose)
-        self.points.extend((lam, r) for r in runs)
-        return next(r for r in runs if r["start"] == "warm")
+        run = block_descent(self.state.with_lam(lam), warm, unit_moves=False,
+                            max_iter=self.max_iter, deadline=self.deadline,
+                            verbose=self.verbose)
+        run["start"] = "warm"
+        self.points.append((lam, run))
+        return run
 
     def out_of_time(self):
-        return self.deadline is not None and now() > self.deadline
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+    def _distinct(self, key, digits, n_points, keep):
+        """Indices of the first ``n_points`` points by ``key`` (one per value of
+        ``key`` rounded to ``digits``) among those ``keep`` accepts."""
+        chosen = {}
+        for value, i in sorted([(key(r), i) for i, (_, r) in enumerate(self.points)
+                                if keep(r)]):
+            if len(chosen) < n_points:
+                chosen.setdefault(round(value, digits), i)
+        return list(chosen.values())
 
     def repair(self, n_points=REPAIR_POINTS):
         """Make the cheapest over-budget end points fit by greedy unit removal."""
-        over = sorted((r["breakdown"]["average_cost"], i) for i, (_, r) in
-                      enumerate(self.points) if not self.fits(r))
-        distinct = {}
-        for cost, i in over:  # one point per distinct cost, cheapest first
-            if len(distinct) < n_points:
-                distinct.setdefault(round(cost, 9), i)
-        for i in distinct.values():
+        for i in self._distinct(lambda r: r["breakdown"]["average_cost"], 9, n_points,
+                                lambda r: not self.fits(r)):
             lam, run = self.points[i]
             st = self.state.with_lam(lam)
-            st.set_mask(greedy_repair(st, run["mask"], self.budget, deadline=self.deadline))
-            b = st.breakdown()
-            self.points.append((lam, {"mask": st.mask.copy(), "trace": [b["objective"]],
-                                      "iterations": 0, "converged": False, "changes": [],
-                                      "breakdown": b, "start": "repair"}))
+            mask = greedy_repair(st, run["mask"], self.budget, deadline=self.deadline)
+            self.points.append((lam, _mask_run(st, mask, "repair")))
 
     def polish(self, n_points=POLISH_POINTS):
         """Budget descent from the lowest-loss feasible end points (distinct losses)."""
-        ok = sorted((r["breakdown"]["loss"], i) for i, (_, r) in enumerate(self.points)
-                    if self.fits(r) and r["start"] != "root")
-        chosen = {}
-        for loss, i in ok:
-            if len(chosen) < n_points:
-                chosen.setdefault(round(loss, 12), i)
-        for i in chosen.values():
+        for i in self._distinct(lambda r: r["breakdown"]["loss"], 12, n_points,
+                                lambda r: self.fits(r) and r["start"] != "root"):
             if self.out_of_time():
                 break
             mask, losses = budget_descent(self.state, self.points[i][1]["mask"], self.budget,
                                           deadline=self.deadline)
-            st = self.state.with_lam(0.0)
-            st.set_mask(mask)
-            b = st.breakdown()
-            self.points.append((0.0, {"mask": mask, "trace": [b["objective"]],
-                                      "iterations": len(losses) - 1, "converged": False,
-                                      "changes": [], "breakdown": b,
-                                      "start": "budget-descent", "losses": losses}))
+            run = _mask_run(self.state.with_lam(0.0), mask, "budget-descent")
+            run.update(iterations=len(losses) - 1, losses=losses)
+            self.points.append((0.0, run))
 
     def best(self):
         """Lowest-loss end point within the budget (ties: the cheaper one)."""
@@ -311,17 +302,11 @@ class _Search:
 
 
 def _mask_run(state, mask, start):
-    """A given pruning as an end point at lam = 0 (no descent from it yet)."""
-    st = state.with_lam(0.0)
-    st.set_mask(mask)
-    b = st.breakdown()
-    return {"mask": st.mask.copy(), "trace": [b["objective"]], "iterations": 0,
+    """A given pruning as an end point at the state's lam (no descent from it)."""
+    state.set_mask(mask)
+    b = state.breakdown()
+    return {"mask": state.mask.copy(), "trace": [b["objective"]], "iterations": 0,
             "converged": False, "changes": [], "breakdown": b, "start": start}
-
-
-def _root_run(state):
-    """The all-root pruning as an end point at lam = 0 (always feasible)."""
-    return _mask_run(state, np.zeros(state.forest.n_nodes, dtype=bool), "root")
 
 
 def _check_candidates(forest, candidates):
@@ -438,7 +423,7 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     >>> bool(pf.average_cost(X) <= 1.0)
     True
     """
-    t0 = now()
+    t0 = time.perf_counter()
     obj = get_objective(objective)
     budget = check_nonneg_scalar(budget, "budget")
     time_limit = check_time_limit(time_limit)
@@ -449,14 +434,16 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     obj = setup.objective
     state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
                           lam=0.0, depth_cost=setup.depth_cost, routed=routed)
-    search = _Search(setup, state, budget, max_iter,
+    search = _Search(state, budget, max_iter,
                      None if time_limit is None else t0 + time_limit, verbose)
-    root = _root_run(state)
+    at0 = state.with_lam(0.0)
+    root = _mask_run(at0, np.zeros(state.forest.n_nodes, dtype=bool), "root")
     search.points.append((0.0, root))
-    extra = [(0.0, _mask_run(state, m, name)) for name, m in
-             _check_candidates(setup.forest, candidates)]
-    search.points.extend(extra)
-    if any(search.fits(r) for _, r in extra):
+    fitting = 0
+    for name, m in _check_candidates(setup.forest, candidates):
+        search.points.append((0.0, _mask_run(at0, m, name)))
+        fitting += search.fits(search.points[-1][1])
+    if fitting:
         search.polish(n_points=1)
     runs = run_starts(state, setup.starts("best", 0.0), max_iter=max_iter,
                       deadline=search.deadline, verbose=verbose)
@@ -470,6 +457,6 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     lam, run = search.best()
     points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
                "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
-    info = {"budget": budget, "n_lams": n + 1, "points": points, "seconds": now() - t0,
-            "status": "within_budget"}
+    info = {"budget": budget, "n_lams": n + 1, "points": points,
+            "seconds": time.perf_counter() - t0, "status": "within_budget"}
     return setup.result(run, obj, lam, info, state)
