@@ -19,9 +19,8 @@ import time
 
 import numpy as np
 
-from .._problem import close_under_parents
 from .._validation import fits_budget
-from ..solvers._budget_state import IMPROVE_RTOL, descend
+from ..solvers._budget_state import IMPROVE_RTOL, descend, without_unit
 
 __all__ = ["block_descent", "budget_descent", "unit_round", "greedy_repair", "run_starts",
            "check_max_iter"]
@@ -70,27 +69,21 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
     return run["mask"], run["trace"]
 
 
-def without_unit(state, u):
-    """The running pruning with every split needing unit ``u`` cut (closed)."""
-    nodes = state.unit_nodes.indices[state.unit_nodes.indptr[u]:state.unit_nodes.indptr[u + 1]]
-    mask = state.mask.copy()
-    mask[nodes] = False
-    return close_under_parents(state.forest, mask)
-
-
 def unit_round(state, J):
     """Try every paid unit; apply the improving removals, best first (re-checked).
 
     Returns the number of units dropped.
     """
     tol = IMPROVE_RTOL * max(1.0, abs(J))
-    trials = sorted((state.breakdown_if(without_unit(state, u))["objective"] - J, int(u))
-                    for u in state.paid_units())
+    trials = []
+    for u in state.paid_units():
+        cand = without_unit(state.forest, state.mask, state.unit_nodes, u)
+        trials.append((state.breakdown_if(cand)["objective"] - J, int(u)))
     dropped = 0
-    for delta, u in trials:
+    for delta, u in sorted(trials):
         if delta >= -tol:
             break
-        cand = without_unit(state, u)
+        cand = without_unit(state.forest, state.mask, state.unit_nodes, u)
         J_new = state.breakdown_if(cand)["objective"] if dropped else J + delta
         if J_new < J - tol:
             state.set_mask(cand)
@@ -112,7 +105,7 @@ def greedy_repair(state, mask, budget, *, deadline=None):
             deadline and time.perf_counter() > deadline):
         best = None
         for u in state.paid_units():
-            cand = without_unit(state, u)
+            cand = without_unit(state.forest, state.mask, state.unit_nodes, u)
             c = state.breakdown_if(cand)
             saved = b["average_cost"] - c["average_cost"]
             if saved > 0:

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import check_labels, check_nonneg_scalar, check_weights
-from ..solvers._budget_state import CostLedger
+from ..solvers._budget_state import CostLedger, unit_nodes
 from ._base import check_objective_task, get_objective
 
 __all__ = ["EnsembleState", "evaluate_objective"]
@@ -72,11 +72,7 @@ class EnsembleState(CostLedger):
         key_cost = (self.weight[:, None] * unit_costs[None, :]).reshape(-1)
         super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
                          np.zeros(forest.n_nodes, dtype=bool))
-        internal = np.flatnonzero(~forest.is_leaf)
-        need = fu[forest.feature[internal]].tocoo()  # (internal node, unit) incidence
-        self.unit_nodes = sp.csc_matrix((np.ones(need.nnz), (internal[need.row], need.col)),
-                                        shape=(forest.n_nodes, fu.shape[1]))
-        self.unit_nodes.sort_indices()
+        self.unit_nodes = unit_nodes(forest, fu)
         self.node_weight = np.zeros(forest.n_nodes)
         for r in self.routed.paths:
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],

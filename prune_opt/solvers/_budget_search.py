@@ -25,12 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._problem import close_under_parents
 from .._validation import fits_budget
 from ._baseline_masks import MaskEvaluator, mask_families
-from ._budget_state import ProblemState, descend
+from ._budget_state import ProblemState, descend, unit_nodes, without_unit
 from ._closure import MultiplierClosure
 
 __all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
@@ -235,16 +233,6 @@ def tree_mixing(problem, cheap, costly, budget):
     return state.mask.copy()
 
 
-def _unit_users(problem):
-    """Boolean (n_nodes, n_units) CSR: which units each internal node's test needs."""
-    f = problem.forest
-    fu = problem.costs.feature_units.tocsr()
-    feat = np.where(f.is_leaf, 0, f.feature)
-    users = fu[feat]
-    users = sp.csr_matrix(users.multiply(~f.is_leaf[:, None]), dtype=bool)
-    return users, users.tocsc()
-
-
 def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
     """Forbid units until the min-cut optimum at ``mu`` fits the budget.
 
@@ -258,7 +246,7 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
     ndarray of bool or None
         A fitting mask, or None when the deadline came first.
     """
-    users, by_unit = _unit_users(problem)
+    users = unit_nodes(problem.forest, problem.costs.feature_units)
     forbidden = np.zeros(problem.n_nodes, dtype=bool)
     mask = start
     bd = problem.evaluate(mask)
@@ -266,8 +254,8 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
         if time.perf_counter() > deadline:
             return None
         ranked = []
-        for u in np.unique(users[mask].indices):
-            cand = close_under_parents(problem.forest, mask & ~_column(by_unit, u, problem.n_nodes))
+        for u in np.flatnonzero(users[mask].getnnz(axis=0)):
+            cand = without_unit(problem.forest, mask, users, u)
             c = problem.evaluate(cand)
             saved = bd.average_cost - c.average_cost
             if saved > 0:
@@ -277,19 +265,13 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
         ranked.sort()
         excess, total = bd.average_cost - budget, 0.0
         for _, saved, u in ranked:
-            forbidden |= _column(by_unit, u, problem.n_nodes)
+            forbidden[users.indices[users.indptr[u]:users.indptr[u + 1]]] = True
             total += saved
             if total >= 0.5 * excess:
                 break
         mask, _ = closure.solve(mu, forbidden)
         bd = problem.evaluate(mask)
     return mask
-
-
-def _column(by_unit, u, n):
-    col = np.zeros(n, dtype=bool)
-    col[by_unit.indices[by_unit.indptr[u]:by_unit.indptr[u + 1]]] = True
-    return col
 
 
 def block_descent(problem, mask, budget, deadline, max_sweeps=20):

@@ -26,11 +26,13 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
+from .._problem import close_under_parents
 from .._validation import fits_budget
 from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
-__all__ = ["CostLedger", "ProblemState", "descend"]
+__all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit"]
 
 # a sweep may not raise the value by more than this (relative): float round-off only
 MONOTONE_RTOL = 1e-9
@@ -237,3 +239,24 @@ def _checked(state, J, budget):
                            f"{state.cost()!r}, budget {budget!r}); a move was not exact "
                            "(please report this)")
     return J_new
+
+
+def unit_nodes(forest, feature_units):
+    """CSC ``(n_nodes, n_units)`` incidence: which units each internal node's test
+    needs (a unit move cuts the nodes of one column, with their subtrees)."""
+    fu = sp.csr_matrix(feature_units, dtype=bool)
+    fu.eliminate_zeros()
+    internal = np.flatnonzero(~forest.is_leaf)
+    need = fu[forest.feature[internal]].tocoo()
+    out = sp.csc_matrix((np.ones(need.nnz, dtype=bool), (internal[need.row], need.col)),
+                        shape=(forest.n_nodes, fu.shape[1]))
+    out.sort_indices()
+    return out
+
+
+def without_unit(forest, mask, users, u):
+    """``mask`` with every split whose test needs unit ``u`` cut (closed under parents);
+    ``users`` from :func:`unit_nodes`."""
+    out = mask.copy()
+    out[users.indices[users.indptr[u]:users.indptr[u + 1]]] = False
+    return close_under_parents(forest, out)
