@@ -4,7 +4,9 @@ Traces one call with ``sys.setprofile`` and counts the distinct project
 functions entered (files under ``prune_opt/`` or ``forest_builders/``) and the
 modules they live in.  Usage::
 
-    python benchmarks/call_graph.py [--trees 20] [--objective brier] [--json]
+    python benchmarks/call_graph.py [--trees 20] [--objective brier] [--json] [--modules]
+
+``--modules`` also lists the functions entered per module (most first).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def main(argv=None):
     ap.add_argument("--objective", default="brier")
     ap.add_argument("--time-limit", type=float, default=5.0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--modules", action="store_true", help="list functions per module")
     a = ap.parse_args(argv)
     X, y = make_classification(a.rows, 10, n_informative=5, random_state=0)
     rf = RandomForestClassifier(a.trees, max_depth=6, random_state=0).fit(X, y)
@@ -58,13 +61,28 @@ def main(argv=None):
     seen = trace(lambda: fit_budget(rf, X, y, costs=costs, budget=budget,
                                     objective=a.objective, time_limit=a.time_limit))
     modules = {s[0] for s in seen}
+    # comprehensions and lambdas are code objects of their own before Python 3.12
+    # (PEP 709 inlines comprehensions); a module body counts once, on first import
+    anonymous = sum(1 for s in seen if s[2].startswith("<") and s[2] != "<module>")
+    bodies = sum(1 for s in seen if s[2] == "<module>")
+    per_module = {}
+    for file, _, name in seen:
+        rel = file[max(file.rfind(os.sep + r.strip(os.sep) + os.sep) for r in ROOTS) + 1:]
+        per_module.setdefault(rel, []).append(name)
     out = {"objective": a.objective, "trees": a.trees, "functions": len(seen),
-           "modules": len(modules)}
+           "modules": len(modules), "comprehensions_and_lambdas": anonymous,
+           "module_bodies": bodies}
+    if a.modules:
+        out["per_module"] = {k: sorted(v) for k, v in
+                             sorted(per_module.items(), key=lambda kv: -len(kv[1]))}
     if a.json:
         print(json.dumps(out))
     else:
         print(f"objective={a.objective!r} trees={a.trees}: {len(seen)} project functions "
-              f"in {len(modules)} modules")
+              f"in {len(modules)} modules ({anonymous} of them comprehensions or lambdas, "
+              f"{bodies} module bodies run on first import)")
+        for k, v in out.get("per_module", {}).items():
+            print(f"  {len(v):4d} {k}: {' '.join(v)}")
     return out
 
 

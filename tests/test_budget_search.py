@@ -19,7 +19,7 @@ from prune_opt.budget import (
 from prune_opt.solvers._baseline_masks import MaskEvaluator
 from prune_opt.solvers._budget_mip import BudgetProgram, budget_scale, objective_scale
 from prune_opt.solvers._budget_search import budget_search
-from prune_opt.solvers._budget_state import PruningState
+from prune_opt.solvers._budget_state import ProblemState
 from prune_opt.solvers._tree_dp import best_tree_within
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 from tests.test_budget_curve import all_prunings
@@ -211,16 +211,16 @@ def test_state_tracks_evaluate_and_tree_moves_are_exact(case, data):
     masks = all_prunings(f, limit=400)
     if masks is None:
         return
-    state = PruningState(problem, masks[data.draw(st.integers(0, len(masks) - 1))])
+    state = ProblemState(problem, masks[data.draw(st.integers(0, len(masks) - 1))])
     t = data.draw(st.integers(0, f.n_trees - 1))
     sl = f.tree_slice(t)
     other = masks[data.draw(st.integers(0, len(masks) - 1))]
     state.set_tree(t, other[sl])
-    assert state.objective() == pytest.approx(problem.evaluate(state.mask).objective,
+    assert state.value() == pytest.approx(problem.evaluate(state.mask).objective,
                                               rel=1e-12, abs=1e-12)
     # the one-tree dynamic programme is optimal among all masks of tree t
     price = data.draw(st.sampled_from([0.0, 0.01, 1.0]))
-    node_cost = state.marginal_node_cost(t)
+    node_cost = state.alone(t)
     split = state.split_local[sl] + price * node_cost
     value, tree_mask, added = best_tree_within(state.layouts[t], state.leaf_error[sl], split,
                                                node_cost, np.inf)

@@ -156,3 +156,19 @@ def test_cli_defaults_are_the_registry_defaults():
     # without --solvers, compare runs the registry defaults that answer in seconds
     assert parse_solvers(None) == fast_solvers()
     assert set(fast_solvers()) < set(solvers.default_solvers())
+
+
+def test_a_backend_asked_for_by_name_is_imported_alone():
+    """solver='mincut' needs no other backend: the others are not imported to find it
+    ('auto' and the listings still import every listed module)."""
+    import ast
+    import subprocess
+    import sys
+
+    code = ("import sys, prune_opt.solvers as s; s.get_solver('mincut'); "
+            "print(sorted(m for m in sys.modules if m.startswith('prune_opt.solvers.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "prune_opt.solvers.mincut" in out
+    assert not {"highs", "cbc", "ortools_lp", "primal_dual"} & {
+        m.rpartition(".")[2] for m in ast.literal_eval(out)}

@@ -6,8 +6,14 @@ objectives here score the forest's averaged prediction on evaluation data
 ``lam`` times the same average acquisition cost, and
 :func:`optimize_ensemble` minimises them by exact block coordinate descent
 over trees (see ``docs/math/ensemble_objective.md``).
+
+Modules: ``_base`` (the loss protocol and registry; one module per loss),
+``_state`` (routed data and a running pruning, the from-scratch referee),
+``_descent`` (tree blocks, budgeted tree blocks, unit moves) and ``_search``
+(``optimize_ensemble``, ``fit_budget_ensemble``, inputs and starts).
 """
 
+from ..solvers._tree_dp import best_tree_pruning, pruning_value
 from . import accuracy, brier, logloss, margin, squared_error, tree_error  # noqa: F401  (registration)
 from ._base import (
                     Objective,
@@ -16,12 +22,9 @@ from ._base import (
                     get_objective,
                     register_objective,
 )
-from ._bcd import block_descent
-from ._block import best_tree_pruning, pruning_value
-from ._budget import fit_budget_ensemble
-from ._evaluate import evaluate_objective
-from ._optimize import optimize_ensemble
-from ._state import EnsembleState
+from ._descent import block_descent
+from ._search import fit_budget_ensemble, optimize_ensemble
+from ._state import EnsembleState, evaluate_objective
 
 __all__ = ["Objective", "available_objectives", "check_objective_task", "get_objective", "register_objective",
            "optimize_ensemble", "fit_budget_ensemble", "evaluate_objective",

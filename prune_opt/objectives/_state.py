@@ -1,12 +1,15 @@
-"""The evaluation data routed once through every tree, and a running pruning.
+"""The evaluation data routed once through every tree, a running pruning, and the
+from-scratch referee :func:`evaluate_objective`.
 
 Per tree ``t`` the state keeps the decision paths of the evaluation rows and
 the *first-use records* ``(i, h, u)``: the first node on ``i``'s path in ``t``
-whose feature needs acquisition unit ``u``.  For a split mask it maintains
+whose feature needs acquisition unit ``u``; it is a
+:class:`~prune_opt.solvers._budget_state.CostLedger` keyed by ``(i, u)`` (the
+ledger of the paper's search too).  For a split mask it maintains
 
 * ``leaf[t]`` -- global id of the pruned leaf each row reaches in tree t;
-* ``paid`` -- (n_rows, n_units) count of trees whose pruned path makes the
-  row pay unit u (the row pays u once iff the count is positive);
+* ``count`` -- per key ``i * n_units + u``, the number of trees whose pruned
+  path makes row i pay unit u (the row pays u once iff the count is positive);
 * ``total`` -- (n_rows, n_classes) sum over trees of the leaf distributions.
 
 A tree's first-use node for (i, u) is a split iff the pruned path of ``i``
@@ -15,16 +18,21 @@ uses u, because splits are closed under parents.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._pruned import PrunedForest
 from .._routed import RoutedData
-from ..solvers._tree_dp import TreeLayout
+from .._validation import check_labels, check_nonneg_scalar, check_weights
+from ..solvers._budget_state import CostLedger, unit_nodes
+from ._base import check_objective_task, get_objective
 
-__all__ = ["EnsembleState"]
+__all__ = ["EnsembleState", "evaluate_objective"]
 
 
-class EnsembleState:
+class EnsembleState(CostLedger):
     """Routed evaluation data plus the per-row sums of one pruning.
 
     Parameters
@@ -47,133 +55,173 @@ class EnsembleState:
         self.forest, self.y, self.objective = forest, y, objective
         self.weight = weight / weight.sum()
         self.lam, self.depth_cost = float(lam), float(depth_cost)
-        self.unit_costs = costs.unit_costs
-        fu = sp.csr_matrix(costs.feature_units.multiply((costs.unit_costs > 0)[None, :])
+        unit_costs = costs.unit_costs
+        fu = sp.csr_matrix(costs.feature_units.multiply((unit_costs > 0)[None, :])
                            .astype(bool))
         fu.eliminate_zeros()
         fu.sort_indices()
         self.routed = RoutedData(forest, X) if routed is None else routed
-        self.trees = []
+        self.n_units = n_units = unit_costs.size
+        rows, nodes, units = [], [], []
         for t in range(forest.n_trees):
             r, h, u = self.routed.records(t, fu)
-            self.trees.append(dict(self.routed.paths[t], rec_rows=r, rec_nodes=h, rec_units=u))
-        internal = np.flatnonzero(~forest.is_leaf)
-        need = fu[forest.feature[internal]].tocoo()  # (internal node, unit) incidence
-        self.unit_nodes = sp.csc_matrix((np.ones(need.nnz), (internal[need.row], need.col)),
-                                        shape=(forest.n_nodes, fu.shape[1]))
-        self.unit_nodes.sort_indices()
-        self.layouts = [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
+            rows.append(r)
+            nodes.append(h)
+            units.append(u)
+        keys = np.concatenate(rows).astype(np.int64) * n_units + np.concatenate(units)
+        key_cost = (self.weight[:, None] * unit_costs[None, :]).reshape(-1)
+        super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
+                         np.zeros(forest.n_nodes, dtype=bool))
+        self.unit_nodes = unit_nodes(forest, fu)
         self.node_weight = np.zeros(forest.n_nodes)
-        for r in self.trees:
+        for r in self.routed.paths:
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
                                             minlength=forest.n_nodes)
-        n_units = self.unit_costs.size
-        for r in self.trees:  # c_u * w_i of each record, the natural-unit cost it pays
-            r["rec_cost"] = self.unit_costs[r["rec_units"]] * self.weight[r["rec_rows"]]
-            r["rec_key"] = r["rec_rows"] * n_units + r["rec_units"]  # flat (row, unit)
-        self.mask = None
+        self.leaf = None
 
-    @property
-    def n_rows(self):
-        return self.y.size
-
-    def with_lam(self, lam):
-        """The same routed data at another ``lam`` (shallow copy, pruning kept)."""
-        import copy
-
+    def with_lam(self, lam, depth_cost=None):
+        """The same routed data at another ``lam`` (a copy; the running pruning is
+        shared until either side sets a new one)."""
         out = copy.copy(self)
         out.lam = float(lam)
+        if depth_cost is not None:
+            out.depth_cost = float(depth_cost)
         return out
 
-    # ------------------------------------------------------------ a pruning
-    def leaves_of(self, t, mask):
-        """Global id of the pruned leaf of every row in tree t under ``mask``."""
-        return self.routed.leaves(mask, t)
+    def paid_units(self):
+        """Units some row pays under the running pruning."""
+        paid = self.count.reshape(self.y.size, self.n_units) > 0
+        return np.flatnonzero(paid.any(axis=0))
 
+    # ------------------------------------------------------------ a pruning
     def set_mask(self, mask):
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
-        self.mask = np.asarray(mask, dtype=bool).copy()
-        self.leaf = [self.leaves_of(t, self.mask) for t in range(self.forest.n_trees)]
-        keys = np.concatenate([r["rec_key"][self.mask[r["rec_nodes"]]] for r in self.trees])
-        shape = (self.n_rows, self.unit_costs.size)
-        self.paid = np.bincount(keys, minlength=shape[0] * shape[1]).astype(np.int32)
-        self.paid = self.paid.reshape(shape)
-        self.refresh_total()
+        super().set_mask(mask)
+        self.leaf = [self.routed.leaves(self.mask, t) for t in range(self.forest.n_trees)]
+        self.refresh()
 
-    def refresh_total(self):
+    def refresh(self):
         """Recompute the sum of leaf distributions in tree order (no drift)."""
-        total = np.zeros((self.n_rows, self.forest.value.shape[1]))
+        total = np.zeros((self.y.size, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
         self.total = total
 
-    def replace_tree(self, t, tree_mask):
+    def set_tree(self, t, tree_mask):
         """Install a new pruning of tree t (local mask) and update the sums."""
-        sl = self.forest.tree_slice(t)
-        r = self.trees[t]
-        flat = self.paid.reshape(-1)  # a view; (row, unit) keys are unique within a tree
-        flat[r["rec_key"][self.mask[r["rec_nodes"]]]] -= 1
-        self.mask[sl] = tree_mask
-        flat[r["rec_key"][self.mask[r["rec_nodes"]]]] += 1
+        super().set_tree(t, tree_mask)
         value = self.forest.value
-        new_leaf = self.leaves_of(t, self.mask)
+        new_leaf = self.routed.leaves(self.mask, t)
         self.total += value[new_leaf] - value[self.leaf[t]]
         self.leaf[t] = new_leaf
 
     # ------------------------------------------------------------ evaluation
-    def breakdown(self):
-        """Objective of the running pruning: loss, average cost, average depth."""
-        value = self.forest.value
-        loss = self.objective.total([value[leaf] for leaf in self.leaf], self.y, self.weight)
-        cost = float(self.weight @ ((self.paid > 0).astype(float) @ self.unit_costs))
-        depth = float(self.node_weight[self.mask].sum())
+    def _breakdown(self, leaves, total, mask, count):
+        f, value = self.forest, self.forest.value
+        if self.objective.separable or total is None:
+            loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight)
+        else:
+            loss = float(self.weight @ self.objective.loss(total / f.n_trees, self.y))
+        cost = self.cost(count)
+        depth = float(self.node_weight[mask].sum())
         obj = loss + self.lam * (cost + self.depth_cost * depth)
         return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
+
+    def breakdown(self):
+        """Objective of the running pruning: loss, average cost, average depth."""
+        return self._breakdown(self.leaf, None, self.mask, None)
+
+    def value(self):
+        return self.breakdown()["objective"]
 
     def breakdown_if(self, new_mask):
         """:meth:`breakdown` of ``new_mask`` without installing it; only the trees
         whose mask differs are re-routed."""
-        f, value = self.forest, self.forest.value
+        value, total, leaves = self.forest.value, self.total.copy(), list(self.leaf)
         changed = np.flatnonzero(new_mask != self.mask)
-        flat, total, leaves = self.paid.reshape(-1).copy(), self.total.copy(), list(self.leaf)
-        for t in np.unique(f.tree_of_node[changed]):
-            r = self.trees[t]
-            old, new = self.mask[r["rec_nodes"]], new_mask[r["rec_nodes"]]
-            flat[r["rec_key"][old & ~new]] -= 1
-            flat[r["rec_key"][new & ~old]] += 1
-            leaves[t] = self.leaves_of(t, new_mask)
+        for t in np.unique(self.forest.tree_of_node[changed]):
+            leaves[t] = self.routed.leaves(new_mask, t)
             total += value[leaves[t]] - value[self.leaf[t]]
-        if self.objective.separable:
-            loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight)
-        else:
-            loss = float(self.weight @ self.objective.loss(total / f.n_trees, self.y))
-        paid = flat.reshape(self.paid.shape) > 0
-        cost = float(self.weight @ (paid.astype(float) @ self.unit_costs))
-        depth = float(self.node_weight[new_mask].sum())
-        obj = loss + self.lam * (cost + self.depth_cost * depth)
-        return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
+        return self._breakdown(leaves, total, new_mask, self.count_if(new_mask))
 
     # ------------------------------------------------------------ block data
-    def block_terms(self, t):
-        """Exact node leaf-losses ``L`` and split-costs ``k`` of tree t, others fixed.
+    def local_terms(self, t):
+        """Exact node leaf-losses ``L`` and depth split-terms of tree t, others fixed.
 
         ``L_h`` sums the weighted loss of the rows reaching h with h as their
-        leaf in tree t; ``k_h`` is lam times the cost of the units whose first
-        use in tree t is h for rows no other tree makes pay them (plus the
-        depth term).
+        leaf in tree t.  The cost term (``lam`` times the units whose first use
+        in tree t is h for rows no other tree makes pay them) is :meth:`alone`.
         """
-        f, r = self.forest, self.trees[t]
+        f, r = self.forest, self.routed.paths[t]
         sl = f.tree_slice(t)
-        size = sl.stop - sl.start
         rows, nodes = r["rows"], r["nodes"]
         rest = None
         if not self.objective.separable:
             rest = (self.total - f.value[self.leaf[t]])[rows]
         pair = self.objective.pair_loss(rest, f.value[nodes], self.y[rows], f.n_trees)
-        L = np.bincount(nodes - sl.start, weights=pair * self.weight[rows], minlength=size)
-        own = self.mask[r["rec_nodes"]]
-        alone = (self.paid.reshape(-1)[r["rec_key"]] - own) == 0
-        k = np.bincount(r["rec_nodes"] - sl.start, weights=r["rec_cost"] * alone,
-                        minlength=size)
-        k = self.lam * (k + self.depth_cost * self.node_weight[sl])
-        return L, k
+        L = np.bincount(nodes - sl.start, weights=pair * self.weight[rows],
+                        minlength=sl.stop - sl.start)
+        return L, self.lam * self.depth_cost * self.node_weight[sl]
+
+
+def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_weight=None):
+    """Objective of a pruned forest computed from its predictions, nothing cached.
+
+    ``loss + lam * (average acquisition cost + depth_cost * average depth)``,
+    where the loss is the (weighted) mean of the objective's per-example loss
+    of ``pruned.predict_proba(X)`` and the cost is what
+    :meth:`PrunedForest.acquisition_cost` charges (every unit once per row).
+
+    Parameters
+    ----------
+    pruned : PrunedForest
+    X, y : array-like
+    objective : str or Objective
+    lam, depth_cost : float
+    sample_weight : array-like, optional
+
+    Returns
+    -------
+    dict with ``objective``, ``loss``, ``average_cost``, ``average_depth``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> f = po.Forest.from_sklearn(rf)
+    >>> root_only = po.PrunedForest(f, f.full_split_mask() & False)
+    >>> evaluate_objective(root_only, X, y, objective="brier", lam=1.0)["average_cost"]
+    0.0
+    """
+    if not isinstance(pruned, PrunedForest):
+        raise TypeError(f"pruned must be a PrunedForest, got {type(pruned).__name__}")
+    obj = get_objective(objective)
+    lam = check_nonneg_scalar(lam, "lam")
+    depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
+    f = pruned.forest
+    check_objective_task(obj, f)
+    Xc = f.check_X(X)
+    yc = check_labels(f, y, Xc.shape[0])
+    w = check_weights(sample_weight, Xc.shape[0])
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to zero; pass positive weights")
+    w = w / w.sum()
+    obj = obj.for_data(yc, w)
+    leaf_values, depth = [], np.zeros(Xc.shape[0])
+    for t in range(f.n_trees):
+        leaves, ind, split = pruned._pruned_leaves(Xc, t)
+        leaf_values.append(f.value[leaves + f.node_offset[t]])
+        depth += np.add.reduceat(split.astype(float), ind.indptr[:-1])
+    if obj.separable:
+        loss = obj.total(leaf_values, yc, w)
+    else:
+        pred = (pruned.predict(Xc)[:, None] if f.task == "regression"
+                else pruned.predict_proba(Xc))
+        loss = float(w @ obj.loss(pred, yc))
+    cost = float(w @ pruned.acquisition_cost(Xc))
+    avg_depth = float(w @ depth)
+    return {"objective": loss + lam * (cost + depth_cost * avg_depth), "loss": loss,
+            "average_cost": cost, "average_depth": avg_depth}

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._validation import fits_budget
-from ._budget_heuristics import baseline_masks, block_descent, greedy_unit_removal, tree_mixing
+from ._baseline_masks import MaskEvaluator, mask_families
+from ._budget_state import ProblemState, descend, unit_nodes, without_unit
 from ._closure import MultiplierClosure
 
 __all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
@@ -148,14 +150,14 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselin
     """Mixing, baselines, local search from the best seeds, then greedy unit removal
     (most valuable first, so a short time limit keeps the best of them)."""
     if lag["costlier"] is not None:
-        with timer("mixing"):
+        with _timed(timer, "mixing"):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
     if time.perf_counter() < deadline:
-        with timer("baselines"):
+        with _timed(timer, "baselines"):
             for name, mask in baseline_masks(problem, budget, deadline, baselines).items():
                 inc.offer(mask, f"baseline:{name}")
     moves = 0
-    with timer("local-search"):
+    with _timed(timer, "local-search"):
         for source, mask in _seed_order(inc):
             if time.perf_counter() > deadline:
                 break
@@ -163,7 +165,7 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselin
             moves += n
             inc.offer(improved, f"local-search({source})")
     if lag["costlier"] is not None and time.perf_counter() < deadline:
-        with timer("greedy-removal"):
+        with _timed(timer, "greedy-removal"):
             # re-optimise below the bracket's multiplier: at mu_star itself the
             # min-cut breaks the tie towards the cheaper (often root-only) vertex
             removal = greedy_unit_removal(problem, closure, lag["costlier"],
@@ -188,22 +190,122 @@ def _seed_order(inc, n_seeds=3):
     return out[:n_seeds]
 
 
-class _Timer:
-    def __init__(self):
-        self.seconds = {}
+# ------------------------------------------------------------ primal heuristics
+def tree_mixing(problem, cheap, costly, budget):
+    """Start from ``cheap`` (fits) and copy whole trees of ``costly`` while the budget holds.
 
-    def __call__(self, name):
-        timer = self
+    Trees are taken in order of objective saved per cost added (each measured
+    alone against ``cheap``); a tree is kept only when the result still fits
+    and its objective drops.
 
-        class _Ctx:
-            def __enter__(self):
-                self.t0 = time.perf_counter()
+    Returns
+    -------
+    ndarray of bool
+        A closed split mask of cost <= ``budget``.
+    """
+    f = problem.forest
+    state = ProblemState(problem, cheap)
+    lam = problem.lam
+    base_cost = state.cost()
+    local = np.array([state.local_value(t) for t in range(f.n_trees)])
+    gain = np.zeros(f.n_trees)
+    for t in range(f.n_trees):
+        sl = f.tree_slice(t)
+        old = state.mask[sl].copy()
+        state.set_tree(t, costly[sl])
+        d_cost = state.cost() - base_cost
+        d_obj = state.local_value(t) - local[t] + lam * d_cost
+        state.set_tree(t, old)
+        gain[t] = -d_obj / d_cost if d_cost > 0 else (np.inf if d_obj < 0 else -np.inf)
+    value = local.sum() + lam * base_cost
+    for t in np.argsort(-gain, kind="stable"):
+        if gain[t] <= 0:
+            break
+        sl = f.tree_slice(t)
+        old = state.mask[sl].copy()
+        state.set_tree(t, costly[sl])
+        new_local = state.local_value(t)
+        new_value = value - local[t] + new_local + lam * (state.cost() - base_cost)
+        if fits_budget(state.cost(), budget) and new_value < value:
+            value, base_cost, local[t] = new_value, state.cost(), new_local
+        else:
+            state.set_tree(t, old)
+    return state.mask.copy()
 
-            def __exit__(self, *exc):
-                timer.seconds[name] = timer.seconds.get(name, 0.0) + (
-                    time.perf_counter() - self.t0)
 
-        return _Ctx()
+def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
+    """Forbid units until the min-cut optimum at ``mu`` fits the budget.
+
+    Each round ranks the units still paid by the objective increase per cost
+    saved when every node needing the unit is cut (with its subtree), forbids
+    the best units until their summed savings cover half the excess (at least
+    one), and re-solves ``min J + mu * C`` exactly over the remaining nodes.
+
+    Returns
+    -------
+    ndarray of bool or None
+        A fitting mask, or None when the deadline came first.
+    """
+    users = unit_nodes(problem.forest, problem.costs.feature_units)
+    forbidden = np.zeros(problem.n_nodes, dtype=bool)
+    mask = start
+    bd = problem.evaluate(mask)
+    while not fits_budget(bd.average_cost, budget):
+        if time.perf_counter() > deadline:
+            return None
+        ranked = []
+        for u in np.flatnonzero(users[mask].getnnz(axis=0)):
+            cand = without_unit(problem.forest, mask, users, u)
+            c = problem.evaluate(cand)
+            saved = bd.average_cost - c.average_cost
+            if saved > 0:
+                ranked.append(((c.objective - bd.objective) / saved, saved, u))
+        if not ranked:
+            return None
+        ranked.sort()
+        excess, total = bd.average_cost - budget, 0.0
+        for _, saved, u in ranked:
+            forbidden[users.indices[users.indptr[u]:users.indptr[u + 1]]] = True
+            total += saved
+            if total >= 0.5 * excess:
+                break
+        mask, _ = closure.solve(mu, forbidden)
+        bd = problem.evaluate(mask)
+    return mask
+
+
+def block_descent(problem, mask, budget, deadline, max_sweeps=20):
+    """Local search: re-optimise one tree at a time, the others fixed, within the budget
+    (:func:`~prune_opt.solvers._budget_state.descend` on the paper's objective).
+
+    Returns
+    -------
+    (mask, n_moves)
+    """
+    run = descend(ProblemState(problem, mask), mask, budget, max_sweeps=max_sweeps,
+                  deadline=deadline)
+    return run["mask"], sum(run["changes"])
+
+
+def baseline_masks(problem, budget, deadline, names=None):
+    """The best fitting pruning of each registered baseline: ``{name: mask or None}``.
+
+    Each baseline is a nested family of prunings (see
+    :data:`~prune_opt.solvers._baseline_masks.MASK_FAMILIES`); the best one
+    that fits is found by bisection on cost.  GreedyPrune is skipped once the
+    deadline has passed.
+    """
+    ev = MaskEvaluator(problem)
+    return {name: ev.best_in_nested(masks, budget)
+            for name, masks in mask_families(problem, deadline, names).items()}
+
+
+@contextmanager
+def _timed(seconds, name):
+    """Add the seconds the ``with`` body takes to ``seconds[name]``."""
+    t0 = time.perf_counter()
+    yield
+    seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - t0
 
 
 def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
@@ -249,8 +351,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
                          "budget solve the plain program (solver='mincut')")
     t_start = time.perf_counter()
     deadline = math.inf if time_limit is None else t_start + float(time_limit)
-    timer, inc = _Timer(), _Incumbent(problem, budget)
-    with timer("lagrangian"):
+    timer, inc = {}, _Incumbent(problem, budget)
+    with _timed(timer, "lagrangian"):
         closure = MultiplierClosure(problem)
         lag = lagrangian_phase(problem, closure, budget, inc, deadline)
     bound = lag["bound"]
@@ -262,14 +364,14 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
                                     baselines))
     mip_bound = None
     if mip and _gap(inc.objective, bound) > GAP_TOL and time.perf_counter() < deadline:
-        with timer("mip"):
+        with _timed(timer, "mip"):
             mip_bound, info["mip"] = _mip_phase(problem, budget, inc, deadline, mip_workers,
                                                 verbose)
     if mip_bound is not None:
         bound = max(bound, mip_bound)
     bound = min(bound, inc.objective)
     gap = _gap(inc.objective, bound)
-    info.update(phase_seconds=timer.seconds, candidates=dict(inc.by_source),
+    info.update(phase_seconds=timer, candidates=dict(inc.by_source),
                 seconds=time.perf_counter() - t_start, n_min_cuts=closure.n_solves)
     bd = problem.evaluate(inc.mask)
     return BudgetSearchResult(
@@ -282,16 +384,27 @@ def _gap(objective, bound):
     return max(objective - bound, 0.0) / max(abs(objective), 1e-12)
 
 
+def _mip_terms(problem):
+    """Variables plus implications of the CP-SAT program (what its build time scales
+    with), counted without building it: a pair with a single first-use record, or
+    of zero cost, is folded into its node."""
+    n_rec = np.bincount(problem.use_pair, minlength=problem.n_pairs)
+    raw = problem.costs.unit_costs[problem.pair_unit] * problem.row_weight[problem.pair_row]
+    multi = (n_rec > 1) & (raw > 0)
+    return int(np.count_nonzero(~problem.forest.is_leaf) + multi.sum() + n_rec[multi].sum())
+
+
 def _mip_phase(problem, budget, inc, deadline, workers, verbose):
+    left = None if math.isinf(deadline) else deadline - time.perf_counter()
+    build = MIP_BUILD_SECONDS_PER_TERM * _mip_terms(problem)
+    if left is not None and left < build + 0.5:
+        return None, {"status": "skipped", "reason": f"{left:.2g}s left, model build needs "
+                      f"about {build:.2g}s"}
     from ._budget_mip import BudgetProgram
 
     prog = BudgetProgram(problem, budget)
     left = None if math.isinf(deadline) else deadline - time.perf_counter()
-    build = MIP_BUILD_SECONDS_PER_TERM * (prog.rec_x.size + prog.coef.size)
-    if left is not None and left < build + 0.5:
-        return None, {"status": "skipped", "reason": f"{left:.2g}s left, model build needs "
-                      f"about {build:.2g}s"}
-    out = prog.solve(inc.mask, 1e9 if left is None else left, workers, verbose)
+    out = prog.solve(inc.mask, 1e9 if left is None else max(left, 0.0), workers, verbose)
     inc.offer(out.pop("mask"), "cp-sat")
     bound = out["bound"]
     if bound is not None and not math.isfinite(bound):

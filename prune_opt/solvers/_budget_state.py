@@ -1,30 +1,129 @@
-"""Incremental evaluation of a pruning, tree by tree, and exact one-tree moves.
+"""One-tree-at-a-time descent under a cost budget, shared by every budgeted search.
 
-The objective ``J = E + lam * (C + depth_cost * D)`` is a sum of per-tree
-terms except for the acquisition cost ``C``, which an example pays once per
-unit whatever the number of trees asking for it.  :class:`PruningState`
-keeps, for every (row, unit) pair, how many first-use records of split nodes
-pay it, so replacing one tree's mask costs time linear in that tree's
-records, and the *marginal* price of every node of a tree given the other
-trees (the pairs nobody else pays) is one masked sum.
+The acquisition cost is the one part of a pruning's value that is not a sum of
+per-tree terms: a row pays a unit once, whatever the number of trees asking
+for it.  :class:`CostLedger` keeps, for every *key* (a (row, unit) pair), how
+many first-use records of split nodes pay it, so replacing one tree's mask
+costs time linear in that tree's records, and the *marginal* ("alone") cost
+of every node of a tree given the other trees (the keys nobody else pays) is
+one masked sum.
 
-Inside one tree each pair has at most one first-use record (a row follows a
+Inside one tree each key has at most one first-use record (a row follows a
 single path), so with the other trees fixed the tree's problem is
-node-separable and :func:`prune_opt.solvers._tree_dp.best_tree_within` solves
-it exactly at each price of the budget.
+node-separable: ``sum_{leaves} L_h + sum_{splits} (k_h + lam * alone_h)``.
+A subclass of the ledger supplies the node terms ``L`` and ``k`` of its
+objective (:class:`ProblemState`: the paper's, from the compiled problem;
+:class:`prune_opt.objectives.EnsembleState`: an ensemble loss on routed rows),
+and :func:`descend` re-optimises one tree at a time with the exact tree move
+:func:`~prune_opt.solvers._tree_dp.best_tree_within` (its price bisected to
+fit the budget the other trees leave), moving only when strictly better, so
+the value never increases and every iterate fits.
 """
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
+import scipy.sparse as sp
 
-from ._tree_dp import TreeLayout
+from .._problem import close_under_parents
+from .._validation import fits_budget
+from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
-__all__ = ["PruningState"]
+__all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit"]
+
+# a sweep may not raise the value by more than this (relative): float round-off only
+MONOTONE_RTOL = 1e-9
+# a tree move is taken only when it lowers the value by more than this (relative)
+IMPROVE_RTOL = 1e-12
 
 
-class PruningState:
-    """A pruning of ``problem`` with per-pair payment counts.
+class CostLedger:
+    """A running split mask with per-key payment counts over first-use records;
+    the base of every state a tree descent runs on.
+
+    A subclass supplies its objective's node terms: :meth:`local_terms` (tree
+    t's leaf values ``L`` and split values ``k`` without the cost term) and
+    :meth:`value` (the objective of the running pruning, ``lam`` times
+    :meth:`cost` included), and sets ``forest``, ``layouts`` (one single-tree
+    ``TreeLayout`` per tree) and ``lam``.
+
+    Parameters
+    ----------
+    forest : Forest
+    rec_node, rec_key : ndarray of int
+        One entry per first-use record: the node whose split pays, the key paid.
+    key_cost : ndarray (n_keys,)
+        Cost (natural units, averaged over rows) of each key.
+    mask : ndarray of bool
+        The initial split mask.
+    """
+
+    def __init__(self, forest, rec_node, rec_key, key_cost, mask):
+        self.forest = forest
+        tree = forest.tree_of_node[rec_node]
+        order = np.argsort(tree, kind="stable")
+        self.rec_node, self.rec_key = rec_node[order], rec_key[order]
+        self.key_cost = key_cost
+        self.rec_cost = key_cost[self.rec_key]
+        self.rec_start = np.searchsorted(tree[order], np.arange(forest.n_trees + 1))
+        self.layouts = [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
+        CostLedger.set_mask(self, mask)
+
+    def set_mask(self, mask):
+        """Replace the whole pruning (a closed split mask; copied)."""
+        self.mask = np.array(mask, dtype=bool)
+        self.count = np.bincount(self.rec_key[self.mask[self.rec_node]],
+                                 minlength=self.key_cost.size).astype(np.int32)
+
+    def _records(self, t):
+        rs = slice(self.rec_start[t], self.rec_start[t + 1])
+        return rs, self.rec_node[rs], self.rec_key[rs]
+
+    def set_tree(self, t, tree_mask):
+        """Replace tree t's split mask (values on tree t's node slice)."""
+        _, nodes, keys = self._records(t)
+        self.count[keys] -= self.mask[nodes]
+        self.mask[self.forest.tree_slice(t)] = tree_mask
+        self.count[keys] += self.mask[nodes]
+
+    def cost(self, count=None):
+        """Average acquisition cost of the running pruning (or of ``count``)."""
+        return float(self.key_cost[(self.count if count is None else count) > 0].sum())
+
+    def count_if(self, new_mask):
+        """The counts ``new_mask`` would have (the running pruning is kept)."""
+        count = self.count.copy()
+        for t in np.unique(self.forest.tree_of_node[new_mask != self.mask]):
+            _, nodes, keys = self._records(t)
+            old, new = self.mask[nodes], new_mask[nodes]
+            count[keys[old & ~new]] -= 1
+            count[keys[new & ~old]] += 1
+        return count
+
+    def alone(self, t):
+        """Cost each node of tree t adds as a split, the other trees fixed."""
+        rs, nodes, keys = self._records(t)
+        sl = self.forest.tree_slice(t)
+        unpaid = (self.count[keys] - self.mask[nodes]) == 0
+        return np.bincount(nodes - sl.start, weights=self.rec_cost[rs] * unpaid,
+                           minlength=sl.stop - sl.start)
+
+    def refresh(self):
+        """Recompute any running sum that may drift (after a sweep)."""
+
+    def block_terms(self, t):
+        """Exact node terms of tree t's block, the others fixed: ``L`` and
+        ``k + lam * alone`` (a pruning of t is worth ``sum_leaves L + sum_splits k``
+        plus a constant)."""
+        L, k = self.local_terms(t)
+        return L, k + self.lam * self.alone(t)
+
+
+class ProblemState(CostLedger):
+    """The paper's objective ``J = E + lam (C + depth_cost D)`` of a compiled problem.
 
     Examples
     --------
@@ -34,68 +133,130 @@ class PruningState:
     >>> X, y = load_iris(return_X_y=True)
     >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     >>> p = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5], lam=0.01)
-    >>> s = PruningState(p, p.forest.full_split_mask())
-    >>> bool(abs(s.objective() - p.evaluate(s.mask).objective) < 1e-12)
+    >>> s = ProblemState(p, p.forest.full_split_mask())
+    >>> bool(abs(s.value() - p.evaluate(s.mask).objective) < 1e-12)
     True
     """
 
     def __init__(self, problem, mask):
         self.problem = p = problem
-        f = p.forest
-        self.pair_cost = p.pair_cost()
-        tree_of_use = f.tree_of_node[p.use_node]
-        order = np.argsort(tree_of_use, kind="stable")
-        self.rec_node = p.use_node[order]
-        self.rec_pair = p.use_pair[order]
-        self.rec_start = np.searchsorted(tree_of_use[order], np.arange(f.n_trees + 1))
+        self.lam = p.lam
         self.leaf_error = p.leaf_error_coef()
         self.split_local = p.lam * p.depth_cost * p.node_cost_weight / p.total_weight
-        self.layouts = [TreeLayout(f, range(t, t + 1)) for t in range(f.n_trees)]
-        self.set_mask(mask)
+        super().__init__(p.forest, p.use_node, p.use_pair, p.pair_cost(), mask)
 
-    def set_mask(self, mask):
-        """Replace the whole pruning (a closed split mask)."""
-        self.mask = np.asarray(mask, dtype=bool).copy()
-        active = self.mask[self.problem.use_node]
-        self.count = np.bincount(self.problem.use_pair[active],
-                                 minlength=self.problem.n_pairs).astype(np.int32)
-
-    def cost(self):
-        """Average acquisition cost C of the current pruning."""
-        return float(self.pair_cost[self.count > 0].sum())
+    def local_terms(self, t):
+        sl = self.forest.tree_slice(t)
+        return self.leaf_error[sl], self.split_local[sl]
 
     def local_value(self, t, mask=None):
         """Tree t's separable part of J: its error share plus its depth term."""
-        f = self.problem.forest
-        sl = f.tree_slice(t)
+        sl = self.forest.tree_slice(t)
         m = (self.mask if mask is None else mask)[sl]
-        par = f.parent[sl]
-        parent_split = np.ones(m.size, dtype=bool)
-        has = par >= 0
-        parent_split[has] = m[par[has] - sl.start]
-        leaves = parent_split & ~m
-        return float(self.leaf_error[sl][leaves].sum() + self.split_local[sl][m].sum())
+        return pruning_value(self.layouts[t], m, *self.local_terms(t))
 
-    def objective(self):
-        """J of the current pruning (equals ``problem.evaluate(mask).objective``)."""
-        local = sum(self.local_value(t) for t in range(self.problem.n_trees))
-        return local + self.problem.lam * self.cost()
+    def value(self):
+        """J of the running pruning (equals ``problem.evaluate(mask).objective``)."""
+        local = 0.0
+        for t in range(self.forest.n_trees):
+            local += self.local_value(t)
+        return local + self.lam * self.cost()
 
-    def _records(self, t):
-        return slice(self.rec_start[t], self.rec_start[t + 1])
 
-    def set_tree(self, t, tree_mask):
-        """Replace tree t's split mask (values on tree t's node slice)."""
-        sl, rs = self.problem.forest.tree_slice(t), self._records(t)
-        nodes, pairs = self.rec_node[rs], self.rec_pair[rs]
-        self.count[pairs] -= self.mask[nodes]
-        self.mask[sl] = tree_mask
-        self.count[pairs] += self.mask[nodes]
+def _sweep(state, budget, tol, deadline):
+    """One pass over the trees; each moved to its best fitting block pruning if
+    strictly better.  Returns the number of trees changed."""
+    changed = 0
+    for t in range(state.forest.n_trees):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        L, k = state.local_terms(t)
+        alone = state.alone(t)
+        k = k + state.lam * alone
+        layout, cur = state.layouts[t], state.mask[state.forest.tree_slice(t)]
+        current = pruning_value(layout, cur, L, k)
+        room = math.inf
+        if math.isfinite(budget):
+            room = budget - (state.cost() - float(alone[cur].sum()))
+        found = best_tree_within(layout, L, k, alone, room)
+        if found is not None and found[0] < current - tol:
+            state.set_tree(t, found[1])
+            changed += 1
+    state.refresh()
+    return changed
 
-    def marginal_node_cost(self, t):
-        """Cost (natural units) each node of tree t adds as a split, the others fixed."""
-        sl, rs = self.problem.forest.tree_slice(t), self._records(t)
-        nodes, pairs = self.rec_node[rs], self.rec_pair[rs]
-        others = self.count[pairs] - self.mask[nodes]
-        w = np.where(others == 0, self.pair_cost[pairs], 0.0)
-        return np.bincount(nodes - sl.start, weights=w, minlength=sl.stop - sl.start)
+
+def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escape=None,
+            verbose=False):
+    """Re-optimise one tree at a time, the others fixed, within ``budget``.
+
+    Tree t's move minimises ``value`` over t's prunings whose cost fits the
+    budget the other trees leave (exact at its Lagrangian price); it is taken
+    only when strictly better, so the value never increases and every iterate
+    fits.  When a sweep changes no tree, ``escape(state, value)`` (if given)
+    may change the pruning and returns how many changes it made.  Stops at a
+    fixed point, after ``max_sweeps`` sweeps or at ``deadline`` (a
+    ``time.perf_counter`` value).
+
+    Returns
+    -------
+    dict with ``mask``, ``trace`` (value after each sweep, the start first),
+    ``iterations``, ``converged``, ``changes`` (trees moved per sweep) and
+    ``escapes`` (changes per escape).
+    """
+    state.set_mask(mask)
+    if not fits_budget(state.cost(), budget):
+        raise ValueError("a budgeted descent needs a start within the budget")
+    J = state.value()
+    trace, changes, escapes, converged = [J], [], [], False
+    for it in range(max_sweeps):
+        changed = _sweep(state, budget, IMPROVE_RTOL * max(1.0, abs(J)), deadline)
+        J = _checked(state, J, budget)
+        trace.append(J)
+        changes.append(changed)
+        if changed == 0 and escape is not None:
+            n = escape(state, J)
+            escapes.append(n)
+            if n:
+                trace[-1] = J = _checked(state, J, budget)
+                changed = -n
+        if verbose:
+            print(f"[prune-opt] sweep {it + 1}: value {J:.6g}, {changes[-1]} trees "
+                  f"changed, {max(-changed, 0)} escapes")
+        if changed == 0:
+            converged = True
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    return {"mask": state.mask.copy(), "trace": trace, "iterations": len(changes),
+            "converged": converged, "changes": changes, "escapes": escapes}
+
+
+def _checked(state, J, budget):
+    J_new = state.value()
+    if J_new > J + MONOTONE_RTOL * max(1.0, abs(J)) or not fits_budget(state.cost(), budget):
+        raise RuntimeError(f"tree descent went from {J!r} to {J_new!r} (cost "
+                           f"{state.cost()!r}, budget {budget!r}); a move was not exact "
+                           "(please report this)")
+    return J_new
+
+
+def unit_nodes(forest, feature_units):
+    """CSC ``(n_nodes, n_units)`` incidence: which units each internal node's test
+    needs (a unit move cuts the nodes of one column, with their subtrees)."""
+    fu = sp.csr_matrix(feature_units, dtype=bool)
+    fu.eliminate_zeros()
+    internal = np.flatnonzero(~forest.is_leaf)
+    need = fu[forest.feature[internal]].tocoo()
+    out = sp.csc_matrix((np.ones(need.nnz, dtype=bool), (internal[need.row], need.col)),
+                        shape=(forest.n_nodes, fu.shape[1]))
+    out.sort_indices()
+    return out
+
+
+def without_unit(forest, mask, users, u):
+    """``mask`` with every split whose test needs unit ``u`` cut (closed under parents);
+    ``users`` from :func:`unit_nodes`."""
+    out = mask.copy()
+    out[users.indices[users.indptr[u]:users.indptr[u + 1]]] = False
+    return close_under_parents(forest, out)

@@ -54,20 +54,34 @@ def register_solver(cls):
     return cls
 
 
+def _import(mod):
+    full = f"{__package__}.{mod}"
+    try:
+        importlib.import_module(full)
+    except Exception as exc:
+        raise ImportError(f"solver backend module {full} (listed in "
+                          f"BACKEND_MODULES) failed to import: {type(exc).__name__}: "
+                          f"{exc}") from exc
+
+
 def _load():
     """Import every listed backend module once; an import failure is an error."""
     global _loaded
     if _loaded:
         return
     for mod in BACKEND_MODULES:
-        full = f"{__package__}.{mod}"
-        try:
-            importlib.import_module(full)
-        except Exception as exc:
-            raise ImportError(f"solver backend module {full} (listed in "
-                              f"BACKEND_MODULES) failed to import: {type(exc).__name__}: "
-                              f"{exc}") from exc
+        _import(mod)
     _loaded = True
+
+
+def _named(key):
+    """The class registered as ``key``, importing only its module when the module
+    is named like the backend (``"budget"``, ``"mincut"``); else every module."""
+    if key not in _REGISTRY and key in BACKEND_MODULES:
+        _import(key)
+    if key not in _REGISTRY:
+        _load()
+    return _REGISTRY.get(key)
 
 
 def solver_classes():
@@ -205,17 +219,16 @@ def get_solver(name, *, problem=None, **options):
     >>> get_solver("highs").name
     'highs'
     """
-    classes = solver_classes()
     if not isinstance(name, str):
         raise TypeError(f"solver must be a name (str), got {type(name).__name__}; "
                         f"choose from {available_solvers()}")
     key = name.lower()
     if key == "auto":
         key = auto_solver(problem)
-    if key not in classes:
+    cls = _named(key)  # a named backend does not import the others
+    if cls is None:
         raise ValueError(f"solver={name!r} is unknown; installed solvers: "
-                         f"{available_solvers()} (all known: {list(classes)})")
-    cls = classes[key]
+                         f"{available_solvers()} (all known: {list(solver_classes())})")
     installed, reason = install_status(cls)
     if not installed:
         raise SolverError(f"solver {key!r} is not installed; {cls.install_hint}"

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TreeLayout", "tree_dp", "best_tree_pruning", "best_tree_within", "tree_networkx",
-           "solve_block"]
+__all__ = ["TreeLayout", "tree_dp", "best_tree_pruning", "pruning_value", "best_tree_within",
+           "tree_networkx", "solve_block"]
 
 # bisection steps on the price of best_tree_within (after the bracket is found)
 PRICE_STEPS = 30
@@ -193,6 +193,28 @@ def best_tree_pruning(layout, leaf_loss, split_cost):
         keep[nodes] = val < best[nodes]
         best[nodes] = np.minimum(best[nodes], val)
     return float(best[0]), layout.close(keep)
+
+
+def pruning_value(layout, mask, leaf_loss, split_cost):
+    """``sum_{pruned leaves} L_h + sum_{splits} k_h`` of a given split mask of one tree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])
+    >>> layout = TreeLayout(Forest([stump], classes=[0, 1], n_features=1))
+    >>> pruning_value(layout, np.array([False] * 3), np.array([0.5, 0.1, 0.1]), np.zeros(3))
+    0.5
+    """
+    mask = np.asarray(mask, dtype=bool)
+    parent = layout.parent
+    reached = np.ones(layout.n_nodes, dtype=bool)
+    has = parent >= 0
+    reached[has] = mask[parent[has]]
+    leaf = reached & ~mask
+    return float(leaf_loss[leaf].sum() + split_cost[mask].sum())
 
 
 def best_tree_within(layout, leaf_loss, split_cost, node_cost, room):
