@@ -68,12 +68,18 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options, routed=None, paper=None):
+                         time_limit, verbose, solver_options, routed=None, paper=None,
+                         extra=None, select=None):
     """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
 
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
-    run (it is then not run again)."""
+    run (it is then not run again); ``extra``: more named split masks of the
+    same forest (e.g. earlier results on part of the rows) that join the
+    candidates and the ensemble search's starts; ``select``: an objective
+    whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
+    everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
+    result is judged by its accuracy."""
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
@@ -103,11 +109,16 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
                           time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
+    for name, mask in extra or ():
+        pool[name] = (*scorer.score(mask), mask)
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
-    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
+    rank = None
+    if select is not None and get_objective(select).name != obj.name:
+        rank = VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
+    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=rank)
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -129,8 +140,9 @@ def _without_stumps(problem, scorer, pool, budget):
     return out
 
 
-def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
-    """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
+def _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=None):
+    """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
+    (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
     f = problem.forest
     fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
     fitting.update(_without_stumps(problem, scorer, pool, budget))
@@ -140,10 +152,14 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
         loss, cost, m = min(subs)
         fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
                                                        list(range(m)))
-    name = min(fitting, key=lambda k: fitting[k][:2])
+    ranked = {k: (0.0 if rank is None else rank.score(v[2], v[3])[0]) for k, v in
+              fitting.items()}
+    name = min(fitting, key=lambda k: (ranked[k], *fitting[k][:2]))
     loss, cost, mask, trees = fitting[name]
     info = {"objective": obj.name, "budget": budget,
             "candidates_loss": {k: v[0] for k, v in fitting.items()},
+            **({} if rank is None else {"candidates_rank": ranked,
+                                        "ranked_by": rank.objective.name}),
             "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
                                                                   "found_by")},
             "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
