@@ -90,13 +90,30 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
         routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
+    rank = None
+    if select is not None and get_objective(select).name != obj.name:
+        rank = VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
     names = (solver_options or {}).get("baselines")
     for name, masks in mask_families(problem, names=names).items():
-        best = best_in_nested(masks, budget, scorer.score)
+        ranked = []
+
+        def score(mask, ranked=ranked):
+            if rank is None:
+                return scorer.score(mask)
+            loss, cost, other = scorer.score_also(rank, mask)
+            if fits_budget(cost, budget):
+                ranked.append(((other, loss, cost), mask))
+            return loss, cost
+
+        best = best_in_nested(masks, budget, score)
         if best is not None:
             pool[f"baseline:{name}"] = best
+        if ranked:  # the family's best member by the ranking loss too
+            (_, loss, cost), mask = min(ranked, key=lambda e: e[0])
+            if mask is not best[2]:
+                pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
 
     def left(share=1.0):
         if time_limit is None:
@@ -115,9 +132,6 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
-    rank = None
-    if select is not None and get_objective(select).name != obj.name:
-        rank = VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
     return _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=rank)
 
 
@@ -152,8 +166,15 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=None):
         loss, cost, m = min(subs)
         fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
                                                        list(range(m)))
-    ranked = {k: (0.0 if rank is None else rank.score(v[2], v[3])[0]) for k, v in
-              fitting.items()}
+    ranked, seen = {}, {}
+    for k, (_, _, mask, trees) in fitting.items():
+        if rank is None:
+            ranked[k] = 0.0
+            continue
+        same = (mask.tobytes(), None if trees is None else tuple(trees))
+        if same not in seen:  # candidates often repeat (a search returning its start)
+            seen[same] = rank.score(mask, trees)[0]
+        ranked[k] = seen[same]
     name = min(fitting, key=lambda k: (ranked[k], *fitting[k][:2]))
     loss, cost, mask, trees = fitting[name]
     info = {"objective": obj.name, "budget": budget,
