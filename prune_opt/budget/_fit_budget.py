@@ -107,11 +107,17 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     forest the squared error of its average, see
     :mod:`prune_opt.objectives`) are each optimised under the budget on one
     half and scored in the forest's own loss on the other, and the better
-    objective is then run on all rows.  The pick is made on rows the
-    compared prunings were not fitted on.  The call also remembers its best
-    prunings for the same forest, rows and costs, so a larger budget never
-    returns a worse loss than a smaller one did (``solve_info["auto"]``,
-    ``solve_info["auto_loss"]``).  Where only the paper objective applies
+    objective is then run on all rows (a tie goes to the forest's own loss).
+    The pick is made on rows the compared prunings were not fitted on.  The
+    run on all rows gets at least 30% of the time; with the forest's own
+    loss it also starts from the two halves' prunings and from the prunings
+    remembered for the same forest, rows and costs, and for a classifier it
+    ranks its fitting candidates by the error of ``predict`` on ``X`` first
+    (then the own loss), each baseline family offering its best member by
+    both; a paper result cut to the root is handed to that run.  The
+    remembered prunings make a larger budget never return a worse
+    ``(error, own loss)`` than a smaller one did (``solve_info["auto"]``,
+    ``solve_info["auto_rank_loss"]``, ``solve_info["auto_loss"]``).  Where only the paper objective applies
     (``method="hull"``, ``cost_sample``/``client``, a problem passed without
     its rows, fewer than 40 rows), it is used.
 
