@@ -35,20 +35,58 @@ def test_auto_picks_on_held_out_rows_and_meets_the_budget(seed):
     assert pf.average_cost(X) <= 0.3 * full * (1 + 1e-10)
     assert info["chosen"] in ("paper", "brier") and set(info["holdout_loss"]) == {
         "paper", "brier"}
-    assert info["chosen"] == min(info["holdout_loss"], key=info["holdout_loss"].get)
+    assert info["holdout_loss"][info["chosen"]] == min(info["holdout_loss"].values())
     assert info["n_holdout_rows"] == pytest.approx(len(y) / 2, abs=2)
     assert pf.solve_info["auto_loss"] == pytest.approx(_brier(pf, X, y), rel=1e-12)
 
 
+def _error(pf, X, y):
+    return 1.0 - pf.score(X, y)
+
+
 def test_a_larger_budget_never_returns_a_worse_loss():
+    """Monotone in what the final run ranks by: predict's error, then the Brier loss."""
     rf, X, y, costs = _case(2)
     full = po.acquisition_cost(rf, X, costs).mean()
     losses = []
     for share in (0.1, 0.15, 0.2, 0.3, 0.5):
         pf = fit_budget(rf, X, y, costs=costs, budget=share * full)
         assert pf.average_cost(X) <= share * full * (1 + 1e-10)
-        losses.append(_brier(pf, X, y))
-    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:])), losses
+        key = (_error(pf, X, y), _brier(pf, X, y))
+        assert pf.solve_info["auto_rank_loss"] == pytest.approx(key[0], abs=1e-12)
+        assert pf.solve_info["auto_loss"] == pytest.approx(key[1], rel=1e-12)
+        losses.append(key)
+    assert all(b[0] < a[0] - 1e-12 or (abs(b[0] - a[0]) <= 1e-12 and b[1] <= a[1] + 1e-12)
+               for a, b in zip(losses, losses[1:])), losses
+
+
+def test_the_final_run_starts_from_the_half_runs_and_ranks_by_accuracy():
+    """The prunings found on the fitting half join the run on all rows; of the fitting
+    candidates, the one with the fewest errors of predict wins (then the Brier loss)."""
+    from prune_opt.budget import _fit_budget as fb
+
+    rf, X, y, costs = _case(7)
+    full = po.acquisition_cost(rf, X, costs).mean()
+    fb._INCUMBENTS.clear()
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.2 * full, time_limit=None)
+    info = pf.solve_info
+    if info["auto"]["chosen"] == "paper":
+        pytest.skip("the paper objective won on the held-out rows")
+    assert {"half-paper", "half-brier"} <= set(info["candidates_loss"])
+    rank = info["candidates_rank"]
+    assert info["ranked_by"] == "accuracy"
+    assert rank[info["found_by"]] == min(rank.values())
+    assert rank[info["found_by"]] == pytest.approx(_error(pf, X, y), abs=1e-12)
+
+
+def test_a_tie_on_the_held_out_rows_goes_to_the_own_loss():
+    """A budget below every split's cost leaves both half runs at the root: the tie
+    goes to the forest's own loss (its run holds every baseline)."""
+    rf, X, y, costs = _case(8)
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.0)
+    info = pf.solve_info["auto"]
+    assert info["holdout_loss"]["paper"] == info["holdout_loss"]["brier"]
+    assert info["chosen"] == "brier"
 
 
 def test_imbalanced_table_does_not_get_the_constant_predictor():

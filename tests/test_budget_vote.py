@@ -48,3 +48,20 @@ def test_scores_match_pruned_forest(case, objective):
         assert np.isclose(s_cost, sub.average_cost(Xv), rtol=1e-12, atol=0)  # sum order
         if objective == "accuracy":
             assert np.isclose(s_loss, _vote_errors(sub, Xv, yv), rtol=0, atol=1e-12)
+
+
+@given(case=forest_cases(), seed=st.integers(0, 10))
+@settings(max_examples=10, deadline=None)
+def test_score_also_matches_two_separate_scorings(case, seed):
+    """One routing scored in two objectives gives what each scorer gives alone."""
+    f = po.Forest.from_sklearn(case["est"])
+    X, y, costs = case["X_val"], case["y_val"], case["costs"]
+    brier = VoteScorer(f, X, y, costs, "brier")
+    acc = VoteScorer(f, X, y, costs, "accuracy", routed=brier.routed)
+    rng = np.random.default_rng(seed)
+    mask = _random_mask(f, rng)
+    trees = sorted(rng.choice(f.n_trees, size=max(1, f.n_trees // 2), replace=False))
+    for t in (None, trees):
+        loss, cost, other = brier.score_also(acc, mask, t)
+        assert (loss, cost) == brier.score(mask, t)
+        assert other == acc.score(mask, t)[0]

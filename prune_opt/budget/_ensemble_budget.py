@@ -68,12 +68,18 @@ def _check_problem(problem, scorer):
 
 
 def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options, routed=None, paper=None):
+                         time_limit, verbose, solver_options, routed=None, paper=None,
+                         extra=None, select=None):
     """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
 
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
-    run (it is then not run again)."""
+    run (it is then not run again); ``extra``: more named split masks of the
+    same forest (e.g. earlier results on part of the rows) that join the
+    candidates and the ensemble search's starts; ``select``: an objective
+    whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
+    everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
+    result is judged by its accuracy."""
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
@@ -84,13 +90,30 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
         routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
+    rank = None
+    if select is not None and get_objective(select).name != obj.name:
+        rank = VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
     pool = {}
     # the baselines first: the paper search then reuses the cached GreedyPrune sequence
     names = (solver_options or {}).get("baselines")
     for name, masks in mask_families(problem, names=names).items():
-        best = best_in_nested(masks, budget, scorer.score)
+        ranked = []
+
+        def score(mask, ranked=ranked):
+            if rank is None:
+                return scorer.score(mask)
+            loss, cost, other = scorer.score_also(rank, mask)
+            if fits_budget(cost, budget):
+                ranked.append(((other, loss, cost), mask))
+            return loss, cost
+
+        best = best_in_nested(masks, budget, score)
         if best is not None:
             pool[f"baseline:{name}"] = best
+        if ranked:  # the family's best member by the ranking loss too
+            (_, loss, cost), mask = min(ranked, key=lambda e: e[0])
+            if mask is not best[2]:
+                pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
 
     def left(share=1.0):
         if time_limit is None:
@@ -103,11 +126,13 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
                           time_limit=left(PAPER_SHARE), solver_options=solver_options)
     pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
+    for name, mask in extra or ():
+        pool[name] = (*scorer.score(mask), mask)
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
-    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0)
+    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=rank)
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -129,8 +154,9 @@ def _without_stumps(problem, scorer, pool, budget):
     return out
 
 
-def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
-    """Wrap the lowest-loss candidate (ties: cheaper, then pool order)."""
+def _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=None):
+    """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
+    (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
     f = problem.forest
     fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
     fitting.update(_without_stumps(problem, scorer, pool, budget))
@@ -140,10 +166,21 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0):
         loss, cost, m = min(subs)
         fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
                                                        list(range(m)))
-    name = min(fitting, key=lambda k: fitting[k][:2])
+    ranked, seen = {}, {}
+    for k, (_, _, mask, trees) in fitting.items():
+        if rank is None:
+            ranked[k] = 0.0
+            continue
+        same = (mask.tobytes(), None if trees is None else tuple(trees))
+        if same not in seen:  # candidates often repeat (a search returning its start)
+            seen[same] = rank.score(mask, trees)[0]
+        ranked[k] = seen[same]
+    name = min(fitting, key=lambda k: (ranked[k], *fitting[k][:2]))
     loss, cost, mask, trees = fitting[name]
     info = {"objective": obj.name, "budget": budget,
             "candidates_loss": {k: v[0] for k, v in fitting.items()},
+            **({} if rank is None else {"candidates_rank": ranked,
+                                        "ranked_by": rank.objective.name}),
             "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
                                                                   "found_by")},
             "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",

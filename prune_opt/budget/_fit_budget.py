@@ -32,6 +32,15 @@ AUTO_SELECT_SHARE = 0.22
 AUTO_MIN_ROWS = 40
 # the search always gets at least this share of time_limit, however long the compile took
 MIN_SEARCH_SHARE = 0.05
+# objective="auto": the run on all rows always gets at least this share of time_limit,
+# however long the selection on the halves took (it is the run whose result is returned)
+AUTO_FINAL_SHARE = 0.3
+# objective="auto": the loss that ranks the final run's fitting candidates (and the
+# remembered prunings) before the forest's own loss, for a classifier
+AUTO_RANK = "accuracy"
+# objective="auto": at most this many remembered prunings that fit the budget join the
+# final own-loss run as candidates (the lowest-loss ones)
+AUTO_INCUMBENT_STARTS = 4
 # the searches aim at this share of time_limit: CP-SAT and the ensemble search stop a few
 # tenths of a second after their deadline, and the result is assembled after that
 TARGET_SHARE = 0.95
@@ -98,11 +107,17 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     forest the squared error of its average, see
     :mod:`prune_opt.objectives`) are each optimised under the budget on one
     half and scored in the forest's own loss on the other, and the better
-    objective is then run on all rows.  The pick is made on rows the
-    compared prunings were not fitted on.  The call also remembers its best
-    prunings for the same forest, rows and costs, so a larger budget never
-    returns a worse loss than a smaller one did (``solve_info["auto"]``,
-    ``solve_info["auto_loss"]``).  Where only the paper objective applies
+    objective is then run on all rows (a tie goes to the forest's own loss).
+    The pick is made on rows the compared prunings were not fitted on.  The
+    run on all rows gets at least 30% of the time; with the forest's own
+    loss it also starts from the two halves' prunings and from the prunings
+    remembered for the same forest, rows and costs, and for a classifier it
+    ranks its fitting candidates by the error of ``predict`` on ``X`` first
+    (then the own loss), each baseline family offering its best member by
+    both; a paper result cut to the root is handed to that run.  The
+    remembered prunings make a larger budget never return a worse
+    ``(error, own loss)`` than a smaller one did (``solve_info["auto"]``,
+    ``solve_info["auto_rank_loss"]``, ``solve_info["auto_loss"]``).  Where only the paper objective applies
     (``method="hull"``, ``cost_sample``/``client``, a problem passed without
     its rows, fewer than 40 rows), it is used.
 
@@ -338,7 +353,8 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
 
 
 def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, time_limit,
-                   verbose, solver_options, cost_sample, client, routed=None, paper=None):
+                   verbose, solver_options, cost_sample, client, routed=None, paper=None,
+                   extra=None, select=None):
     """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
@@ -353,7 +369,8 @@ def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, 
     return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
                                 costs=costs, budget=budget, train=train, problem=problem,
                                 objective=objective, time_limit=time_limit, verbose=verbose,
-                                solver_options=solver_options, routed=routed, paper=paper)
+                                solver_options=solver_options, routed=routed, paper=paper,
+                                extra=extra, select=select)
 
 
 def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
@@ -367,6 +384,13 @@ def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
 
 def _own_loss(forest):
     return "squared_error" if forest.task == "regression" else "brier"
+
+
+def _rank_by(forest):
+    """What ranks the final run's candidates first under objective="auto" (then the
+    forest's own loss): the error of ``predict`` for a classifier, as a pruning is
+    judged by its accuracy; nothing for a regression forest."""
+    return None if forest.task == "regression" else AUTO_RANK
 
 
 def _halves(y, forest, rng):
@@ -402,7 +426,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     those paths, and the final run of the forest's own loss reuses them; the two
     selection runs share one problem compiled on the fitting half (and its
     cached baseline families)."""
-    from .._costs import estimator_costs
+    from .._costs import as_feature_costs, estimator_costs
     from .._forest import as_forest
     from .._routed import RoutedData
     from ._vote import VoteScorer
@@ -423,6 +447,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
     # family) is left to the final run
     quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
+    starts = []  # prunings of the forest that join the final own-loss run as candidates
     if halves is not None:
         fit, sel = halves
         half = compile_problem(forest, _rows(X, fit), yv[fit], costs=costs, lam=0.0,
@@ -440,27 +465,52 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
                                   solver_options=quick, cost_sample=None, client=None,
                                   paper=paper, routed=routed.subset(fit))
         for obj, pf in (("paper", paper), (own, mine)):
-            holdout[obj] = scorer.score(*_full_mask(forest, pf))[0]
-        chosen = min(holdout, key=lambda k: (holdout[k], k != "paper"))
+            mask = _full_mask(forest, pf)
+            holdout[obj] = scorer.score(*mask)[0]
+            starts.append((f"half-{obj}", mask[0]))
+        # ties (e.g. both cut to the root) go to the own loss: its run on all rows also
+        # holds the paper search and every baseline, scored in the loss the pick uses
+        chosen = min(holdout, key=lambda k: (holdout[k], k == "paper"))
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
-                                               MIN_SEARCH_SHARE * time_limit)
+                                               AUTO_FINAL_SHARE * time_limit)
     target = problem if problem is not None else forest
     kw = {"costs": None, "train": None} if problem is not None else {"costs": costs,
                                                                     "train": train}
+    key = _fingerprint(forest, X, y, costs if problem is not None else as_feature_costs(
+        costs, forest.n_features, forest.feature_names))
+    starts += [(f"incumbent-{i}", _full_mask(forest, pf)[0])
+               for i, pf in enumerate(_incumbents(key, budget)[:AUTO_INCUMBENT_STARTS])]
+    t_final = time.perf_counter()
     if chosen == "paper":
         out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
                          solver_options=solver_options, verbose=verbose, **kw)
+        if out.breakdown is not None and out.breakdown.n_splits == 0 and budget > 0:
+            # the paper search kept no split: the own-loss run (every baseline, the
+            # paper result among its candidates) finds a fitting pruning that scores
+            # better whenever one is among them
+            chosen = own
+            out = _fit_objective(target, X, y, budget=budget, objective=own,
+                                 time_limit=None if left is None else TARGET_SHARE * left,
+                                 solver_options=solver_options, verbose=verbose,
+                                 cost_sample=None, client=None, routed=routed, paper=out,
+                                 extra=starts, select=_rank_by(forest), **kw)
     else:  # the forest's own loss, on the paths routed above
         out = _fit_objective(target, X, y, budget=budget, objective=chosen,
                              time_limit=None if left is None else TARGET_SHARE * left,
                              solver_options=solver_options, verbose=verbose,
-                             cost_sample=None, client=None, routed=routed, **kw)
-    loss = VoteScorer(forest, X, y, out.costs, own, routed=routed).score(
-        *_full_mask(forest, out))[0]
-    out = _keep_incumbent(out, loss, _fingerprint(forest, X, y, out.costs), budget)
+                             cost_sample=None, client=None, routed=routed, extra=starts,
+                             select=_rank_by(forest), **kw)
+    final_seconds = time.perf_counter() - t_final
+    mask = _full_mask(forest, out)
+    rank = _rank_by(forest)
+    loss = (0.0 if rank is None else VoteScorer(forest, X, y, out.costs, rank,
+                                                routed=routed).score(*mask)[0],
+            VoteScorer(forest, X, y, out.costs, own, routed=routed).score(*mask)[0])
+    out = _keep_incumbent(out, loss, key, budget)
     out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
                               "n_holdout_rows": 0 if halves is None else int(halves[1].size),
                               "seconds": time.perf_counter() - t0,
+                              "final_seconds": final_seconds,
                               **out.solve_info.get("auto", {})}
     out.solve_info["objective"] = out.solve_info.get("objective", chosen)
     return out
@@ -499,9 +549,18 @@ def _fingerprint(forest, X, y, costs):
     return h.hexdigest()
 
 
+def _incumbents(key, budget):
+    """The prunings remembered for ``key`` that fit ``budget``, lowest loss first."""
+    seen = [(lo, c, pf) for lo, c, pf in _INCUMBENTS.get(key, ()) if fits_budget(c, budget)]
+    return [pf for _, _, pf in sorted(seen, key=lambda e: (e[0], e[1]))]
+
+
 def _keep_incumbent(out, loss, key, budget):
     """Return the lowest-loss pruning among ``out`` and those remembered for the same
-    forest, rows and costs that fit ``budget``; remember ``out``."""
+    forest, rows and costs that fit ``budget``; remember ``out``.
+
+    ``loss`` is ``(ranking loss, own loss)``, compared in that order (the order
+    the final run ranks its candidates in)."""
     cost = out.solve_info.get("achieved_cost")
     if cost is None:
         cost = out.breakdown.average_cost if out.breakdown is not None else math.inf
@@ -517,8 +576,9 @@ def _keep_incumbent(out, loss, key, budget):
 
         kept = copy.copy(best[2])
         kept.solve_info = dict(best[2].solve_info, budget=budget, budget_slack=budget - best[1])
-        kept.solve_info["auto"] = {"incumbent": True, "this_call_loss": loss}
-        kept.solve_info["auto_loss"] = best[0]
+        kept.solve_info["auto"] = {"incumbent": True, "this_call_loss": loss[1],
+                                   "this_call_rank_loss": loss[0]}
+        kept.solve_info["auto_rank_loss"], kept.solve_info["auto_loss"] = best[0]
         return kept
-    out.solve_info["auto_loss"] = loss
+    out.solve_info["auto_rank_loss"], out.solve_info["auto_loss"] = loss
     return out

@@ -84,6 +84,16 @@ class VoteScorer:
         values = list(f.value[leaves if trees is None else leaves[list(trees)]])
         return self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
 
+    def score_also(self, other, mask, trees=None):
+        """``(loss, average cost, other's loss)``: :meth:`score` and the loss of the
+        VoteScorer ``other`` (same forest and rows, another objective) from one
+        routing of the pruning."""
+        f = self.forest
+        leaves = self.routed.all_leaves(mask)
+        values = list(f.value[leaves if trees is None else leaves[list(trees)]])
+        return (self.loss_of(values), self.cost_of(self.routed.used(mask, trees)),
+                other.loss_of(values))
+
     def prefix_scores(self):
         """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
         for m = 1 .. n_trees (what :func:`fewer_trees_prunings` returns)."""
