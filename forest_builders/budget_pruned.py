@@ -6,7 +6,8 @@ estimator.  ``fit(X, y)`` splits the rows three ways (stratified by class for
 a classifier; seeded):
 
 * **grow** rows (50%): the candidate forests are grown on them -- a random
-  forest on every column; random forests on the nested prefixes of the
+  forest on every column; two shallow random forests (at most 8 leaves per
+  tree, one with ``max_features=0.5``); random forests on the nested prefixes of the
   cost-aware feature ranking (:func:`~forest_builders.rank_features_by_cost`)
   around the budget; for classification, lazy-penalty forests
   (:class:`~forest_builders.LazyCostRandomForestClassifier`);
@@ -79,6 +80,12 @@ DEFAULT_TIME_LIMIT = 12.0
 SPLIT = (0.5, 0.25, 0.25)
 #: (tradeoff, max_features, stop_on_penalty) of the lazy-penalty forests
 LAZY_GRID = ((1.0, 0.3, False), (0.1, 0.5, True))
+#: shallow random forests grown besides the full one: (label, scikit-learn keywords).
+#: Trees of at most 8 leaves read a few features per example (what CEGB's 7-leaf
+#: trees exploit at small budgets); with max_features=0.5 they also agree more on
+#: which features matter, so an example pays for fewer of them
+SHALLOW_RF = (("max_leaf_nodes=8", {"max_leaf_nodes": 8}),
+              ("max_leaf_nodes=8, max_features=0.5", {"max_leaf_nodes": 8, "max_features": 0.5}))
 #: the share of a fit_budget call's time limit it is given (its searches end a little late)
 CALL_SHARE = 0.6
 #: forests pruned with their own loss besides the paper's objective (the best paper prunings)
@@ -417,6 +424,14 @@ class _BudgetPrunedForest(BaseEstimator):
             return forest
 
         recipes = {"rf": rf}
+        for label, kw in SHALLOW_RF:
+            def shallow(rows, kw=kw):
+                m = cls(n_estimators=self.n_estimators, random_state=seed, n_jobs=self.n_jobs,
+                        **kw).fit(X[rows], y[rows])
+                forest = Forest.from_sklearn(m)
+                forest.feature_names = names
+                return forest
+            recipes[f"rf({label})"] = shallow
         if self._task == "classification":
             for t, mf, stop in LAZY_GRID:
                 def lazy(rows, t=t, mf=mf, stop=stop):
@@ -428,6 +443,8 @@ class _BudgetPrunedForest(BaseEstimator):
                     return f
                 recipes[f"lazy(tradeoff={t:g})"] = lazy
         models = [("rf", rf(d.grow))]
+        models += [(name, make(d.grow)) for name, make in recipes.items()
+                   if name.startswith("rf(")]
         models += self._subset_candidates(d, fc, names, seed, recipes)
         models += [(name, make(d.grow)) for name, make in recipes.items()
                    if name.startswith("lazy")]
@@ -798,11 +815,12 @@ _DOC_PARAMS = """
 class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
     __doc__ = """The most accurate forest whose average acquisition cost meets a budget.
 
-    ``fit`` grows a random forest, forests on cost-ranked feature prefixes and
-    lazy-penalty forests on half of the rows, prunes each to ``budget`` on a
-    quarter with :func:`prune_opt.fit_budget` (paper and Brier objectives,
-    leaves optionally refit), and keeps the candidate with the best accuracy
-    on the last quarter (see ``docs/estimator.md``).
+    ``fit`` grows a random forest, two shallow ones (8 leaves per tree), forests
+    on cost-ranked feature prefixes and lazy-penalty forests on half of the
+    rows, prunes each to ``budget`` on a quarter with :func:`prune_opt.fit_budget`
+    (paper and Brier objectives, leaves optionally refit), and keeps the
+    candidate with the best accuracy on the last quarter (see
+    ``docs/estimator.md``).
     """ + _DOC_PARAMS + """
     classes_ : ndarray
 

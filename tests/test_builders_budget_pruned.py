@@ -121,8 +121,11 @@ def test_candidates_table_is_consistent(cancer):
     fits = table[table["fits_budget"]]
     assert (fits["average_cost"] <= 4.0 + 1e-9).all()
     assert win["score"] >= fits["score"].max() - 1e-12
-    assert {"rf", "lazy(tradeoff=1)"} <= set(table["model"])
+    assert {"rf", "lazy(tradeoff=1)", "rf(max_leaf_nodes=8)"} <= set(table["model"])
     assert table["model"].str.startswith("subset").any()
+    # the shallow forests' trees have at most 8 leaves (7 splits) before any pruning
+    shallow = table[table["model"].str.startswith("rf(max_leaf_nodes=8")]
+    assert len(shallow) and (shallow["n_splits"] <= 7 * est.n_estimators).all()
 
 
 def test_final_refit_keeps_the_winner_s_splits_and_cost(cancer):
