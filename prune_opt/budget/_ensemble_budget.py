@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 
@@ -33,10 +32,10 @@ from .._compile import compile_problem
 from .._forest import as_forest
 from .._pruned import PrunedForest
 from .._routed import RoutedData
-from .._solve import solve
 from .._validation import fits_budget
 from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
 from ..solvers._baseline_masks import best_in_nested, mask_families
+from ..solvers.budget import BudgetSearchSolver
 from ._baselines import sub_forest
 from ._vote import VoteScorer
 
@@ -120,19 +119,21 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             return None
         return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
 
-    if paper is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            paper = solve(problem.with_lam(0.0).with_budget(budget), solver="budget",
-                          time_limit=left(PAPER_SHARE), solver_options=solver_options)
-    pool = {"paper-search": (*scorer.score(paper.split_mask), paper.split_mask), **pool}
+    if paper is None:  # the paper search itself, not its wrapping by prune_opt.solve
+        r = BudgetSearchSolver(**(solver_options or {})).search(
+            problem.with_lam(0.0), budget, time_limit=left(PAPER_SHARE))
+        paper_mask, paper_info = r.split_mask, {"gap": r.gap, "bound": r.bound,
+                                                "status": r.status, "found_by": r.found_by}
+    else:
+        paper_mask, paper_info = paper.split_mask, paper.solve_info
+    pool = {"paper-search": (*scorer.score(paper_mask), paper_mask), **pool}
     for name, mask in extra or ():
         pool[name] = (*scorer.score(mask), mask)
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
                               verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
-    return _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=rank)
+    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -154,7 +155,7 @@ def _without_stumps(problem, scorer, pool, budget):
     return out
 
 
-def _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=None):
+def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
     (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
     f = problem.forest
@@ -181,8 +182,8 @@ def _choose(problem, scorer, pool, budget, ens, paper, obj, t0, rank=None):
             "candidates_loss": {k: v[0] for k, v in fitting.items()},
             **({} if rank is None else {"candidates_rank": ranked,
                                         "ranked_by": rank.objective.name}),
-            "paper_search": {k: paper.solve_info.get(k) for k in ("gap", "bound", "status",
-                                                                  "found_by")},
+            "paper_search": {k: paper_info.get(k) for k in ("gap", "bound", "status",
+                                                            "found_by")},
             "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
                                                                    "status")}}
     if trees is None:

@@ -62,19 +62,24 @@ class BudgetSearchSolver(Solver):
     # "optimal" only when its certified gap is closed)
     STATUS_MAP = {"OPTIMAL": "optimal", "FEASIBLE": "time_limit", "UNKNOWN": "time_limit"}
 
-    def _solve(self, problem, *, time_limit, verbose):
-
+    def search(self, problem, budget, *, time_limit, verbose=False):
+        """:func:`~prune_opt.solvers._budget_search.budget_search` with this solver's
+        options (checked as ``solve(solver="budget")`` checks them), without the
+        result wrapping of :func:`prune_opt.solve`: a ``BudgetSearchResult``."""
         workers = self.params["mip_workers"]
         if not isinstance(workers, int) or workers < 1:
             raise ValueError(f"solver_options: mip_workers must be an int >= 1, got {workers!r}")
+        return budget_search(problem, budget, time_limit=time_limit,
+                             mip=bool(self.params["mip"]), mip_workers=workers,
+                             verbose=verbose, baselines=self.params["baselines"])
+
+    def _solve(self, problem, *, time_limit, verbose):
         if problem.budget is None:
             # without a budget row the program is the plain one: one exact min-cut
             result = MinCutSolver().solve(problem, time_limit=time_limit, verbose=verbose)
             result.info["note"] = "no budget row: solved as the plain program by mincut"
             return result
-        r = budget_search(problem, problem.budget, time_limit=time_limit,
-                          mip=bool(self.params["mip"]), mip_workers=workers, verbose=verbose,
-                          baselines=self.params["baselines"])
+        r = self.search(problem, problem.budget, time_limit=time_limit, verbose=verbose)
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)
         return SolveResult(split_mask=r.split_mask, objective=r.objective, bound=r.bound,
