@@ -118,8 +118,11 @@ def test_root_only_budget_warns_and_notes():
         pf = fit_budget(rf, X, y, costs=costs, budget=0.0, solver=SOLVER, method="hull")
     assert pf.n_splits == 0 and pf.average_cost(X) == 0.0
     assert "root-only" in pf.solve_info["note"]
-    pf = fit_budget(rf, X, y, costs=costs, budget=0.0)  # the search: nothing else fits
+    # the search: nothing else fits, and the paper search certifies it
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.0, objective="paper")
     assert pf.n_splits == 0 and pf.solve_info["status"] == "optimal"
+    pf = fit_budget(rf, X, y, costs=costs, budget=0.0)  # the default: the same forest
+    assert pf.n_splits == 0 and pf.average_cost(X) == 0.0
 
 
 @pytest.mark.parametrize("method", ["search", "hull"])
