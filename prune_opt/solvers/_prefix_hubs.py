@@ -156,7 +156,7 @@ def _remaining_records(M, order, k, cur):
 
 
 def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=None,
-                counts=None):
+                counts=None, unit_matrix=None):
     """Compress the records of live pairs through shared-prefix hubs (exact).
 
     Parameters
@@ -175,6 +175,10 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
         copied first).
     counts : ndarray of int (n_pairs,), optional
         Records per pair not in ``drop`` (:func:`kept_counts`), when known.
+    unit_matrix : callable, optional
+        ``unit_matrix(u, pairs)``: the (trees x pairs) matrix of first-use nodes of
+        the given pairs of unit ``u`` (without the ``drop`` nodes), when it can be
+        had without reading the records (see :class:`prune_opt._routing.LeafRecords`).
 
     Returns
     -------
@@ -205,7 +209,8 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
     pieces, tails, heads, next_hub = [], [], [], n_nodes
     for u in np.unique(pair_unit[live & (counts >= 2)]):
         pairs = np.flatnonzero(live & (pair_unit == u) & (counts >= 2))
-        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
+        M = (_unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
+             if unit_matrix is None else unit_matrix(u, pairs))
         if M is None:
             continue
         order = _tree_order(M, tree_of_node, n_nodes, n_trees)
