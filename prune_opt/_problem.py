@@ -90,10 +90,12 @@ class PruningProblem:
         # block of rows, never by a global sort): a problem holds one int32 node per
         # record and the record offsets of each pair; use_pair, use_row and use_unit are
         # derived on demand
-        self.use_node, self.pair_start = _compact_records(cr)
-        # the records' compact source (leaves and first-use table), when the routing
-        # gathered them: the exact solver reads per-unit matrices from it
+        # the records' compact source (leaves and first-use table) when the routing kept
+        # that instead of the records: the exact solver and evaluate read it directly,
+        # and use_node is derived on first use (shared by the variants of with_lam etc.)
         self.leaf_records = getattr(cr, "leaf_records", None)
+        use_node, self.pair_start = _compact_records(cr)
+        self._records = {"use_node": use_node}
         self.pair_row = cr.pair_row
         self.pair_unit = cr.pair_unit
         self.budget = None if budget is None else float(budget)
@@ -148,7 +150,23 @@ class PruningProblem:
                              use_pair=state.pop("use_pair"))
             state["use_node"], state["pair_start"] = _compact_records(cr)
         state.setdefault("leaf_records", None)  # not kept by older pickles
+        if "use_node" in state:
+            state["_records"] = {"use_node": state.pop("use_node")}
         self.__dict__.update(state)
+
+    @property
+    def use_node(self):
+        """Global node of each first-use record, sorted by pair, then node (int32;
+        derived from ``leaf_records`` on first use when the routing kept only those)."""
+        rec = self._records
+        if rec["use_node"] is None:
+            rec["use_node"] = self.leaf_records.use_node()
+        return rec["use_node"]
+
+    @property
+    def records_held(self):
+        """Whether the records are materialised (``use_node`` costs nothing to read)."""
+        return self._records["use_node"] is not None
 
     # ------------------------------------------------------------ sizes
     @property
@@ -172,6 +190,8 @@ class PruningProblem:
         """Boolean (n_pairs,): the pairs some split of ``split_mask`` pays (one of
         their first-use nodes stays a split), block by block."""
         mask = np.asarray(split_mask, dtype=bool)
+        if not self.records_held:
+            return self.leaf_records.pairs_used(mask, self.pair_row, self.pair_unit)
         used = np.zeros(self.n_pairs, dtype=bool)
         starts = self.pair_start
         for p0, p1, a, b in self.pair_blocks():
@@ -193,6 +213,8 @@ class PruningProblem:
 
     def uses_per_node(self):
         """Number of first-use records at each node (n_nodes,), cached."""
+        if getattr(self, "_uses_per_node", None) is None and not self.records_held:
+            self._uses_per_node = self.leaf_records.uses_per_node(self.n_nodes)
         if getattr(self, "_uses_per_node", None) is None:
             counts = np.zeros(self.n_nodes, dtype=np.int64)
             for a in range(0, self.use_node.size, 1 << 22):  # an int64 copy per block only
@@ -210,7 +232,7 @@ class PruningProblem:
 
     @property
     def n_uses(self):
-        return int(self.use_node.size)
+        return int(self.pair_start[-1])
 
     @property
     def n_pairs(self):
@@ -448,6 +470,8 @@ def _compact_records(cr):
     """``(use_node, pair_start)`` of a routing: records sorted by (pair, node) and the
     record offsets of each pair (a routing that gives each record's pair is sorted
     first when it is not already)."""
+    if cr.use_node is None:  # kept as leaf records: sorted and counted by the routing
+        return None, np.asarray(cr.pair_start, dtype=np.int64)
     use_node = np.asarray(cr.use_node)
     if use_node.dtype != np.int32 and use_node.size and int(use_node.max()) < 2**31:
         use_node = use_node.astype(np.int32)

@@ -40,8 +40,10 @@ class CostRouting:
         Merged row of each original example.
     node_weight : ndarray (n_nodes,)
         Weighted number of cost examples reaching each node.
-    use_node : ndarray of int32 (n_uses,)
-        First-use records: the global node id of each, sorted by pair, then node.
+    use_node : ndarray of int32 (n_uses,) or None
+        First-use records: the global node id of each, sorted by pair, then node;
+        None when ``leaf_records`` (:class:`prune_opt._leaf_records.LeafRecords`)
+        holds them in compact form.
     pair_start : ndarray of int64 (n_pairs + 1,)
         Record offsets of each pair: pair p's records are
         ``use_node[pair_start[p]:pair_start[p + 1]]`` (4 bytes per record in all,
@@ -64,11 +66,13 @@ class CostRouting:
     total_weight: float
     use_pair: np.ndarray | None = None
     pair_start: np.ndarray | None = None
-    leaf_records: LeafRecords | None = None  # the records' source, when gathered
+    leaf_records: object = None  # the records' LeafRecords source (use_node then None)
 
     def __post_init__(self):
         if self.pair_start is None and self.use_pair is None:
             raise TypeError("CostRouting needs pair_start (or use_pair)")
+        if self.use_node is None and self.leaf_records is None:
+            raise TypeError("CostRouting needs use_node (or leaf_records)")
 
     def pair_of_records(self):
         """Pair id of every record (given, or derived from ``pair_start``)."""
@@ -336,32 +340,6 @@ class FirstUseTable:
         return leaf_weight
 
 
-class LeafRecords:
-    """The first-use records of the merged rows in their compact source form: each
-    row's leaf in every tree (2 bytes a tree for trees below 65,536 nodes) and the
-    :class:`FirstUseTable`.  Row r pays unit u in tree t at
-    ``first[node_offset[t] + leaf[t, r], u]`` (when >= 0), so any unit's (trees x
-    pairs) matrix of first-use nodes is one gather per tree, without reading the
-    records (about 20 times their size at 100 trees).
-    """
-
-    def __init__(self, leaves, table, node_offset):
-        self.leaves_by_tree = np.ascontiguousarray(np.asarray(leaves).T)
-        self.first_by_unit = np.ascontiguousarray(table.first.T)  # one row per unit
-        self.node_offset = np.asarray(node_offset[:-1], dtype=np.int64)
-
-    def unit_matrix(self, unit, rows, drop=None):
-        """(n_trees, rows.size) int32: the first-use node of unit ``unit`` for each row
-        in each tree, -1 where there is none or (``drop``) it is a dropped node."""
-        first = self.first_by_unit[unit]
-        if drop is not None:
-            first = np.where((first >= 0) & ~drop[np.maximum(first, 0)], first, -1)
-        M = np.empty((self.leaves_by_tree.shape[0], rows.size), dtype=first.dtype)
-        for t, col in enumerate(self.leaves_by_tree):
-            M[t] = first[col[rows].astype(np.int64) + self.node_offset[t]]
-        return M
-
-
 def record_tables(forest, feature_units):
     """What :func:`chunk_records` routes with: a :class:`FirstUseTable` when it is
     small enough (nodes x paid units), else the per-tree CSR tables."""
@@ -525,31 +503,32 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
         Xr, leaves = X[first], leaves[first]
     else:
         weight, inverse, Xr = w.copy(), np.arange(n), X
+    if isinstance(tables, FirstUseTable):
+        # the records are a function of the leaves: keep those (2 bytes per tree and
+        # row), count the pairs and their records, and derive the records on demand
+        from ._leaf_records import LeafRecords
+
+        leaves = leaf_matrix(forest, Xr, chunk_size) if leaves is None else leaves
+        source = LeafRecords(leaves, tables, forest.node_offset)
+        del leaves
+        prow, punit, pair_start, node_weight = source.pairs(weight, forest.n_nodes)
+        return CostRouting(example_weight=weight, row_of_example=inverse,
+                           node_weight=node_weight, use_node=None, pair_start=pair_start,
+                           pair_row=prow, pair_unit=punit, total_weight=float(weight.sum()),
+                           leaf_records=source)
     step = record_chunk_rows(forest, costs, chunk_size)
-    dense = isinstance(tables, FirstUseTable)
-    if dense and leaves is None:
-        leaves = leaf_matrix(forest, Xr, chunk_size)
 
     def block(s):
         rows = slice(s, s + step)
-        lv = None if leaves is None else leaves[rows]
-        if dense:  # leaf weights only: summed up the trees once, below
-            return _gather_records(forest, Xr[rows], weight[rows], tables, lv, counts=True,
-                                   sum_up=False)
-        node, pair, prow, punit, nw = chunk_records(forest, Xr[rows], weight[rows], fu,
-                                                    tables, leaves=lv)
+        node, pair, prow, punit, nw = chunk_records(forest, Xr[rows], weight[rows], fu, tables)
         return node, np.bincount(pair, minlength=prow.size), prow, punit, nw
 
     node, pair_start, prow, punit, node_weight = assemble_records(
         ((s, block(s)) for s in range(0, Xr.shape[0], step)), Xr.shape[0], costs.n_units,
         forest.n_nodes, pair_start=True)
-    source = None
-    if dense:
-        node_weight = tables.node_weight(node_weight)
-        source = LeafRecords(leaves, tables, forest.node_offset)
     return CostRouting(example_weight=weight, row_of_example=inverse, node_weight=node_weight,
                        use_node=node, pair_start=pair_start, pair_row=prow, pair_unit=punit,
-                       total_weight=float(weight.sum()), leaf_records=source)
+                       total_weight=float(weight.sum()))
 
 
 def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK,

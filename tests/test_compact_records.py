@@ -66,7 +66,8 @@ def test_pair_offsets_hold_the_records(digits):
     p = po.compile_problem(rf, X[900:], y[900:], costs=costs, lam=0.01)
     starts = p.pair_start
     assert starts[0] == 0 and starts[-1] == p.n_uses and (np.diff(starts) >= 1).all()
-    assert p.use_node.dtype == np.int32 and "use_pair" not in vars(p)
+    assert not p.records_held  # kept as leaves until the records are read
+    assert p.use_node.dtype == np.int32 and "use_pair" not in vars(p) and p.records_held
     pair = p.use_pair
     assert np.array_equal(np.bincount(pair, minlength=p.n_pairs), np.diff(starts))
     # sorted by pair, then node, and one record per tree of each pair
@@ -78,19 +79,26 @@ def test_pairs_used_matches_the_record_scan(digits):
     rf, X, y, costs = digits
     p = po.compile_problem(rf, X[900:], y[900:], costs=costs, lam=0.01)
     rng = np.random.default_rng(1)
-    for _ in range(5):
-        mask = close_under_parents(p.forest, rng.random(p.n_nodes) < 0.7) & ~p.forest.is_leaf
+    masks = [close_under_parents(p.forest, rng.random(p.n_nodes) < q) & ~p.forest.is_leaf
+             for q in (0.0, 0.3, 0.7, 0.9, 1.0)]
+    from_leaves = [p.pairs_used(m) for m in masks]  # read off the leaves
+    per_node = p.uses_per_node().copy()
+    assert not p.records_held
+    assert np.array_equal(per_node, np.bincount(p.use_node, minlength=p.n_nodes))
+    for mask, got in zip(masks, from_leaves):
         used = np.zeros(p.n_pairs, dtype=bool)
         used[p.use_pair[mask[p.use_node]]] = True
-        assert np.array_equal(p.pairs_used(mask), used)
+        assert np.array_equal(got, used)
+        assert np.array_equal(p.pairs_used(mask), used)  # read off the records
+    assert from_leaves[-1].all() and not from_leaves[0].any()
 
 
 def test_old_pickles_with_pair_ids_load(digits):
     rf, X, y, costs = digits
     p = po.compile_problem(rf, X[900:], y[900:], costs=costs, lam=0.01)
     state = dict(vars(p))
-    state["use_pair"] = p.use_pair
-    del state["pair_start"], state["leaf_records"]
+    state["use_pair"], state["use_node"] = p.use_pair, p.use_node
+    del state["pair_start"], state["leaf_records"], state["_records"]
     old = PruningProblem.__new__(PruningProblem)
     old.__setstate__(state)
     _same_problem(old, p)
@@ -107,6 +115,8 @@ def test_leaf_source_builds_the_record_graph(digits, monkeypatch):
     assert p.leaf_records is not None
     opts = {"prefix_hubs": True, "drop_unprofitable": True}
     a = build_closure_graph(p, **opts)
+    assert not p.records_held  # built without materialising the records
+    p.use_node  # noqa: B018 (materialise them, then build from the records alone)
     b = build_closure_graph(p._replace(leaf_records=None), **opts)
     assert a.stats == b.stats and a.stats["n_hubs"] > 0
     assert np.array_equal(a.weight, b.weight) and np.array_equal(a.inf_tail, b.inf_tail)

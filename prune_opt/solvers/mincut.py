@@ -220,19 +220,21 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     f = problem.forest
     cd = problem.closure_weights()
     pair_w = np.asarray(cd["pair_weight"], dtype=float)
-    # the problem holds its records sorted by (pair, node) with the offsets of each pair
-    use_node, starts = problem.use_node, problem.pair_start
+    # the problem holds its records sorted by (pair, node) with the offsets of each pair;
+    # with their leaf source (and prefix hubs), per-unit matrices read off the leaves
+    # replace every pass over the records, which are then never materialised
+    starts = problem.pair_start
+    source = problem.leaf_records if prefix_hubs and problem.n_uses >= HUB_MIN_RECORDS \
+        else None
+    use_node = problem.use_node if source is None else None
     stats = {"n_internal": int(np.count_nonzero(~f.is_leaf)), "n_pairs": int(pair_w.size),
-             "n_uses": int(use_node.size)}
+             "n_uses": problem.n_uses}
     if problem.leaf_records is None and any(  # gathered records hold internal nodes only
             f.is_leaf[use_node[a:a + BLOCK_RECORDS]].any()
             for a in range(0, use_node.size, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
     off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
     off = off if off is not None and off.any() else None
-    # with the records' leaf source, per-unit matrices replace the passes over records
-    source = problem.leaf_records if prefix_hubs and problem.n_uses >= HUB_MIN_RECORDS \
-        else None
     counts = (np.diff(starts) if off is None else kept_counts(use_node, starts, off)
               if source is None else _leaf_counts(source, problem, off))
     n_kept = int(counts.sum())
@@ -247,7 +249,9 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
         use_node, starts, hub_tail, hub_head, vid, node_w = _with_hubs(
             use_node, starts, counts, off, problem, pair_w, vid, node_w, stats, source)
     elif off is not None:
-        use_node, starts = _drop_records_at(use_node, counts, off)
+        use_node, starts = _drop_records_at(problem.use_node, counts, off)
+    else:
+        use_node = problem.use_node
     group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
                               merge_pairs, stats)
     tail, head = _node_pair_arcs(use_node, starts, group, vid, node_w.size)
@@ -284,16 +288,13 @@ def _with_hubs(use_node, starts, counts, off, problem, pair_w, vid, node_w, stat
     return use_node, starts, vid[tails] + 2, vid[heads] + 2, vid, node_w
 
 
-def _leaf_counts(source, problem, off, block=1 << 18):
+def _leaf_counts(source, problem, off):
     """Records per pair not at ``off`` nodes, from the records' leaf source (per unit,
     a block of pairs at a time) instead of a pass over the records."""
     counts = np.zeros(problem.n_pairs, dtype=np.int64)
-    for u in np.unique(problem.pair_unit):
-        pairs = np.flatnonzero(problem.pair_unit == u)
-        for a in range(0, pairs.size, block):
-            p = pairs[a:a + block]
-            counts[p] = np.count_nonzero(source.unit_matrix(u, problem.pair_row[p], off) >= 0,
-                                         axis=0)
+    for u, p in source.unit_blocks(problem.pair_unit):
+        counts[p] = np.count_nonzero(source.unit_matrix(u, problem.pair_row[p], off) >= 0,
+                                     axis=0)
     return counts
 
 
