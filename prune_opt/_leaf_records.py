@@ -89,11 +89,10 @@ class LeafRecords:
             rows.append((k // U + a).astype(np.int32))
             units.append((k % U).astype(np.int32))
             counts.append(flat[k])
-        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.empty(0, dt))
-        counts = cat(counts, np.int32)
+        counts = _cat(counts, np.int32)
         start = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=start[1:])
-        return cat(rows, np.int32), cat(units, np.int32), start, self.node_weight(
+        return _cat(rows, np.int32), _cat(units, np.int32), start, self.node_weight(
             row_weight, n_nodes)
 
     def node_weight(self, row_weight, n_nodes):
@@ -151,3 +150,7 @@ class LeafRecords:
         reach = self.node_weight(np.ones(self.n_rows), n_nodes)
         own = np.count_nonzero(self.first == np.arange(n_nodes)[:, None], axis=1)
         return np.rint(reach).astype(np.int64) * own
+
+
+def _cat(parts, dtype):
+    return np.concatenate(parts) if parts else np.empty(0, dtype)

@@ -274,10 +274,17 @@ def estimate_flow_memory(n_arcs, n_vertices):
 
 
 def problem_bytes(problem):
-    """Bytes held by a compiled problem's arrays."""
-    names = ("use_node", "use_pair", "pair_row", "pair_unit", "row_weight", "row_of_example",
+    """Bytes held by a compiled problem's arrays (the records only when materialised:
+    a problem that keeps them as leaves is not made to derive them here)."""
+    names = ("pair_start", "pair_row", "pair_unit", "row_weight", "row_of_example",
              "node_error", "node_cost_weight")
-    return int(sum(getattr(problem, n).nbytes for n in names))
+    held = sum(getattr(problem, n).nbytes for n in names)
+    if problem.records_held:
+        held += problem.use_node.nbytes
+    src = problem.leaf_records
+    if src is not None:
+        held += src.leaves_by_tree.nbytes + src.first.nbytes + src.first_by_unit.nbytes
+    return int(held)
 
 
 def check_fits(estimate, what, *, available=None, options=""):

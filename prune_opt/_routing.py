@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,8 @@ __all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_erro
            "chunk_records", "merge_identical_rows", "in_bag_weights", "require_in_bag"]
 
 DEFAULT_CHUNK = 65536
+# the last first-use table built for each live forest (see record_tables)
+_TABLES = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -344,7 +347,16 @@ def record_tables(forest, feature_units):
     """What :func:`chunk_records` routes with: a :class:`FirstUseTable` when it is
     small enough (nodes x paid units), else the per-tree CSR tables."""
     if forest.n_nodes * max(feature_units.shape[1], 1) <= DENSE_TABLE_ENTRIES:
-        return FirstUseTable(forest, feature_units)
+        # the memory probe and the routing of one compile ask for the same table: the
+        # last one built is kept on the forest (a function of the tree and the units)
+        key = (feature_units.shape, feature_units.indptr.tobytes(),
+               feature_units.indices.tobytes())
+        hit = _TABLES.get(forest)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        table = FirstUseTable(forest, feature_units)
+        _TABLES[forest] = (key, table)
+        return table
     return new_units_table(forest, feature_units)
 
 
