@@ -117,31 +117,49 @@ class LeafRecords:
         parts = [self.records(a, min(a + step, self.n_rows)) for a in blocks]
         return np.concatenate(parts) if parts else np.empty(0, np.int32)
 
-    def unit_matrix(self, unit, rows, drop=None):
-        """(n_trees, rows.size) int32: the first-use node of unit ``unit`` for each row
-        in each tree, -1 where there is none or (``drop``) it is a dropped node."""
+    def _per_tree(self, values, rows, dtype, reduce=None):
+        """Per tree t, ``values[offset_t + leaf_t(rows)]``: stacked (n_trees, rows.size)
+        or, with ``reduce`` (a ufunc), folded into one row."""
+        ends = np.append(self.node_offset[1:], values.size)
+        out = None if reduce is None else np.zeros(rows.size, dtype=dtype)
+        M = None if reduce is not None else np.empty((self.n_trees, rows.size), dtype=dtype)
+        for t, col in enumerate(self.leaves_by_tree):
+            # the tree's slice is indexed with the local leaf ids as they are: no offset
+            # array and no int64 copy of the ids
+            got = values[int(self.node_offset[t]):int(ends[t])][col[rows]]
+            if reduce is None:
+                M[t] = got
+            else:
+                reduce(out, got, out=out)
+        return M if reduce is None else out
+
+    def _unit_values(self, unit, drop=None):
         first = self.first_by_unit[unit]
         if drop is not None:
             first = np.where((first >= 0) & ~drop[np.maximum(first, 0)], first, -1)
-        M = np.empty((self.n_trees, rows.size), dtype=first.dtype)
-        for t, col in enumerate(self.leaves_by_tree):
-            M[t] = first[col[rows].astype(np.int64) + self.node_offset[t]]
-        return M
+        return first
 
-    def unit_blocks(self, pair_unit):
-        """``(unit, pairs)`` blocks of at most ``BLOCK_ENTRIES`` matrix entries."""
-        step = max(1, BLOCK_ENTRIES // max(self.n_trees, 1))
-        for u in np.unique(pair_unit):
-            pairs = np.flatnonzero(pair_unit == u)
-            for a in range(0, pairs.size, step):
-                yield int(u), pairs[a:a + step]
+    def unit_matrix(self, unit, rows, drop=None):
+        """(n_trees, rows.size) int32: the first-use node of unit ``unit`` for each row
+        in each tree, -1 where there is none or (``drop``) it is a dropped node."""
+        first = self._unit_values(unit, drop)
+        return self._per_tree(first, rows, first.dtype)
+
+    def unit_counts(self, unit, rows, drop=None):
+        """Records of unit ``unit`` of each row (trees whose first-use node is not
+        dropped): one byte gathered per tree, not the matrix."""
+        kept = (self._unit_values(unit, drop) >= 0).astype(np.int32)
+        return self._per_tree(kept, rows, np.int32, reduce=np.add)
 
     def pairs_used(self, mask, pair_row, pair_unit):
         """Boolean (n_pairs,): pairs whose first-use node in some tree stays a split."""
         used = np.zeros(pair_row.size, dtype=bool)
         ext = np.append(np.asarray(mask, dtype=bool), False)  # index -1: no record
-        for u, pairs in self.unit_blocks(pair_unit):
-            used[pairs] = ext[self.unit_matrix(u, pair_row[pairs])].any(axis=0)
+        for u in np.unique(pair_unit):
+            pairs = np.flatnonzero(pair_unit == u)
+            # per node: is the unit's first-use node on the path to it a split?
+            paid = ext[self.first_by_unit[u]]
+            used[pairs] = self._per_tree(paid, pair_row[pairs], bool, reduce=np.logical_or)
         return used
 
     def uses_per_node(self, n_nodes):

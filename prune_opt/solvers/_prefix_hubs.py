@@ -97,10 +97,10 @@ def _factorize(keys):
 
 def _tree_order(M, tree_of_node, n_nodes, n_trees):
     """Trees that hold records, fewest distinct first-use nodes first."""
-    hit = np.zeros(n_nodes, dtype=bool)
+    hit = np.zeros(n_nodes + 1, dtype=bool)  # the last slot takes the -1 entries
     for row in M:
-        hit[row[row >= 0]] = True
-    distinct = np.bincount(tree_of_node[np.flatnonzero(hit)], minlength=n_trees)
+        hit[row] = True  # a scatter without compressing the row first
+    distinct = np.bincount(tree_of_node[np.flatnonzero(hit[:-1])], minlength=n_trees)
     order = np.argsort(distinct, kind="stable")
     return order[distinct[order] > 0]
 

@@ -292,9 +292,9 @@ def _leaf_counts(source, problem, off):
     """Records per pair not at ``off`` nodes, from the records' leaf source (per unit,
     a block of pairs at a time) instead of a pass over the records."""
     counts = np.zeros(problem.n_pairs, dtype=np.int64)
-    for u, p in source.unit_blocks(problem.pair_unit):
-        counts[p] = np.count_nonzero(source.unit_matrix(u, problem.pair_row[p], off) >= 0,
-                                     axis=0)
+    for u in np.unique(problem.pair_unit):
+        p = np.flatnonzero(problem.pair_unit == u)
+        counts[p] = source.unit_counts(u, problem.pair_row[p], off)
     return counts
 
 
