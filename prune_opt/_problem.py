@@ -87,11 +87,10 @@ class PruningProblem:
         if self.total_weight <= 0:
             raise ValueError("cost data has zero total weight; pass at least one example")
         # records and pairs come sorted and numbered from the routing (built block by
-        # block of rows, never by a global sort): a problem holds one int32 node per
-        # record and the record offsets of each pair; use_pair, use_row and use_unit are
-        # derived on demand
-        # the records' compact source (leaves and first-use table) when the routing kept
-        # that instead of the records: the exact solver and evaluate read it directly,
+        # block of rows, never by a global sort): a problem holds at most one int32 node
+        # per record and the record offsets of each pair (use_pair, use_row and use_unit
+        # are derived on demand). When the routing kept the records' compact source
+        # (leaves and first-use table) instead, the exact solver and evaluate read that,
         # and use_node is derived on first use (shared by the variants of with_lam etc.)
         self.leaf_records = getattr(cr, "leaf_records", None)
         use_node, self.pair_start = _compact_records(cr)
