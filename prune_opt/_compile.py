@@ -156,8 +156,11 @@ def routed_leaves(routed, forest, Xc):
 
     if not isinstance(routed, RoutedData):
         raise TypeError(f"routed must be a RoutedData, got {type(routed).__name__}")
-    if routed.forest.n_nodes != forest.n_nodes or routed.forest.n_trees != forest.n_trees \
-            or not np.array_equal(routed.forest.feature, forest.feature):
+    other = routed.forest
+    if other is not forest and (
+            other.n_nodes != forest.n_nodes or other.n_trees != forest.n_trees
+            or not np.array_equal(other.feature, forest.feature)
+            or not np.array_equal(other.threshold, forest.threshold)):
         raise ValueError("routed= was routed through another forest")
     if routed.n_rows != Xc.shape[0]:
         raise ValueError(f"routed= holds {routed.n_rows} rows but X has {Xc.shape[0]}")
