@@ -47,12 +47,12 @@ idle machine they match the CPU times within 3%); peaks are resident memory:
 
 The objective, the splits and the reduced graph are unchanged at both sizes.
 Then with the records kept as the rows' leaves (``--sizes 100x1M,100x2M``, load
-9-10 on 2 cores, one run; ``total_cpu_seconds`` is compile plus solve and
+about 3.5 on 2 cores, one run; ``total_cpu_seconds`` is compile plus solve and
 ``cpu_over_fit`` divides it by growing the benchmark's forest in the same run):
 
     size       compile CPU  compile peak  solve CPU  solve peak  total CPU  x fit
-    100x1M     15.9 s       0.98 GB       63.7 s     2.86 GB     79.6 s     86x
-    100x2M     33.7 s       1.68 GB       112.1 s    4.16 GB     145.7 s    163x
+    100x1M     15.6 s       0.99 GB       58.0 s     2.78 GB     73.6 s     83x
+    100x2M     31.2 s       1.68 GB       104.6 s    4.10 GB     135.8 s    157x
 
 (1M: the same objective, splits and arcs as above; 119.9 s and 8.3 GB before.)
 """
