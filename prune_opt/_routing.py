@@ -397,20 +397,16 @@ def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
             node_weight)
 
 
-def _gather_records(forest, Xc, wc, table, local_leaves=None, counts=False, sum_up=True):
-    """:func:`chunk_records` through a :class:`FirstUseTable`, in sub-blocks of rows
-    (``counts``: the records per pair in place of each record's pair; ``sum_up=False``:
-    the weights at the leaves only, for the caller to sum up once)."""
+def _gather_records(forest, Xc, wc, table, local_leaves=None):
+    """:func:`chunk_records` through a :class:`FirstUseTable`, in sub-blocks of rows."""
     n, T, U = Xc.shape[0], forest.n_trees, table.n_units
     leaves = np.empty((n, T), dtype=np.int32 if forest.n_nodes < 2**31 else np.int64)
     for t in range(T):
         leaves[:, t] = tree_leaves(forest, Xc, t) if local_leaves is None else \
             local_leaves[:, t]
         leaves[:, t] += forest.node_offset[t]
-    node_weight = np.bincount(leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T),
-                              minlength=forest.n_nodes)
-    if sum_up:
-        node_weight = table.node_weight(node_weight)
+    node_weight = table.node_weight(np.bincount(
+        leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T), minlength=forest.n_nodes))
     if U == 0 or n == 0:
         empty = np.empty(0, np.int32)
         return empty, empty, empty, empty, node_weight
@@ -426,7 +422,7 @@ def _gather_records(forest, Xc, wc, table, local_leaves=None, counts=False, sum_
     node = np.concatenate(nodes) if len(nodes) > 1 else nodes[0]
     cnt = np.concatenate(cnts) if len(cnts) > 1 else cnts[0]
     has = np.flatnonzero(cnt)
-    pair = cnt[has] if counts else np.repeat(np.arange(has.size, dtype=np.int32), cnt[has])
+    pair = np.repeat(np.arange(has.size, dtype=np.int32), cnt[has])
     return (node, pair, (has // U).astype(np.int32), (has % U).astype(np.int32), node_weight)
 
 
