@@ -27,7 +27,8 @@ __all__ = ["compile_problem"]
 
 def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost=0.0,
                     sample_weight=None, budget=None, merge=True, chunk_size=DEFAULT_CHUNK,
-                    cost_sample=None, random_state=0, client=None, verbose=False):
+                    cost_sample=None, random_state=0, client=None, verbose=False,
+                    routed=None):
     """Compile the BudgetPrune program of a fitted forest.
 
     Parameters
@@ -80,6 +81,10 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         the single-process one.
     verbose : bool
         Print the memory estimate (compile and exact solve) before routing.
+    routed : prune_opt._routed.RoutedData, optional
+        ``X`` already routed through ``forest`` (a caller that holds one need not
+        route again): the leaves are read off its paths.  It must be of the same
+        forest and rows; the problem is identical to the one compiled without it.
 
     Returns
     -------
@@ -107,6 +112,9 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     if client is not None:
+        if routed is not None:
+            raise ValueError("routed= and client= cannot be combined: a cluster routes its "
+                             "own blocks of rows")
         from ._distributed import compile_on_cluster
 
         return compile_on_cluster(client, forest, X, y, fc, lam=lam, depth_cost=depth_cost,
@@ -124,11 +132,13 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     plan_memory(forest, Xs, fc, merge=merge, verbose=verbose)
     # with errors on the cost data, both routings read one leaf matrix: every row is
     # routed through the trees once
-    leaves = leaf_matrix(forest, Xc, chunk_size) if train is None else None
+    leaves = (routed_leaves(routed, forest, Xc) if routed is not None
+              else leaf_matrix(forest, Xc, chunk_size) if train is None else None)
     cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
                                chunk_size=chunk_size,
                                leaves=leaves if leaves is None or idx is None else leaves[idx])
-    err = error_routing(forest, Xc, yc, w, train, chunk_size, leaves=leaves)
+    err = error_routing(forest, Xc, yc, w, train, chunk_size,
+                        leaves=leaves if train is None else None)
     del leaves
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=err.node_error, tree_error_weight=err.tree_weight,
@@ -137,3 +147,25 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     if idx is not None:
         problem.cost_sample = sample_info(cost_routing, idx, ws, Xc.shape[0], w)
     return problem
+
+
+def routed_leaves(routed, forest, Xc):
+    """(n, T) local leaf ids of the rows of a :class:`~prune_opt._routed.RoutedData` (its
+    paths end at the leaves), checked to be of ``forest`` and of as many rows as ``Xc``."""
+    from ._routed import RoutedData
+
+    if not isinstance(routed, RoutedData):
+        raise TypeError(f"routed must be a RoutedData, got {type(routed).__name__}")
+    other = routed.forest
+    if other is not forest and (
+            other.n_nodes != forest.n_nodes or other.n_trees != forest.n_trees
+            or not np.array_equal(other.feature, forest.feature)
+            or not np.array_equal(other.threshold, forest.threshold)):
+        raise ValueError("routed= was routed through another forest")
+    if routed.n_rows != Xc.shape[0]:
+        raise ValueError(f"routed= holds {routed.n_rows} rows but X has {Xc.shape[0]}")
+    glob = routed.all_leaves(forest.full_split_mask())  # (T, n) global ids
+    local = glob - forest.node_offset[:-1, None]
+    sizes = np.diff(forest.node_offset)
+    dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
+    return np.ascontiguousarray(local.T, dtype=dtype)

@@ -15,6 +15,7 @@ from ._memory import (
     format_bytes,
 )
 from ._routing import (
+    DENSE_TABLE_ENTRIES,
     chunk_records,
     paid_feature_units,
     record_tables,
@@ -102,11 +103,12 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
     sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
     probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])
+    compact = forest.n_nodes * max(fu.shape[1], 1) <= DENSE_TABLE_ENTRIES  # LeafRecords
     return {"compile": estimate_compile_memory(forest, n, fc, uses_per_row=upr,
                                                pairs_per_row=ppr, n_features=Xs.shape[1],
-                                               merge=merge),
-            "solve": estimate_solve_sizes(*sizes),
-            "solve_upper": estimate_solve_sizes(*sizes, reduced=False),
+                                               merge=merge, compact=compact),
+            "solve": estimate_solve_sizes(*sizes, compact=compact),
+            "solve_upper": estimate_solve_sizes(*sizes, reduced=False, compact=compact),
             "available": _memory.available_memory() if available is None else available,
             "uses_per_row": upr, "n_rows": n, "probe_costs": probe_costs}
 

@@ -54,6 +54,10 @@ ARCS_PER_RECORD = 0.2
 # records, rewritten records, prefix matrices, pair grouping): measured 8.9 at 100k
 # rows and 8.0 at 1M (where the build, not the max-flow, is the solve's peak)
 BUILD_BYTES_PER_RECORD = 12
+# the same when the problem keeps its records as leaves (LeafRecords): the build then
+# holds one unit's (trees x pairs) int32 matrix and per-pair arrays, never the records;
+# measured 4.6 bytes per record for the whole solve above the problem at 1M rows
+COMPACT_BUILD_BYTES_PER_RECORD = 6
 # resident bytes of one routing block's temporaries (2**22 records, int64 keys and
 # the decision-path matrices of one tree), measured and rounded up
 BLOCK_BYTES = 600 * 2**20
@@ -145,7 +149,7 @@ def format_bytes(n):
 
 
 def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_per_row=None,
-                            n_features=None, merge=True):
+                            n_features=None, merge=True, compact=False):
     """Peak bytes :func:`prune_opt.compile_problem` needs for ``n_rows`` cost rows.
 
     Parameters
@@ -164,6 +168,10 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
         Whether rows are merged (adds the row hashes and groups; the leaf
         matrix itself is counted always: the records and, with errors on the
         cost data, the node errors are read from it).
+    compact : bool
+        The records are kept as the rows' leaves (a dense first-use table
+        fits): ``records`` is then the leaves' tree-major copy, not 8 bytes
+        per record.
 
     Returns
     -------
@@ -192,8 +200,8 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
     parts = {
         "merge": int(n_rows * (T * leaf_bytes + (40 if merge else 0))),
         "rows": int(n_rows * d * 8),
-        "records": int(n_rows * uses_per_row * 8),
-        "pairs": int(n_rows * pairs_per_row * 8),
+        "records": int(n_rows * (T * leaf_bytes if compact else uses_per_row * 8)),
+        "pairs": int(n_rows * pairs_per_row * (16 if compact else 8)),
         # per-node statistics, and the (node x paid unit) int32 first-use table
         "nodes": int(forest.n_nodes * ((forest.value_width + 4) * 8 + 4 * costs.n_units)),
         "block": int(min(BLOCK_BYTES, n_rows * uses_per_row * 48)),
@@ -222,7 +230,9 @@ def estimate_solve_memory(problem, solver="mincut"):
     """
     held = problem_bytes(problem)
     if solver in ("mincut", "auto", "primal-dual"):
-        est = estimate_solve_sizes(problem.n_uses, problem.n_pairs, problem.n_nodes)
+        compact = solver != "primal-dual" and not problem.records_held
+        est = estimate_solve_sizes(problem.n_uses, problem.n_pairs, problem.n_nodes,
+                                   compact=compact)
         est["bytes"] += held - est.pop("problem")
         return {**est, "problem": held}
     else:
@@ -232,7 +242,7 @@ def estimate_solve_memory(problem, solver="mincut"):
     return {"bytes": BASE_BYTES + sum(parts.values()), "base": BASE_BYTES, **parts}
 
 
-def estimate_solve_sizes(n_uses, n_pairs, n_nodes, *, reduced=True):
+def estimate_solve_sizes(n_uses, n_pairs, n_nodes, *, reduced=True, compact=False):
     """Peak bytes of an exact (mincut) solve from the problem sizes alone.
 
     The problem (8 bytes per record, 8 per pair, ~64 per node) stays loaded;
@@ -242,6 +252,8 @@ def estimate_solve_sizes(n_uses, n_pairs, n_nodes, *, reduced=True):
     vertex), whichever is larger.  With ``reduced`` the arcs are the typical
     ``ARCS_PER_RECORD`` per record the graph reductions keep; without, the
     unreduced graph (one arc per record, per node and per pair), an upper bound.
+    With ``compact`` the records are kept as leaves (no 8 bytes per record in
+    the problem) and the build needs ``COMPACT_BUILD_BYTES_PER_RECORD``.
 
     Examples
     --------
@@ -254,9 +266,9 @@ def estimate_solve_sizes(n_uses, n_pairs, n_nodes, *, reduced=True):
     else:
         arcs = n_uses + 2 * n_nodes + n_pairs
     flow = FLOW_BYTES_PER_ARC * arcs + FLOW_BYTES_PER_VERTEX * (n_nodes + n_pairs)
-    build = BUILD_BYTES_PER_RECORD * n_uses
-    parts = {"problem": 8 * n_uses + 8 * n_pairs + 64 * n_nodes, "max_flow": flow,
-             "graph_build": build}
+    build = (COMPACT_BUILD_BYTES_PER_RECORD if compact else BUILD_BYTES_PER_RECORD) * n_uses
+    parts = {"problem": (0 if compact else 8 * n_uses) + 16 * n_pairs + 64 * n_nodes,
+             "max_flow": flow, "graph_build": build}
     return {"bytes": BASE_BYTES + parts["problem"] + max(flow, build), "base": BASE_BYTES,
             **parts}
 
@@ -274,10 +286,17 @@ def estimate_flow_memory(n_arcs, n_vertices):
 
 
 def problem_bytes(problem):
-    """Bytes held by a compiled problem's arrays."""
-    names = ("use_node", "use_pair", "pair_row", "pair_unit", "row_weight", "row_of_example",
+    """Bytes held by a compiled problem's arrays (the records only when materialised:
+    a problem that keeps them as leaves is not made to derive them here)."""
+    names = ("pair_start", "pair_row", "pair_unit", "row_weight", "row_of_example",
              "node_error", "node_cost_weight")
-    return int(sum(getattr(problem, n).nbytes for n in names))
+    held = sum(getattr(problem, n).nbytes for n in names)
+    if problem.records_held:
+        held += problem.use_node.nbytes
+    src = problem.leaf_records
+    if src is not None:
+        held += src.leaves_by_tree.nbytes + src.first.nbytes + src.first_by_unit.nbytes
+    return int(held)
 
 
 def check_fits(estimate, what, *, available=None, options=""):

@@ -57,7 +57,9 @@ class PruningProblem:
     total_weight : float                 N
     use_node, use_row, use_unit : ndarray (n_uses,)  first-use records
     pair_row, pair_unit : ndarray (n_pairs,)  distinct (row, unit) pairs
-    use_pair : ndarray (n_uses,)         pair of each record
+    pair_start : ndarray (n_pairs + 1,)  record offsets of each pair (records are
+                                         sorted by pair, then node)
+    use_pair : ndarray (n_uses,)         pair of each record (derived on demand)
     budget : float or None               hard average-cost budget row (research)
     scale : float                        solver objective = scale * objective
     error_scale : float                  what node errors were divided by: 1 for
@@ -85,9 +87,14 @@ class PruningProblem:
         if self.total_weight <= 0:
             raise ValueError("cost data has zero total weight; pass at least one example")
         # records and pairs come sorted and numbered from the routing (built block by
-        # block of rows, never by a global sort); use_row / use_unit are derived on demand
-        self.use_node = cr.use_node
-        self.use_pair = cr.use_pair
+        # block of rows, never by a global sort): a problem holds at most one int32 node
+        # per record and the record offsets of each pair (use_pair, use_row and use_unit
+        # are derived on demand). When the routing kept the records' compact source
+        # (leaves and first-use table) instead, the exact solver and evaluate read that,
+        # and use_node is derived on first use (shared by the variants of with_lam etc.)
+        self.leaf_records = getattr(cr, "leaf_records", None)
+        use_node, self.pair_start = _compact_records(cr)
+        self._records = {"use_node": use_node}
         self.pair_row = cr.pair_row
         self.pair_unit = cr.pair_unit
         self.budget = None if budget is None else float(budget)
@@ -132,7 +139,67 @@ class PruningProblem:
         """The same program with another computation (depth) weight; a new object."""
         return self._replace(depth_cost=_nonneg_finite(depth_cost, "depth_cost"))
 
+    def __setstate__(self, state):
+        if "pair_start" not in state and "use_pair" in state:  # per-record pairs (older pickles)
+            from ._routing import CostRouting
+
+            cr = CostRouting(example_weight=None, row_of_example=None, node_weight=None,
+                             use_node=state["use_node"], pair_row=state["pair_row"],
+                             pair_unit=state["pair_unit"], total_weight=0.0,
+                             use_pair=state.pop("use_pair"))
+            state["use_node"], state["pair_start"] = _compact_records(cr)
+        state.setdefault("leaf_records", None)  # not kept by older pickles
+        if "use_node" in state:
+            state["_records"] = {"use_node": state.pop("use_node")}
+        self.__dict__.update(state)
+
+    @property
+    def use_node(self):
+        """Global node of each first-use record, sorted by pair, then node (int32;
+        derived from ``leaf_records`` on first use when the routing kept only those)."""
+        rec = self._records
+        if rec["use_node"] is None:
+            rec["use_node"] = self.leaf_records.use_node()
+        return rec["use_node"]
+
+    @property
+    def records_held(self):
+        """Whether the records are materialised (``use_node`` costs nothing to read)."""
+        return self._records["use_node"] is not None
+
     # ------------------------------------------------------------ sizes
+    @property
+    def use_pair(self):
+        """Pair of each first-use record (derived from ``pair_start``, not stored)."""
+        from ._routing import pair_ids
+
+        return pair_ids(self.pair_start)
+
+    def pair_blocks(self, block=1 << 22):
+        """``(p0, p1, a, b)`` runs of pairs holding about ``block`` records each: pairs
+        ``p0:p1`` own the records ``a:b`` (for passes over the records in bounded memory)."""
+        starts = self.pair_start
+        n_pairs = starts.size - 1
+        cuts = np.searchsorted(starts, np.arange(0, int(starts[-1]), block), side="right") - 1
+        cuts = np.unique(np.concatenate([cuts[cuts > 0], [0, n_pairs]]))
+        return [(int(p0), int(p1), int(starts[p0]), int(starts[p1]))
+                for p0, p1 in zip(cuts[:-1], cuts[1:])]
+
+    def pairs_used(self, split_mask):
+        """Boolean (n_pairs,): the pairs some split of ``split_mask`` pays (one of
+        their first-use nodes stays a split), block by block."""
+        mask = np.asarray(split_mask, dtype=bool)
+        if not self.records_held:
+            return self.leaf_records.pairs_used(mask, self.pair_row, self.pair_unit)
+        used = np.zeros(self.n_pairs, dtype=bool)
+        starts = self.pair_start
+        for p0, p1, a, b in self.pair_blocks():
+            run = np.zeros(b - a + 1, dtype=np.int64)
+            np.cumsum(mask[self.use_node[a:b]], out=run[1:])
+            local = starts[p0:p1 + 1] - a
+            used[p0:p1] = run[local[1:]] > run[local[:-1]]
+        return used
+
     @property
     def use_row(self):
         """Merged cost row of each first-use record (derived, not stored)."""
@@ -145,8 +212,13 @@ class PruningProblem:
 
     def uses_per_node(self):
         """Number of first-use records at each node (n_nodes,), cached."""
+        if getattr(self, "_uses_per_node", None) is None and not self.records_held:
+            self._uses_per_node = self.leaf_records.uses_per_node(self.n_nodes)
         if getattr(self, "_uses_per_node", None) is None:
-            self._uses_per_node = np.bincount(self.use_node, minlength=self.n_nodes)
+            counts = np.zeros(self.n_nodes, dtype=np.int64)
+            for a in range(0, self.use_node.size, 1 << 22):  # an int64 copy per block only
+                counts += np.bincount(self.use_node[a:a + (1 << 22)], minlength=self.n_nodes)
+            self._uses_per_node = counts
         return self._uses_per_node
 
     @property
@@ -159,7 +231,7 @@ class PruningProblem:
 
     @property
     def n_uses(self):
-        return int(self.use_node.size)
+        return int(self.pair_start[-1])
 
     @property
     def n_pairs(self):
@@ -198,6 +270,21 @@ class PruningProblem:
         T = self.n_trees
         return self.node_error / (T * self.tree_error_weight[self.forest.tree_of_node])
 
+    def closure_weights(self):
+        """:meth:`closure_data` without the records: ``constant``, ``split_weight``
+        and ``pair_weight`` (the records are ``use_node`` and ``pair_start``)."""
+        f = self.forest
+        err = self.leaf_error_coef()
+        internal = ~f.is_leaf
+        gain = np.zeros(self.n_nodes)
+        li, ri = f.left[internal], f.right[internal]
+        gain[internal] = err[li] + err[ri] - err[internal]
+        gain[internal] += self.lam * self.depth_cost * self.node_cost_weight[internal] / (
+            self.total_weight)
+        roots = f.node_offset[:-1]
+        return {"constant": float(err[roots].sum()), "split_weight": gain,
+                "pair_weight": self.lam * self.pair_cost()}
+
     def closure_data(self):
         """The maximum-weight-closure view, in natural units.
 
@@ -210,18 +297,8 @@ class PruningProblem:
             ``pair_weight``: (n_pairs,) cost of each (row, unit) pair (times lam);
             ``use_node``, ``use_pair``: closure arcs x_node <= w_pair.
         """
-        f = self.forest
-        err = self.leaf_error_coef()
-        internal = ~f.is_leaf
-        gain = np.zeros(self.n_nodes)
-        li, ri = f.left[internal], f.right[internal]
-        gain[internal] = err[li] + err[ri] - err[internal]
-        gain[internal] += self.lam * self.depth_cost * self.node_cost_weight[internal] / (
-            self.total_weight)
-        roots = f.node_offset[:-1]
-        return {"constant": float(err[roots].sum()), "split_weight": gain,
-                "pair_weight": self.lam * self.pair_cost(),
-                "use_node": self.use_node, "use_pair": self.use_pair}
+        return {**self.closure_weights(), "use_node": self.use_node,
+                "use_pair": self.use_pair}
 
     # ------------------------------------------------------------ evaluation
     def evaluate(self, split_mask):
@@ -246,8 +323,7 @@ class PruningProblem:
         err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=self.node_error[pruned_leaf],
                             minlength=self.n_trees)
         error_term = float(np.mean(err_t / self.tree_error_weight))
-        used = np.zeros(self.n_pairs, dtype=bool)
-        used[self.use_pair[mask[self.use_node]]] = True
+        used = self.pairs_used(mask)
         avg_cost = float(self.pair_cost()[used].sum())
         avg_depth = float(self.node_cost_weight[mask].sum() / self.total_weight)
         obj = error_term + self.lam * (avg_cost + self.depth_cost * avg_depth)
@@ -387,6 +463,40 @@ class PruningProblem:
         s = self.size()
         return (f"PruningProblem(trees={self.n_trees}, nodes={s['n_nodes']}, "
                 f"cost_rows={s['n_cost_rows']}, uses={s['n_uses']}, lam={self.lam:g})")
+
+
+def _compact_records(cr):
+    """``(use_node, pair_start)`` of a routing: records sorted by (pair, node) and the
+    record offsets of each pair (a routing that gives each record's pair is sorted
+    first when it is not already)."""
+    if cr.use_node is None:  # kept as leaf records: sorted and counted by the routing
+        return None, np.asarray(cr.pair_start, dtype=np.int64)
+    use_node = np.asarray(cr.use_node)
+    if use_node.dtype != np.int32 and use_node.size and int(use_node.max()) < 2**31:
+        use_node = use_node.astype(np.int32)
+    n_pairs = int(np.asarray(cr.pair_row).size)
+    if cr.pair_start is not None:
+        return use_node, np.asarray(cr.pair_start, dtype=np.int64)
+    pair = np.asarray(cr.use_pair)
+    step = 1 << 22
+    ordered = all(_sorted_block(pair[a:a + step + 1], use_node[a:a + step + 1])
+                  for a in range(0, max(pair.size - 1, 0), step))
+    if not ordered:
+        order = np.lexsort((use_node, pair))
+        use_node, pair = use_node[order], pair[order]
+    counts = np.zeros(n_pairs, dtype=np.int64)
+    for a in range(0, pair.size, step):  # a sorted block's pairs are one contiguous range
+        block = pair[a:a + step]
+        lo = int(block[0])
+        counts[lo:int(block[-1]) + 1] += np.bincount(block - lo)
+    starts = np.zeros(n_pairs + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return use_node, starts
+
+
+def _sorted_block(pair, node):
+    dp, dn = np.diff(pair), np.diff(node)
+    return not ((dp < 0).any() or ((dp == 0) & (dn <= 0)).any())
 
 
 def close_under_parents(forest, mask):

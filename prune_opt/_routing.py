@@ -16,15 +16,18 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["CostRouting", "ErrorRouting", "route_costs", "route_errors", "first_use_records",
+__all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors", "first_use_records",
            "chunk_records", "merge_identical_rows", "in_bag_weights", "require_in_bag"]
 
 DEFAULT_CHUNK = 65536
+# the last first-use table built for each live forest (see record_tables)
+_TABLES = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -40,9 +43,17 @@ class CostRouting:
         Merged row of each original example.
     node_weight : ndarray (n_nodes,)
         Weighted number of cost examples reaching each node.
-    use_node, use_pair : ndarray of int32 (n_uses,)
-        First-use records: global node id and the (row, unit) pair it pays,
-        sorted by pair, then node.
+    use_node : ndarray of int32 (n_uses,) or None
+        First-use records: the global node id of each, sorted by pair, then node;
+        None when ``leaf_records`` (:class:`prune_opt._leaf_records.LeafRecords`)
+        holds them in compact form.
+    pair_start : ndarray of int64 (n_pairs + 1,)
+        Record offsets of each pair: pair p's records are
+        ``use_node[pair_start[p]:pair_start[p + 1]]`` (4 bytes per record in all,
+        where a pair id per record would double that).
+    use_pair : ndarray (n_uses,), optional
+        The pair of each record instead of ``pair_start`` (as the distributed
+        compile assembles them); derived from ``pair_start`` when not given.
     pair_row, pair_unit : ndarray of int32 (n_pairs,)
         Distinct (merged row, unit) pairs, sorted by row, then unit.
     total_weight : float
@@ -53,18 +64,46 @@ class CostRouting:
     row_of_example: np.ndarray
     node_weight: np.ndarray
     use_node: np.ndarray
-    use_pair: np.ndarray
     pair_row: np.ndarray
     pair_unit: np.ndarray
     total_weight: float
+    use_pair: np.ndarray | None = None
+    pair_start: np.ndarray | None = None
+    leaf_records: object = None  # the records' LeafRecords source (use_node then None)
+
+    def __post_init__(self):
+        if self.pair_start is None and self.use_pair is None:
+            raise TypeError("CostRouting needs pair_start (or use_pair)")
+        if self.use_node is None and self.leaf_records is None:
+            raise TypeError("CostRouting needs use_node (or leaf_records)")
+
+    def pair_of_records(self):
+        """Pair id of every record (given, or derived from ``pair_start``)."""
+        if self.use_pair is not None:
+            return self.use_pair
+        return pair_ids(self.pair_start)
 
     @property
     def use_row(self):
-        return self.pair_row[self.use_pair]
+        return self.pair_row[self.pair_of_records()]
 
     @property
     def use_unit(self):
-        return self.pair_unit[self.use_pair]
+        return self.pair_unit[self.pair_of_records()]
+
+
+def pair_ids(pair_start):
+    """Pair id of every record from the record offsets of each pair (int32 when it fits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pair_ids(np.array([0, 2, 3, 3, 5])).tolist()
+    [0, 0, 1, 3, 3]
+    """
+    n_pairs = pair_start.size - 1
+    dtype = np.int32 if n_pairs < 2**31 else np.int64
+    return np.repeat(np.arange(n_pairs, dtype=dtype), np.diff(pair_start))
 
 
 @dataclass
@@ -296,12 +335,28 @@ class FirstUseTable:
         self.levels = [(at, parent[at]) for at in
                        (np.flatnonzero(depth == d) for d in range(forest.max_depth, 0, -1))]
 
+    def node_weight(self, leaf_weight):
+        """Weights at every node from those at the leaves (summed up level by level;
+        ``leaf_weight`` is updated in place and returned)."""
+        for at, par in self.levels:  # children are final before their parents are read
+            np.add.at(leaf_weight, par, leaf_weight[at])
+        return leaf_weight
+
 
 def record_tables(forest, feature_units):
     """What :func:`chunk_records` routes with: a :class:`FirstUseTable` when it is
     small enough (nodes x paid units), else the per-tree CSR tables."""
     if forest.n_nodes * max(feature_units.shape[1], 1) <= DENSE_TABLE_ENTRIES:
-        return FirstUseTable(forest, feature_units)
+        # the memory probe and the routing of one compile ask for the same table: the
+        # last one built is kept on the forest (a function of the tree and the units)
+        key = (feature_units.shape, feature_units.indptr.tobytes(),
+               feature_units.indices.tobytes())
+        hit = _TABLES.get(forest)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        table = FirstUseTable(forest, feature_units)
+        _TABLES[forest] = (key, table)
+        return table
     return new_units_table(forest, feature_units)
 
 
@@ -345,30 +400,27 @@ def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
 def _gather_records(forest, Xc, wc, table, local_leaves=None):
     """:func:`chunk_records` through a :class:`FirstUseTable`, in sub-blocks of rows."""
     n, T, U = Xc.shape[0], forest.n_trees, table.n_units
-    leaves = np.empty((n, T), dtype=np.int64)
+    leaves = np.empty((n, T), dtype=np.int32 if forest.n_nodes < 2**31 else np.int64)
     for t in range(T):
         leaves[:, t] = tree_leaves(forest, Xc, t) if local_leaves is None else \
             local_leaves[:, t]
         leaves[:, t] += forest.node_offset[t]
-    leaf_weight = np.bincount(leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T),
-                              minlength=forest.n_nodes)
-    node_weight = leaf_weight
-    for at, par in table.levels:  # children are final before their parents are read
-        np.add.at(node_weight, par, node_weight[at])
+    node_weight = table.node_weight(np.bincount(
+        leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T), minlength=forest.n_nodes))
     if U == 0 or n == 0:
         empty = np.empty(0, np.int32)
         return empty, empty, empty, empty, node_weight
     step = max(1, DENSE_BLOCK_ENTRIES // max(T * U, 1))
-    nodes, counts = [], []
+    nodes, cnts = [], []
     for a in range(0, n, step):
         # (rows, units, trees): C order is (row, unit, node) order, global ids grow with t
-        G = table.first[leaves[a:a + step]].transpose(0, 2, 1)
+        G = np.ascontiguousarray(table.first[leaves[a:a + step]].transpose(0, 2, 1))
         used = G >= 0
         nodes.append(G[used])
-        counts.append(used.sum(axis=2, dtype=np.int32).ravel())
+        cnts.append(used.sum(axis=2, dtype=np.int32).ravel())
         del G, used
-    node = np.concatenate(nodes)
-    cnt = np.concatenate(counts)
+    node = np.concatenate(nodes) if len(nodes) > 1 else nodes[0]
+    cnt = np.concatenate(cnts) if len(cnts) > 1 else cnts[0]
     has = np.flatnonzero(cnt)
     pair = np.repeat(np.arange(has.size, dtype=np.int32), cnt[has])
     return (node, pair, (has // U).astype(np.int32), (has % U).astype(np.int32), node_weight)
@@ -401,22 +453,29 @@ def record_chunk_rows(forest, costs, chunk_size):
     return int(max(1, min(chunk_size, max(256, 2**22 // max(forest.n_trees, 1)), cap)))
 
 
-def assemble_records(blocks, n_rows, n_units, n_nodes):
+def assemble_records(blocks, n_rows, n_units, n_nodes, pair_start=False):
     """Concatenate per-block records (in row order) into global arrays.
 
-    ``blocks`` yields ``(row_start, chunk_records(...) output)``.
+    ``blocks`` yields ``(row_start, chunk_records(...) output)``.  With
+    ``pair_start`` each block gives the records per pair in place of each
+    record's pair, and the second array returned is the record offsets of
+    each pair (n_pairs + 1) rather than the pair of each record.
     """
     pair_dtype = np.int32 if n_rows * max(n_units, 1) < 2**31 else np.int64
-    use_node, use_pair = _Grow(np.int32), _Grow(pair_dtype)
+    use_node = _Grow(np.int32)
+    use_pair = _Grow(np.int64 if pair_start else pair_dtype)
     pair_row, pair_unit = _Grow(np.int32), _Grow(np.int32)
     node_weight = np.zeros(n_nodes)
     for start, (node, pair, prow, punit, nw) in blocks:
         use_node.extend(node)
-        use_pair.extend(pair.astype(pair_dtype) + pair_row.n)
+        use_pair.extend(pair if pair_start else pair.astype(pair_dtype) + pair_row.n)
         pair_row.extend(prow + start)
         pair_unit.extend(punit)
         node_weight += nw
-    return use_node.array(), use_pair.array(), pair_row.array(), pair_unit.array(), node_weight
+    second = use_pair.array()
+    if pair_start:
+        second = np.concatenate([[0], np.cumsum(second)]).astype(np.int64)
+    return use_node.array(), second, pair_row.array(), pair_unit.array(), node_weight
 
 
 def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK,
@@ -452,14 +511,31 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
         Xr, leaves = X[first], leaves[first]
     else:
         weight, inverse, Xr = w.copy(), np.arange(n), X
+    if isinstance(tables, FirstUseTable):
+        # the records are a function of the leaves: keep those (2 bytes per tree and
+        # row), count the pairs and their records, and derive the records on demand
+        from ._leaf_records import LeafRecords
+
+        leaves = leaf_matrix(forest, Xr, chunk_size) if leaves is None else leaves
+        source = LeafRecords(leaves, tables, forest.node_offset)
+        del leaves
+        prow, punit, pair_start, node_weight = source.pairs(weight, forest.n_nodes)
+        return CostRouting(example_weight=weight, row_of_example=inverse,
+                           node_weight=node_weight, use_node=None, pair_start=pair_start,
+                           pair_row=prow, pair_unit=punit, total_weight=float(weight.sum()),
+                           leaf_records=source)
     step = record_chunk_rows(forest, costs, chunk_size)
-    blocks = ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables,
-                                leaves=None if leaves is None else leaves[s:s + step]))
-              for s in range(0, Xr.shape[0], step))
-    node, pair, prow, punit, node_weight = assemble_records(
-        blocks, Xr.shape[0], costs.n_units, forest.n_nodes)
+
+    def block(s):
+        rows = slice(s, s + step)
+        node, pair, prow, punit, nw = chunk_records(forest, Xr[rows], weight[rows], fu, tables)
+        return node, np.bincount(pair, minlength=prow.size), prow, punit, nw
+
+    node, pair_start, prow, punit, node_weight = assemble_records(
+        ((s, block(s)) for s in range(0, Xr.shape[0], step)), Xr.shape[0], costs.n_units,
+        forest.n_nodes, pair_start=True)
     return CostRouting(example_weight=weight, row_of_example=inverse, node_weight=node_weight,
-                       use_node=node, use_pair=pair, pair_row=prow, pair_unit=punit,
+                       use_node=node, pair_start=pair_start, pair_row=prow, pair_unit=punit,
                        total_weight=float(weight.sum()))
 
 

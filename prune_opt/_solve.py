@@ -68,7 +68,11 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
     if verbose:
         print(f"[prune-opt] solving {problem!r} with {backend.name}")
     result = backend.solve(problem, time_limit=time_limit, verbose=verbose)
-    breakdown = problem.evaluate(result.split_mask)
+    # a backend that already evaluated its pruning on this problem passes the breakdown
+    # on ("_breakdown"): the records are not read a second time
+    breakdown = result.info.pop("_breakdown", None)
+    if breakdown is None:
+        breakdown = problem.evaluate(result.split_mask)
     if result.status == "optimal" and backend.exact:
         tol = OBJECTIVE_RTOL * max(1.0, abs(breakdown.objective)) + 1e-9
         if abs(result.objective - breakdown.objective) > tol:

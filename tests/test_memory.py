@@ -60,6 +60,24 @@ def test_compile_estimate_covers_the_records(forest_data):
     held = p.use_node.nbytes + p.use_pair.nbytes
     assert est["records"] == pytest.approx(held, rel=1e-6)
     assert est["bytes"] >= problem_bytes(p)
+    # kept as leaves: the records part is the leaves' copy, far below the records
+    compact = estimate_compile_memory(p.forest, p.n_rows, p.costs,
+                                      uses_per_row=p.n_uses / p.n_rows,
+                                      pairs_per_row=p.n_pairs / p.n_rows, compact=True)
+    assert compact["records"] == p.leaf_records.leaves_by_tree.nbytes
+    assert compact["records"] < est["records"] / 4
+
+
+def test_solve_estimate_of_a_compact_problem_counts_no_records(forest_data):
+    rf, X, y = forest_data
+    p = po.compile_problem(rf, X, y, lam=0.01)
+    assert not p.records_held
+    est = _memory.estimate_solve_memory(p, "mincut")
+    assert est["graph_build"] == _memory.COMPACT_BUILD_BYTES_PER_RECORD * p.n_uses
+    assert est["problem"] == problem_bytes(p)
+    p.use_node  # noqa: B018 (materialised: the build reads the records again)
+    assert _memory.estimate_solve_memory(p, "mincut")["graph_build"] == \
+        _memory.BUILD_BYTES_PER_RECORD * p.n_uses
 
 
 def test_compile_refuses_early_with_the_options(forest_data, monkeypatch, capsys):

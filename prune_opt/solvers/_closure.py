@@ -53,7 +53,7 @@ class MultiplierClosure:
         self.n_internal = n_int
         self.node_cost = g.weight[:n_int].copy()
         self.pair_cost = g.weight[n_int:].copy()
-        cd = problem.closure_data()
+        cd = problem.closure_weights()
         self.node_base = cd["split_weight"][g.internal_nodes].astype(float)
         self.constant = float(cd["constant"])
         self.n_solves = 0

@@ -97,10 +97,10 @@ def _factorize(keys):
 
 def _tree_order(M, tree_of_node, n_nodes, n_trees):
     """Trees that hold records, fewest distinct first-use nodes first."""
-    hit = np.zeros(n_nodes, dtype=bool)
+    hit = np.zeros(n_nodes + 1, dtype=bool)  # the last slot takes the -1 entries
     for row in M:
-        hit[row[row >= 0]] = True
-    distinct = np.bincount(tree_of_node[np.flatnonzero(hit)], minlength=n_trees)
+        hit[row] = True  # a scatter without compressing the row first
+    distinct = np.bincount(tree_of_node[np.flatnonzero(hit[:-1])], minlength=n_trees)
     order = np.argsort(distinct, kind="stable")
     return order[distinct[order] > 0]
 
@@ -156,7 +156,7 @@ def _remaining_records(M, order, k, cur):
 
 
 def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=None,
-                counts=None):
+                counts=None, unit_matrix=None):
     """Compress the records of live pairs through shared-prefix hubs (exact).
 
     Parameters
@@ -175,6 +175,10 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
         copied first).
     counts : ndarray of int (n_pairs,), optional
         Records per pair not in ``drop`` (:func:`kept_counts`), when known.
+    unit_matrix : callable, optional
+        ``unit_matrix(u, pairs)``: the (trees x pairs) matrix of first-use nodes of
+        the given pairs of unit ``u`` (without the ``drop`` nodes), when it can be
+        had without reading the records (see :class:`prune_opt._routing.LeafRecords`).
 
     Returns
     -------
@@ -205,7 +209,8 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
     pieces, tails, heads, next_hub = [], [], [], n_nodes
     for u in np.unique(pair_unit[live & (counts >= 2)]):
         pairs = np.flatnonzero(live & (pair_unit == u) & (counts >= 2))
-        M = _unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
+        M = (_unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
+             if unit_matrix is None else unit_matrix(u, pairs))
         if M is None:
             continue
         order = _tree_order(M, tree_of_node, n_nodes, n_trees)
@@ -220,15 +225,17 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
         heads += h_
     new_starts = np.concatenate([[0], np.cumsum(new_counts)]).astype(np.int64)
     dtype = np.int32 if next_hub < 2**31 else np.int64
-    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype, drop)
+    new_use = _assemble(use_node, starts, new_starts, live, pieces, dtype, drop,
+                        None if unit_matrix is None else (unit_matrix, pair_unit))
     tails = np.concatenate(tails) if tails else np.empty(0, np.int64)
     heads = np.concatenate(heads) if heads else np.empty(0, np.int64)
     return new_use, new_starts, tails, heads, int(next_hub - n_nodes)
 
 
-def _assemble(use_node, starts, new_starts, live, pieces, dtype, drop=None):
+def _assemble(use_node, starts, new_starts, live, pieces, dtype, drop=None, source=None):
     """New record array: compressed pairs from ``pieces``, other live pairs copied
-    (without their records at nodes in ``drop``)."""
+    (without their records at nodes in ``drop``); ``source``: ``(unit_matrix,
+    pair_unit)`` to read them from instead of ``use_node``."""
     new_use = np.empty(int(new_starts[-1]), dtype=dtype)
     done = np.zeros(live.size, dtype=bool)
     for pairs, values, _ in pieces:
@@ -236,6 +243,16 @@ def _assemble(use_node, starts, new_starts, live, pieces, dtype, drop=None):
         new_use[rec] = values
         done[pairs] = True
     copy = np.flatnonzero(live & ~done)
+    if source is not None:
+        unit_matrix, pair_unit = source
+        for u in np.unique(pair_unit[copy]):
+            of_u = copy[pair_unit[copy] == u]
+            for a in range(0, of_u.size, BLOCK_PAIRS):
+                block = of_u[a:a + BLOCK_PAIRS]
+                M = np.ascontiguousarray(unit_matrix(u, block).T)  # pair-major: sorted nodes
+                dst, _ = _ragged(new_starts, block)
+                new_use[dst] = M[M >= 0]
+        return new_use
     for a in range(0, copy.size, BLOCK_PAIRS):
         block = copy[a:a + BLOCK_PAIRS]
         src, _ = _ragged(starts, block)

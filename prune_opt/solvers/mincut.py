@@ -104,35 +104,6 @@ def _pair_blocks(starts, block=BLOCK_RECORDS):
     return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
 
 
-def _sorted_records(use_node, use_pair, n_pairs):
-    """Records sorted by (pair, node) and the record offsets of each pair.
-
-    The routing emits them sorted already; this is checked block by block and
-    only an unsorted input (hand-built problems) is sorted here.
-    """
-    ordered = True
-    for a in range(0, use_pair.size - 1, BLOCK_RECORDS):
-        b = min(a + BLOCK_RECORDS + 1, use_pair.size)
-        dp, dn = np.diff(use_pair[a:b]), np.diff(use_node[a:b])
-        if (dp < 0).any() or ((dp == 0) & (dn <= 0)).any():
-            ordered = False
-            break
-    if not ordered:
-        order = np.lexsort((use_node, use_pair))
-        use_node, use_pair = use_node[order], use_pair[order]
-    # one linear pass, block by block (a binary search per pair strays over the whole
-    # array; one bincount of it all would copy it to int64): a sorted block's pairs are
-    # one contiguous range
-    counts = np.zeros(n_pairs, dtype=np.int64)
-    for a in range(0, use_pair.size, BLOCK_RECORDS):
-        block = use_pair[a:a + BLOCK_RECORDS]
-        lo = int(block[0])
-        counts[lo:int(block[-1]) + 1] += np.bincount(block - lo)
-    starts = np.zeros(n_pairs + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
-    return use_node, use_pair, starts
-
-
 def _group_identical_sets(owner, use_node, starts, rng_seed=0, live=None):
     """Representative of each live pair among live pairs with identical node sets.
 
@@ -247,19 +218,25 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     True
     """
     f = problem.forest
-    cd = problem.closure_data()
+    cd = problem.closure_weights()
     pair_w = np.asarray(cd["pair_weight"], dtype=float)
-    use_node, use_pair, starts = _sorted_records(np.asarray(cd["use_node"]),
-                                                 np.asarray(cd["use_pair"]), pair_w.size)
+    # the problem holds its records sorted by (pair, node) with the offsets of each pair;
+    # with their leaf source (and prefix hubs), per-unit matrices read off the leaves
+    # replace every pass over the records, which are then never materialised
+    starts = problem.pair_start
+    source = problem.leaf_records if prefix_hubs and problem.n_uses >= HUB_MIN_RECORDS \
+        else None
+    use_node = problem.use_node if source is None else None
     stats = {"n_internal": int(np.count_nonzero(~f.is_leaf)), "n_pairs": int(pair_w.size),
-             "n_uses": int(use_node.size)}
-    if any(f.is_leaf[use_node[a:a + BLOCK_RECORDS]].any()
-           for a in range(0, use_node.size, BLOCK_RECORDS)):
+             "n_uses": problem.n_uses}
+    if problem.leaf_records is None and any(  # gathered records hold internal nodes only
+            f.is_leaf[use_node[a:a + BLOCK_RECORDS]].any()
+            for a in range(0, use_node.size, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
     off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
-    del use_pair
     off = off if off is not None and off.any() else None
-    counts = np.diff(starts) if off is None else kept_counts(use_node, starts, off)
+    counts = (np.diff(starts) if off is None else kept_counts(use_node, starts, off)
+              if source is None else _leaf_counts(source, problem, off))
     n_kept = int(counts.sum())
     internal = np.flatnonzero(~f.is_leaf if off is None else ~f.is_leaf & ~off).astype(np.int32)
     stats.update(n_node_vertices=int(internal.size), n_uses_kept=n_kept)
@@ -270,9 +247,11 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     if prefix_hubs and n_kept >= HUB_MIN_RECORDS:
         # the hubs read the records in place, leaving out the dropped nodes: no copy
         use_node, starts, hub_tail, hub_head, vid, node_w = _with_hubs(
-            use_node, starts, counts, off, problem.pair_unit, pair_w, f, vid, node_w, stats)
+            use_node, starts, counts, off, problem, pair_w, vid, node_w, stats, source)
     elif off is not None:
-        use_node, starts = _drop_records_at(use_node, counts, off)
+        use_node, starts = _drop_records_at(problem.use_node, counts, off)
+    else:
+        use_node = problem.use_node
     group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
                               merge_pairs, stats)
     tail, head = _node_pair_arcs(use_node, starts, group, vid, node_w.size)
@@ -291,17 +270,32 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
                         inf_tail, inf_head, float(cd["constant"]), stats)
 
 
-def _with_hubs(use_node, starts, counts, off, pair_unit, pair_w, f, vid, node_w, stats):
+def _with_hubs(use_node, starts, counts, off, problem, pair_w, vid, node_w, stats,
+               source=None):
     """Records rewritten through prefix hubs (leaving out those at ``off`` nodes), with
-    the hubs appended to the vertices."""
+    the hubs appended to the vertices; ``source``: the records' :class:`LeafRecords`."""
+    f = problem.forest
     live = (pair_w > 0) & (counts > 0)
+    matrix = None if source is None else (
+        lambda u, pairs: source.unit_matrix(u, problem.pair_row[pairs], off))
     use_node, starts, tails, heads, n_hub = _prefix_hubs(
-        use_node, starts, pair_unit, live, f.tree_of_node, f.n_nodes, drop=off, counts=counts)
+        use_node, starts, problem.pair_unit, live, f.tree_of_node, f.n_nodes, drop=off,
+        counts=counts, unit_matrix=matrix)
     n_int = int(node_w.size)
     vid = np.concatenate([vid, np.arange(n_int, n_int + n_hub, dtype=np.int32)])
     node_w = np.concatenate([node_w, np.zeros(n_hub)])
     stats.update(n_hubs=int(n_hub), n_hub_arcs=int(tails.size))
     return use_node, starts, vid[tails] + 2, vid[heads] + 2, vid, node_w
+
+
+def _leaf_counts(source, problem, off):
+    """Records per pair not at ``off`` nodes, from the records' leaf source (per unit,
+    a block of pairs at a time) instead of a pass over the records."""
+    counts = np.zeros(problem.n_pairs, dtype=np.int64)
+    for u in np.unique(problem.pair_unit):
+        p = np.flatnonzero(problem.pair_unit == u)
+        counts[p] = source.unit_counts(u, problem.pair_row[p], off)
+    return counts
 
 
 def unprofitable_nodes(forest, split_weight):
@@ -495,7 +489,8 @@ class MinCutSolver(Solver):
         source_side = flow.get_source_side_min_cut() if g.n_vertices > 2 else [SOURCE]
         del flow
         mask = g.mask_from_source_side(source_side, problem.n_nodes)
-        objective = problem.evaluate(mask).objective
+        breakdown = problem.evaluate(mask)  # solve() reuses it: the records are read once
+        objective = breakdown.objective
         # min over closures of sum_S W = cut - sum of |negative W|; back to natural units
         closure_int = cut + int(W[neg].sum())
         bound = g.constant + closure_int / K - slack
@@ -505,7 +500,7 @@ class MinCutSolver(Solver):
                   f"{int(np.log2(K))}, rounding slack {slack:.3g}")
         info = {"graph": dict(g.stats, n_vertices=int(g.n_vertices), n_arcs=n_arcs),
                 "scale_factor": K, "rounding_slack": slack, "build_seconds": build_seconds,
-                "flow_seconds": flow_seconds}
+                "flow_seconds": flow_seconds, "_breakdown": breakdown}
         return SolveResult(split_mask=mask, objective=float(objective),
                            bound=float(min(bound, objective)), status="optimal", seconds=0.0,
                            iterations=None, max_fractionality=0.0, info=info)

@@ -1,0 +1,174 @@
+"""First-use records kept in their compact source form: the merged rows' leaves.
+
+Routing cost rows through a forest whose first-use table fits
+(:class:`prune_opt._routing.FirstUseTable`: for every node and paid unit, the
+node on the root path where the unit is first used) makes the records a
+function of the rows' leaves: row r pays unit u in tree t at
+``first[node_offset[t] + leaf[t, r], u]`` when that is >= 0.  The leaves take
+2 bytes per tree and row (for trees below 65,536 nodes), the records 4 bytes
+each, about five per tree and row on real forests: the problem therefore keeps
+the leaves and derives the records only for the code that reads them one by
+one (:attr:`PruningProblem.use_node`).  The exact solver reads each unit's
+(trees x pairs) matrix of first-use nodes straight off the leaves, and the
+evaluation of a pruning reads the same matrices, so neither materialises the
+records.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LeafRecords"]
+
+# (rows x trees) entries handled at a time: bounds every temporary to ~100 MB
+BLOCK_ENTRIES = 1 << 22
+
+
+class LeafRecords:
+    """The first-use records of the merged cost rows as leaves plus a first-use table.
+
+    Parameters
+    ----------
+    leaves : ndarray (n_rows, n_trees)
+        Local leaf id of each merged row in each tree.
+    table : prune_opt._routing.FirstUseTable
+    node_offset : ndarray (n_trees + 1,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> p = po.compile_problem(rf, X, y, lam=0.01)
+    >>> src = p.leaf_records
+    >>> bool((src.use_node() == p.use_node).all())
+    True
+    """
+
+    def __init__(self, leaves, table, node_offset):
+        self.leaves_by_tree = np.ascontiguousarray(np.asarray(leaves).T)
+        self.first = table.first  # (n_nodes, n_units) int32
+        self.first_by_unit = np.ascontiguousarray(table.first.T)  # one row per unit
+        self.levels = table.levels
+        self.node_offset = np.asarray(node_offset[:-1], dtype=np.int64)
+        self.n_units = int(table.n_units)
+
+    @property
+    def n_rows(self):
+        return int(self.leaves_by_tree.shape[1])
+
+    @property
+    def n_trees(self):
+        return int(self.leaves_by_tree.shape[0])
+
+    def _row_blocks(self):
+        step = max(1, BLOCK_ENTRIES // max(self.n_trees * max(self.n_units, 1), 1))
+        return range(0, self.n_rows, step), step
+
+    def _global_leaves(self, a, b):
+        """(b - a, n_trees) global leaf ids of rows a:b."""
+        return (self.leaves_by_tree[:, a:b].T.astype(np.int64) + self.node_offset)
+
+    def pairs(self, row_weight, n_nodes):
+        """``(pair_row, pair_unit, pair_start, node_weight)`` without the records: the
+        (row, unit) pairs paid in some tree (sorted by row, then unit), the record
+        offsets of each pair, and the weight of the rows reaching each node."""
+        U = self.n_units
+        has = (self.first >= 0).astype(np.uint8)  # (n_nodes, U): the unit is on the path
+        rows, units, counts = [], [], []
+        blocks, step = self._row_blocks()
+        for a in blocks:
+            b = min(a + step, self.n_rows)
+            cnt = np.zeros((b - a, U), dtype=np.int32)
+            for t in range(self.n_trees):  # records of each (row, unit): trees that pay it
+                cnt += has[self.leaves_by_tree[t, a:b].astype(np.int64) + self.node_offset[t]]
+            flat = cnt.ravel()
+            k = np.flatnonzero(flat)
+            rows.append((k // U + a).astype(np.int32))
+            units.append((k % U).astype(np.int32))
+            counts.append(flat[k])
+        counts = _cat(counts, np.int32)
+        start = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=start[1:])
+        return _cat(rows, np.int32), _cat(units, np.int32), start, self.node_weight(
+            row_weight, n_nodes)
+
+    def node_weight(self, row_weight, n_nodes):
+        """Weight of the rows reaching each node (leaves, then summed up the trees)."""
+        w = np.zeros(n_nodes)
+        ends = np.append(self.node_offset[1:], n_nodes)
+        for t, col in enumerate(self.leaves_by_tree):
+            lo, hi = int(self.node_offset[t]), int(ends[t])
+            w[lo:hi] += np.bincount(col, weights=row_weight, minlength=hi - lo)
+        for at, par in self.levels:  # children are final before their parents are read
+            np.add.at(w, par, w[at])
+        return w
+
+    def records(self, a, b):
+        """First-use nodes of rows a:b in (row, unit, node) order (their records)."""
+        G = np.ascontiguousarray(self.first[self._global_leaves(a, b)].transpose(0, 2, 1))
+        return G[G >= 0]
+
+    def use_node(self):
+        """Every record's node, in (row, unit, node) order: the records materialised."""
+        blocks, step = self._row_blocks()
+        parts = [self.records(a, min(a + step, self.n_rows)) for a in blocks]
+        return np.concatenate(parts) if parts else np.empty(0, np.int32)
+
+    def _per_tree(self, values, rows, dtype, reduce=None):
+        """Per tree t, ``values[offset_t + leaf_t(rows)]``: stacked (n_trees, rows.size)
+        or, with ``reduce`` (a ufunc), folded into one row."""
+        ends = np.append(self.node_offset[1:], values.size)
+        out = None if reduce is None else np.zeros(rows.size, dtype=dtype)
+        M = None if reduce is not None else np.empty((self.n_trees, rows.size), dtype=dtype)
+        for t, col in enumerate(self.leaves_by_tree):
+            # the tree's slice is indexed with the local leaf ids as they are: no offset
+            # array and no int64 copy of the ids
+            got = values[int(self.node_offset[t]):int(ends[t])][col[rows]]
+            if reduce is None:
+                M[t] = got
+            else:
+                reduce(out, got, out=out)
+        return M if reduce is None else out
+
+    def _unit_values(self, unit, drop=None):
+        first = self.first_by_unit[unit]
+        if drop is not None:
+            first = np.where((first >= 0) & ~drop[np.maximum(first, 0)], first, -1)
+        return first
+
+    def unit_matrix(self, unit, rows, drop=None):
+        """(n_trees, rows.size) int32: the first-use node of unit ``unit`` for each row
+        in each tree, -1 where there is none or (``drop``) it is a dropped node."""
+        first = self._unit_values(unit, drop)
+        return self._per_tree(first, rows, first.dtype)
+
+    def unit_counts(self, unit, rows, drop=None):
+        """Records of unit ``unit`` of each row (trees whose first-use node is not
+        dropped): one byte gathered per tree, not the matrix."""
+        kept = (self._unit_values(unit, drop) >= 0).astype(np.int32)
+        return self._per_tree(kept, rows, np.int32, reduce=np.add)
+
+    def pairs_used(self, mask, pair_row, pair_unit):
+        """Boolean (n_pairs,): pairs whose first-use node in some tree stays a split."""
+        used = np.zeros(pair_row.size, dtype=bool)
+        ext = np.append(np.asarray(mask, dtype=bool), False)  # index -1: no record
+        for u in np.unique(pair_unit):
+            pairs = np.flatnonzero(pair_unit == u)
+            # per node: is the unit's first-use node on the path to it a split?
+            paid = ext[self.first_by_unit[u]]
+            used[pairs] = self._per_tree(paid, pair_row[pairs], bool, reduce=np.logical_or)
+        return used
+
+    def uses_per_node(self, n_nodes):
+        """Records at each node: the rows reaching it times the units first used there
+        (every row through a node pays there each unit first used at it)."""
+        reach = self.node_weight(np.ones(self.n_rows), n_nodes)
+        own = np.count_nonzero(self.first == np.arange(n_nodes)[:, None], axis=1)
+        return np.rint(reach).astype(np.int64) * own
+
+
+def _cat(parts, dtype):
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
