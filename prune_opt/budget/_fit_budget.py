@@ -422,10 +422,9 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     """``objective="auto"``: pick the paper error term or the forest's own loss on
     held-out rows, then run the pick on all rows (see :func:`fit_budget`).
 
-    X is routed once: the held-out half and the final loss are scored on subsets of
-    those paths, and the final run of the forest's own loss reuses them; the two
-    selection runs share one problem compiled on the fitting half (and its
-    cached baseline families)."""
+    X is routed once: the problems of the fitting half and of all rows are
+    compiled from those paths, the held-out half and the final loss are scored
+    on subsets of them, and the own-loss runs reuse them."""
     from .._costs import as_feature_costs, estimator_costs
     from .._forest import as_forest
     from .._routed import RoutedData
@@ -437,83 +436,92 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     if problem is not None:
         costs = problem.costs
     else:  # a grower fitted with costs keeps them (costs_) when costs= is left out
-        costs = estimator_costs(problem_or_forest, costs)
-    own = _own_loss(forest)
-    yv = np.asarray(y)
+        costs = as_feature_costs(estimator_costs(problem_or_forest, costs), forest.n_features,
+                                 forest.feature_names)
+    own, rank = _own_loss(forest), _rank_by(forest)
     routed = RoutedData(forest, forest.check_X(X))
-    halves = _halves(yv, forest, np.random.default_rng(random_state))
-    holdout, chosen = {}, own
-    share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
-    # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
-    # family) is left to the final run
-    quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
-    starts = []  # prunings of the forest that join the final own-loss run as candidates
-    if halves is not None:
-        fit, sel = halves
-        half = compile_problem(forest, _rows(X, fit), yv[fit], costs=costs, lam=0.0,
-                               train=train)
-        scorer = VoteScorer(forest, _rows(X, sel), yv[sel], half.costs, own,
-                            routed=routed.subset(sel))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
-                               time_limit=share, solver_options=quick)
-            # the own-loss run takes the paper search just run as its paper candidate
-            mine = _fit_objective(half, _rows(X, fit), yv[fit], costs=None, budget=budget,
-                                  train=None, objective=own, verbose=False,
-                                  time_limit=None if share is None else TARGET_SHARE * share,
-                                  solver_options=quick, cost_sample=None, client=None,
-                                  paper=paper, routed=routed.subset(fit))
-        for obj, pf in (("paper", paper), (own, mine)):
-            mask = _full_mask(forest, pf)
-            holdout[obj] = scorer.score(*mask)[0]
-            starts.append((f"half-{obj}", mask[0]))
-        # ties (e.g. both cut to the root) go to the own loss: its run on all rows also
-        # holds the paper search and every baseline, scored in the loss the pick uses
-        chosen = min(holdout, key=lambda k: (holdout[k], k == "paper"))
+    holdout, starts = _select_objective(forest, X, np.asarray(y), costs, train, routed,
+                                        own, budget, time_limit, solver_options, random_state)
+    halves = holdout.pop("_n_rows", 0)
+    # ties (e.g. both cut to the root) go to the own loss: its run on all rows also
+    # holds the paper search and every baseline, scored in the loss the pick uses
+    chosen = min(holdout, key=lambda k: (holdout[k], k == "paper")) if holdout else own
+    if problem is None:  # all rows, compiled from the paths routed above
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+                                  routed=routed)
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
                                                AUTO_FINAL_SHARE * time_limit)
-    target = problem if problem is not None else forest
-    kw = {"costs": None, "train": None} if problem is not None else {"costs": costs,
-                                                                    "train": train}
-    key = _fingerprint(forest, X, y, costs if problem is not None else as_feature_costs(
-        costs, forest.n_features, forest.feature_names))
+    key = _fingerprint(forest, X, y, problem.costs)
     starts += [(f"incumbent-{i}", _full_mask(forest, pf)[0])
                for i, pf in enumerate(_incumbents(key, budget)[:AUTO_INCUMBENT_STARTS])]
     t_final = time.perf_counter()
+    own_run = dict(costs=None, train=None, budget=budget, objective=own,
+                   time_limit=None if left is None else TARGET_SHARE * left,
+                   solver_options=solver_options, verbose=verbose, cost_sample=None,
+                   client=None, routed=routed, extra=starts, select=rank)
     if chosen == "paper":
-        out = fit_budget(target, X, y, budget=budget, objective=chosen, time_limit=left,
-                         solver_options=solver_options, verbose=verbose, **kw)
+        out = fit_budget(problem, X, y, budget=budget, objective=chosen, time_limit=left,
+                         solver_options=solver_options, verbose=verbose)
         if out.breakdown is not None and out.breakdown.n_splits == 0 and budget > 0:
             # the paper search kept no split: the own-loss run (every baseline, the
             # paper result among its candidates) finds a fitting pruning that scores
             # better whenever one is among them
             chosen = own
-            out = _fit_objective(target, X, y, budget=budget, objective=own,
-                                 time_limit=None if left is None else TARGET_SHARE * left,
-                                 solver_options=solver_options, verbose=verbose,
-                                 cost_sample=None, client=None, routed=routed, paper=out,
-                                 extra=starts, select=_rank_by(forest), **kw)
+            out = _fit_objective(problem, X, y, paper=out, **own_run)
     else:  # the forest's own loss, on the paths routed above
-        out = _fit_objective(target, X, y, budget=budget, objective=chosen,
-                             time_limit=None if left is None else TARGET_SHARE * left,
-                             solver_options=solver_options, verbose=verbose,
-                             cost_sample=None, client=None, routed=routed, extra=starts,
-                             select=_rank_by(forest), **kw)
+        out = _fit_objective(problem, X, y, **own_run)
     final_seconds = time.perf_counter() - t_final
     mask = _full_mask(forest, out)
-    rank = _rank_by(forest)
     loss = (0.0 if rank is None else VoteScorer(forest, X, y, out.costs, rank,
                                                 routed=routed).score(*mask)[0],
             VoteScorer(forest, X, y, out.costs, own, routed=routed).score(*mask)[0])
     out = _keep_incumbent(out, loss, key, budget)
     out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
-                              "n_holdout_rows": 0 if halves is None else int(halves[1].size),
-                              "seconds": time.perf_counter() - t0,
+                              "n_holdout_rows": halves, "seconds": time.perf_counter() - t0,
                               "final_seconds": final_seconds,
                               **out.solve_info.get("auto", {})}
     out.solve_info["objective"] = out.solve_info.get("objective", chosen)
     return out
+
+
+def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_limit,
+                      solver_options, random_state):
+    """Both objectives run on one half of the rows, scored in the own loss on the other:
+    ``({objective: held-out loss, "_n_rows": held-out rows}, [(name, mask)] of both
+    runs)``; ``({}, [])`` when the rows leave no honest hold-out.  The two runs share one
+    problem compiled on the fitting half from the routed paths (and its cached
+    baseline families)."""
+    from ._vote import VoteScorer
+
+    halves = _halves(yv, forest, np.random.default_rng(random_state))
+    if halves is None:
+        return {}, []
+    fit, sel = halves
+    share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
+    # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
+    # family) is left to the final run
+    quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
+    half = compile_problem(forest, _rows(X, fit), yv[fit], costs=costs, lam=0.0, train=train,
+                           routed=routed.subset(fit))
+    scorer = VoteScorer(forest, _rows(X, sel), yv[sel], half.costs, own,
+                        routed=routed.subset(sel))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
+                           time_limit=share, solver_options=quick)
+        # the own-loss run takes the paper search just run as its paper candidate
+        mine = _fit_objective(half, _rows(X, fit), yv[fit], costs=None, budget=budget,
+                              train=None, objective=own, verbose=False,
+                              time_limit=None if share is None else TARGET_SHARE * share,
+                              solver_options=quick, cost_sample=None, client=None,
+                              paper=paper, routed=routed.subset(fit))
+    holdout, starts = {}, []
+    for obj, pf in (("paper", paper), (own, mine)):
+        mask = _full_mask(forest, pf)
+        holdout[obj] = scorer.score(*mask)[0]
+        starts.append((f"half-{obj}", mask[0]))
+    holdout["_n_rows"] = int(sel.size)
+    return holdout, starts
 
 
 def _full_mask(forest, pf):
