@@ -31,6 +31,9 @@ from ._base import check_objective_task, get_objective
 
 __all__ = ["EnsembleState", "evaluate_objective"]
 
+#: memory kept for the per-tree leaf values of the path entries (block terms)
+PATH_CACHE_BYTES = 256 * 2**20
+
 
 class EnsembleState(CostLedger):
     """Routed evaluation data plus the per-row sums of one pruning.
@@ -78,6 +81,7 @@ class EnsembleState(CostLedger):
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
                                             minlength=forest.n_nodes)
         self.leaf = None
+        self._path_cache, self._path_cache_bytes = {}, [0]  # shared by copies
 
     def with_lam(self, lam, depth_cost=None):
         """The same routed data at another ``lam`` (a copy; the running pruning is
@@ -152,16 +156,31 @@ class EnsembleState(CostLedger):
         leaf in tree t.  The cost term (``lam`` times the units whose first use
         in tree t is h for rows no other tree makes pay them) is :meth:`alone`.
         """
-        f, r = self.forest, self.routed.paths[t]
+        f = self.forest
         sl = f.tree_slice(t)
-        rows, nodes = r["rows"], r["nodes"]
+        rows, local, value, y, w = self._path_terms(t)
         rest = None
         if not self.objective.separable:
-            rest = (self.total - f.value[self.leaf[t]])[rows]
-        pair = self.objective.pair_loss(rest, f.value[nodes], self.y[rows], f.n_trees)
-        L = np.bincount(nodes - sl.start, weights=pair * self.weight[rows],
-                        minlength=sl.stop - sl.start)
+            rest = np.take(self.total - f.value[self.leaf[t]], rows, axis=0)
+        pair = self.objective.pair_loss(rest, value, y, f.n_trees)
+        L = np.bincount(local, weights=pair * w, minlength=sl.stop - sl.start)
         return L, self.lam * self.depth_cost * self.node_weight[sl]
+
+    def _path_terms(self, t):
+        """Tree t's path entries: rows, local node ids, leaf values, labels, weights
+        (constant; the leaf values are kept while their total size stays moderate)."""
+        hit = self._path_cache.get(t)
+        if hit is not None:
+            return hit
+        f, r = self.forest, self.routed.paths[t]
+        rows, nodes = r["rows"], r["nodes"]
+        out = (rows, nodes - f.tree_slice(t).start, f.value[nodes], self.y[rows],
+               self.weight[rows])
+        size = out[2].nbytes
+        if self._path_cache_bytes[0] + size <= PATH_CACHE_BYTES:
+            self._path_cache[t] = out
+            self._path_cache_bytes[0] += size
+        return out
 
 
 def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_weight=None):
