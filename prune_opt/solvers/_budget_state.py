@@ -93,10 +93,15 @@ class CostLedger:
         """Average acquisition cost of the running pruning (or of ``count``)."""
         return float(self.key_cost[(self.count if count is None else count) > 0].sum())
 
-    def count_if(self, new_mask):
-        """The counts ``new_mask`` would have (the running pruning is kept)."""
+    def changed_trees(self, new_mask):
+        """Sorted ids of the trees whose split mask differs in ``new_mask``."""
+        return np.unique(self.forest.tree_of_node[new_mask != self.mask])
+
+    def count_if(self, new_mask, trees=None):
+        """The counts ``new_mask`` would have (the running pruning is kept);
+        ``trees``: :meth:`changed_trees`, when known."""
         count = self.count.copy()
-        for t in np.unique(self.forest.tree_of_node[new_mask != self.mask]):
+        for t in self.changed_trees(new_mask) if trees is None else trees:
             _, nodes, keys = self._records(t)
             old, new = self.mask[nodes], new_mask[nodes]
             count[keys[old & ~new]] -= 1
