@@ -83,7 +83,9 @@ class Objective:
         -------
         ndarray (m,)
         """
-        return self.loss((rest + leaf_value) / n_trees, y)
+        proba = rest + leaf_value
+        proba /= n_trees  # in place: the same values as (rest + leaf_value) / n_trees
+        return self.loss(proba, y)
 
     def total(self, leaf_values, y, weight):
         """Weighted objective loss term of a pruning from the per-tree leaf values.

@@ -27,9 +27,12 @@ from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import check_labels, check_nonneg_scalar, check_weights
 from ..solvers._budget_state import CostLedger, unit_nodes
-from ._base import check_objective_task, get_objective
+from ._base import Objective, check_objective_task, get_objective
 
 __all__ = ["EnsembleState", "evaluate_objective"]
+
+#: memory kept for the per-tree leaf values of the path entries (block terms)
+PATH_CACHE_BYTES = 256 * 2**20
 
 
 class EnsembleState(CostLedger):
@@ -78,6 +81,8 @@ class EnsembleState(CostLedger):
             self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
                                             minlength=forest.n_nodes)
         self.leaf = None
+        self._path_cache, self._path_cache_bytes = {}, [0]  # shared by copies
+        self._buffer = [None]
 
     def with_lam(self, lam, depth_cost=None):
         """The same routed data at another ``lam`` (a copy; the running pruning is
@@ -97,7 +102,7 @@ class EnsembleState(CostLedger):
     def set_mask(self, mask):
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
         super().set_mask(mask)
-        self.leaf = [self.routed.leaves(self.mask, t) for t in range(self.forest.n_trees)]
+        self.leaf = list(self.routed.all_leaves(self.mask))
         self.refresh()
 
     def refresh(self):
@@ -138,11 +143,14 @@ class EnsembleState(CostLedger):
         """:meth:`breakdown` of ``new_mask`` without installing it; only the trees
         whose mask differs are re-routed."""
         value, total, leaves = self.forest.value, self.total.copy(), list(self.leaf)
-        changed = np.flatnonzero(new_mask != self.mask)
-        for t in np.unique(self.forest.tree_of_node[changed]):
-            leaves[t] = self.routed.leaves(new_mask, t)
+        trees = self.changed_trees(new_mask)
+        routed = None
+        if 2 * trees.size > self.forest.n_trees:  # e.g. a unit move: route all at once
+            routed = self.routed.all_leaves(new_mask)
+        for t in trees:
+            leaves[t] = self.routed.leaves(new_mask, t) if routed is None else routed[t]
             total += value[leaves[t]] - value[self.leaf[t]]
-        return self._breakdown(leaves, total, new_mask, self.count_if(new_mask))
+        return self._breakdown(leaves, total, new_mask, self.count_if(new_mask, trees))
 
     # ------------------------------------------------------------ block data
     def local_terms(self, t):
@@ -152,16 +160,49 @@ class EnsembleState(CostLedger):
         leaf in tree t.  The cost term (``lam`` times the units whose first use
         in tree t is h for rows no other tree makes pay them) is :meth:`alone`.
         """
-        f, r = self.forest, self.routed.paths[t]
+        f = self.forest
         sl = f.tree_slice(t)
-        rows, nodes = r["rows"], r["nodes"]
-        rest = None
-        if not self.objective.separable:
-            rest = (self.total - f.value[self.leaf[t]])[rows]
-        pair = self.objective.pair_loss(rest, f.value[nodes], self.y[rows], f.n_trees)
-        L = np.bincount(nodes - sl.start, weights=pair * self.weight[rows],
-                        minlength=sl.stop - sl.start)
+        rows, local, value, y, w = self._path_terms(t)
+        obj = self.objective
+        if obj.separable:
+            pair = obj.pair_loss(None, value, y, f.n_trees)
+        elif type(obj).pair_loss is Objective.pair_loss:
+            # Objective.pair_loss's loss((rest + leaf) / n_trees), computed in a
+            # scratch array kept between calls (the same values, no large temporaries)
+            proba = self._scratch(value.shape)
+            np.take(self.total - f.value[self.leaf[t]], rows, axis=0, out=proba,
+                    mode="clip")  # the rows are valid: "clip" only skips buffering
+            proba += value
+            proba /= f.n_trees
+            pair = obj.loss(proba, y)
+        else:
+            rest = np.take(self.total - f.value[self.leaf[t]], rows, axis=0)
+            pair = obj.pair_loss(rest, value, y, f.n_trees)
+        L = np.bincount(local, weights=pair * w, minlength=sl.stop - sl.start)
         return L, self.lam * self.depth_cost * self.node_weight[sl]
+
+    def _scratch(self, shape):
+        """A float array of ``shape`` whose memory is reused by the next call."""
+        size = shape[0] * shape[1]
+        if self._buffer[0] is None or self._buffer[0].size < size:
+            self._buffer[0] = np.empty(max(size, 1))
+        return self._buffer[0][:size].reshape(shape)
+
+    def _path_terms(self, t):
+        """Tree t's path entries: rows, local node ids, leaf values, labels, weights
+        (constant; the leaf values are kept while their total size stays moderate)."""
+        hit = self._path_cache.get(t)
+        if hit is not None:
+            return hit
+        f, r = self.forest, self.routed.paths[t]
+        rows, nodes = r["rows"], r["nodes"]
+        out = (rows, nodes - f.tree_slice(t).start, f.value[nodes], self.y[rows],
+               self.weight[rows])
+        size = out[2].nbytes
+        if self._path_cache_bytes[0] + size <= PATH_CACHE_BYTES:
+            self._path_cache[t] = out
+            self._path_cache_bytes[0] += size
+        return out
 
 
 def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_weight=None):

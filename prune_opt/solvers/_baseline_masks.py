@@ -29,6 +29,7 @@ import numpy as np
 from .._problem import close_under_parents
 from .._routing import node_moments
 from .._validation import check_labels, fits_budget
+from ._budget_state import close_levels
 
 __all__ = ["MaskEvaluator", "greedy_masks", "greedy_path", "cached_per_problem", "MASK_FAMILIES",
            "register_baseline", "mask_families", "ccp_mask", "ccp_masks", "ccp_alphas",
@@ -476,7 +477,7 @@ def _impurity_family(problem):
     vals = np.unique(np.concatenate([[-1.0], imp[internal]]))
     if vals.size > 100:
         vals = np.unique(np.quantile(vals, np.linspace(0, 1, 100)))
-    return _unique([close_under_parents(f, internal & (imp > t)) for t in vals])
+    return _unique([close_levels(f, internal & (imp > t)) for t in vals])
 
 
 def _forest_only(name, forest):

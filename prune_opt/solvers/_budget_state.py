@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._problem import close_under_parents
 from .._validation import fits_budget
 from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
@@ -93,10 +93,15 @@ class CostLedger:
         """Average acquisition cost of the running pruning (or of ``count``)."""
         return float(self.key_cost[(self.count if count is None else count) > 0].sum())
 
-    def count_if(self, new_mask):
-        """The counts ``new_mask`` would have (the running pruning is kept)."""
+    def changed_trees(self, new_mask):
+        """Sorted ids of the trees whose split mask differs in ``new_mask``."""
+        return np.unique(self.forest.tree_of_node[new_mask != self.mask])
+
+    def count_if(self, new_mask, trees=None):
+        """The counts ``new_mask`` would have (the running pruning is kept);
+        ``trees``: :meth:`changed_trees`, when known."""
         count = self.count.copy()
-        for t in np.unique(self.forest.tree_of_node[new_mask != self.mask]):
+        for t in self.changed_trees(new_mask) if trees is None else trees:
             _, nodes, keys = self._records(t)
             old, new = self.mask[nodes], new_mask[nodes]
             count[keys[old & ~new]] -= 1
@@ -259,4 +264,26 @@ def without_unit(forest, mask, users, u):
     ``users`` from :func:`unit_nodes`."""
     out = mask.copy()
     out[users.indices[users.indptr[u]:users.indptr[u + 1]]] = False
-    return close_under_parents(forest, out)
+    return close_levels(forest, out)
+
+
+_LEVELS = weakref.WeakKeyDictionary()
+
+
+def close_levels(forest, mask):
+    """``close_under_parents(forest, mask)`` (the same result) with the forest's
+    depth levels computed once per forest; ``mask`` is modified in place and returned."""
+    levels = _LEVELS.get(forest)
+    if levels is None:
+        order = np.argsort(forest.depth, kind="stable")
+        at_depth = forest.depth[order]
+        bounds = np.searchsorted(at_depth, np.arange(forest.max_depth + 2))
+        levels = []
+        for d in range(1, forest.max_depth + 1):
+            at = order[bounds[d]:bounds[d + 1]]
+            at = at[forest.parent[at] >= 0]
+            levels.append((at, forest.parent[at]))
+        _LEVELS[forest] = levels
+    for at, parent in levels:
+        mask[at] &= mask[parent]
+    return mask

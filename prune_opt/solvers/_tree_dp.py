@@ -91,6 +91,11 @@ class TreeLayout:
         bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
         self.levels = [order[bounds[d]:bounds[d + 1]] for d in range(bounds.size - 1)][::-1]
         self.levels = [lv for lv in self.levels if lv.size]
+        # per level (deepest first): the nodes with their children's ids, and (for
+        # close, shallowest first) the nodes that have a parent with the parents' ids
+        self.level_children = [(lv, self.left[lv], self.right[lv]) for lv in self.levels]
+        self.level_parents = [(lv[self.parent[lv] >= 0], self.parent[lv][self.parent[lv] >= 0])
+                              for lv in self.levels[::-1]]
 
     @property
     def n_nodes(self):
@@ -99,10 +104,8 @@ class TreeLayout:
     def close(self, choose):
         """Keep a chosen split only if its parent is kept too (top-down, per level)."""
         mask = np.asarray(choose, dtype=bool).copy()
-        for nodes in self.levels[::-1]:  # shallowest first
-            p = self.parent[nodes]
-            has = p >= 0
-            mask[nodes[has]] &= mask[p[has]]
+        for nodes, parent in self.level_parents:  # shallowest first
+            mask[nodes] &= mask[parent]
         return mask
 
 
@@ -187,11 +190,11 @@ def best_tree_pruning(layout, leaf_loss, split_cost):
         raise ValueError("best_tree_pruning optimises one tree; pass a single-tree layout")
     best = np.array(leaf_loss, dtype=float)
     keep = np.zeros(layout.n_nodes, dtype=bool)
-    left, right = layout.left, layout.right
-    for nodes in layout.levels:  # deepest level first: children are final
-        val = split_cost[nodes] + best[left[nodes]] + best[right[nodes]]
-        keep[nodes] = val < best[nodes]
-        best[nodes] = np.minimum(best[nodes], val)
+    for nodes, left, right in layout.level_children:  # deepest first: children are final
+        val = split_cost[nodes] + best[left] + best[right]
+        here = best[nodes]
+        keep[nodes] = val < here
+        best[nodes] = np.minimum(here, val)
     return float(best[0]), layout.close(keep)
 
 
