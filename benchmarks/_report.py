@@ -154,6 +154,8 @@ def regression_targets(results, table, budgets):
 
 
 def _count_best(table, budgets, test):
+    if any("hull" not in d["methods"] for d in table.values()):
+        return "n/a (not every pipeline was run: --families)"
     pairs = [(d["best"][f], d["methods"]["cegb"][f]) for d in table.values()
              if "cegb" in d["methods"] and d["best"] for f in budgets]
     if not pairs:
