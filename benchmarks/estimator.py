@@ -92,7 +92,7 @@ def run_estimator(d, costs, budget, seed, where=None, params=None):
     params = dict(params or {})
     patch = {k[7:]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
-    for key, value in patch.items():  # e.g. {"module.SPLIT": [0.6, 0.2, 0.2]}
+    for key, value in patch.items():  # e.g. {"module.DEFAULT_TIME_LIMIT": 20}
         patch[key], value = getattr(budget_pruned, key), value
         setattr(budget_pruned, key, tuple(value) if isinstance(value, list) else value)
     est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,

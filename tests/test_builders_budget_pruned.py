@@ -329,3 +329,19 @@ def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
     assert est.selected_ is not est.pruned_
     assert win["score"] == pytest.approx(est.selected_.score(X[est.split_["select"]],
                                                              y[est.split_["select"]]))
+
+
+def test_row_split_shares_per_task():
+    """A classifier grows on 60% of the rows and prunes and selects on 20% each, per
+    class; a regressor keeps 50/25/25 (the measured defaults); the parts are disjoint."""
+    from forest_builders.budget_pruned import SPLIT, _three_way_split
+
+    y = np.repeat([0, 1], [400, 600])
+    rng = np.random.default_rng(0)
+    for task, shares in (("classification", (600, 200, 200)), ("regression", (500, 250, 250))):
+        parts = _three_way_split(y if task == "classification" else y.astype(float),
+                                 task == "classification", rng, SPLIT[task])
+        assert tuple(p.size for p in parts) == shares
+        assert np.unique(np.concatenate(parts)).size == y.size
+        if task == "classification":
+            assert [int((y[parts[0]] == c).sum()) for c in (0, 1)] == [240, 360]
