@@ -53,7 +53,7 @@ BUDGET_LEGEND = (
     "budget_share: share of the unpruned forest's validation cost; picked: what the method "
     "settled on;\nfit_cost: average cost on the rows where the method meets the budget "
     "(fit_budget and CEGB: the validation split;\nthe estimator: its own pruning rows, a "
-    "quarter of train+validation); gap: certified relative gap, or 'no bound';\nseconds: "
+    "fifth of train+validation); gap: certified relative gap, or 'no bound';\nseconds: "
     "the fit (CEGB: its whole trade-off grid, trained once for every budget)")
 #: cegb_tradeoff values of LightGBM's CEGB (its default grid, denser where the models
 #: fall from the whole forest's cost to none)
