@@ -92,13 +92,14 @@ def lam_upper_bound(problem):
         return 0.0
     pair_cost = problem.pair_cost()
     # cost of keeping only root r: every first-use record at r (one per row and unit)
-    at_root = f.depth[problem.use_node] == 0
-    c_root = np.bincount(problem.use_node[at_root], weights=pair_cost[problem.use_pair[at_root]],
+    use_node, use_pair = problem.use_node, problem.use_pair  # use_pair is derived: once
+    at_root = f.depth[use_node] == 0
+    c_root = np.bincount(use_node[at_root], weights=pair_cost[use_pair[at_root]],
                          minlength=f.n_nodes)[split_roots]
     c_root = c_root + problem.depth_cost * problem.node_cost_weight[split_roots] / (
         problem.total_weight)
     c_min = float(c_root.min())
-    err0 = float(problem.closure_data()["constant"])
+    err0 = problem.closure_weights()["constant"]
     if c_min <= 0:
         return None
     return 2.0 * err0 / c_min + 1e-12

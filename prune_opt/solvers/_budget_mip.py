@@ -93,29 +93,30 @@ class BudgetProgram:
         vid[self.internal] = np.arange(self.internal.size)
         self.vid = vid
         raw = p.costs.unit_costs[p.pair_unit] * p.row_weight[p.pair_row]
-        n_rec = np.bincount(p.use_pair, minlength=p.n_pairs)
+        use_node, use_pair = p.use_node, p.use_pair  # use_pair is derived: read once
+        n_rec = np.bincount(use_pair, minlength=p.n_pairs)
         live = (n_rec > 0) & (raw > 0)
         single = live & (n_rec == 1)
         multi = np.flatnonzero(live & (n_rec > 1))
         ipair, rhs, self.row_exact = budget_scale(raw, budget * p.total_weight)
         self.rhs = rhs
-        sel = single[p.use_pair]
+        sel = single[use_pair]
         n_int = self.internal.size
-        self.node_row = np.bincount(vid[p.use_node[sel]], weights=ipair[p.use_pair[sel]],
+        self.node_row = np.bincount(vid[use_node[sel]], weights=ipair[use_pair[sel]],
                                     minlength=n_int).astype(np.int64)
         self.pair_row = ipair[multi]
         pair_nat = p.pair_cost()
-        cd = p.closure_data()
+        cd = p.closure_weights()
         node_obj = cd["split_weight"][self.internal] + p.lam * np.bincount(
-            vid[p.use_node[sel]], weights=pair_nat[p.use_pair[sel]], minlength=n_int)
+            vid[use_node[sel]], weights=pair_nat[use_pair[sel]], minlength=n_int)
         self.coef = np.concatenate([node_obj, p.lam * pair_nat[multi]])
         self.constant = float(cd["constant"])
         self.K, self.slack = objective_scale(p, self.coef)
         pid = np.full(p.n_pairs, -1, dtype=np.int64)
         pid[multi] = np.arange(multi.size)
-        rec = pid[p.use_pair] >= 0
-        self.rec_x = vid[p.use_node[rec]]
-        self.rec_y = pid[p.use_pair[rec]]
+        rec = pid[use_pair] >= 0
+        self.rec_x = vid[use_node[rec]]
+        self.rec_y = pid[use_pair[rec]]
         self.n_y = multi.size
 
     def _model(self, hint):

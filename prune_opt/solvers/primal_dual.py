@@ -75,10 +75,11 @@ def initial_duals(problem, init="even"):
     pw = problem.lam * problem.pair_cost()
     if init == "zero":
         return np.zeros(problem.n_uses)
+    use_pair = problem.use_pair  # derived from pair_start: read once
     if init == "full":
-        return pw[problem.use_pair].copy()
-    count = np.bincount(problem.use_pair, minlength=problem.n_pairs)
-    return (pw / np.maximum(count, 1))[problem.use_pair]
+        return pw[use_pair]
+    count = np.bincount(use_pair, minlength=problem.n_pairs)
+    return (pw / np.maximum(count, 1))[use_pair]
 
 
 def lagrangian(problem, beta, *, subproblem="dp"):
@@ -111,7 +112,7 @@ def lagrangian(problem, beta, *, subproblem="dp"):
     if subproblem not in SUBPROBLEMS:
         raise ValueError(f"subproblem must be one of {sorted(SUBPROBLEMS)}, got {subproblem!r}")
     beta = _check_duals(problem, beta, "beta")
-    cd = problem.closure_data()
+    cd = problem.closure_weights()
     weight = cd["split_weight"] + np.bincount(problem.use_node, beta, problem.n_nodes)
     values, mask = solve_block(TreeLayout(problem.forest), weight, subproblem)
     rc = cd["pair_weight"] - np.bincount(problem.use_pair, beta, problem.n_pairs)
