@@ -103,7 +103,7 @@ def test_problem_must_be_compiled_on_the_same_data():
     pf = po.fit_budget(ok, Xv, yv, budget=5.0, objective="accuracy",
                        time_limit=3)
     assert pf.average_cost(Xv) <= 5.0 + 1e-9
-    assert set(pf.solve_info["candidates_loss"]) >= {"paper-search", "ensemble-search"}
+    assert set(pf.solve_info["candidates_loss"]) >= {"paper", "ensemble-search"}
 
 
 def test_a_winning_sub_forest_exports_and_predicts():

@@ -211,7 +211,7 @@ def test_fit_budget_with_an_ensemble_objective_meets_the_budget():
                       method="hull")
 
 
-def test_ensemble_budget_is_never_worse_than_the_paper_search_in_its_own_loss():
+def test_ensemble_budget_is_never_worse_than_its_candidates_in_its_own_loss():
     from sklearn.datasets import load_digits
 
     from prune_opt.objectives import evaluate_objective

@@ -2,7 +2,8 @@
 
 Candidates, all fitting the budget on the pruning data ``(X, y)``:
 
-* the paper-objective hard-budget search (a third of the time);
+* the paper objective's candidate: budget descent on the error term from the
+  fitting baseline with the lowest error term (at most a third of the time);
 * every member of every baseline that fits (GreedyPrune on the problem's error
   data, cost-complexity pruning, impurity thresholds, the first m trees both
   as a sub-forest and as a mask with the other trees cut to their roots), the
@@ -35,7 +36,7 @@ from .._routed import RoutedData
 from .._validation import fits_budget
 from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
 from ..solvers._baseline_masks import best_in_nested, mask_families
-from ..solvers.budget import BudgetSearchSolver
+from ..solvers._budget_state import ProblemState, descend
 from ._baselines import sub_forest
 from ._vote import VoteScorer
 
@@ -73,7 +74,7 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
 
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
-    run (it is then not run again); ``extra``: more named split masks of the
+    run (it is then the paper candidate, instead of budget descent on the error term); ``extra``: more named split masks of the
     same forest (e.g. earlier results on part of the rows) that join the
     candidates and the ensemble search's starts; ``select``: an objective
     whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
@@ -82,11 +83,12 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     obj = get_objective(objective)
     check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
     t0 = time.perf_counter()
-    if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
-    f = problem.forest
+    f = problem.forest if problem is not None else as_forest(forest)
     if routed is None or routed.forest is not f:
-        routed = RoutedData(f, f.check_X(X))  # X is routed once for every scorer below
+        routed = RoutedData(f, f.check_X(X))  # X is routed once, for the compile too
+    if problem is None:
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+                                  routed=routed)
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     rank = None
@@ -119,14 +121,11 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             return None
         return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
 
-    if paper is None:  # the paper search itself, not its wrapping by prune_opt.solve
-        r = BudgetSearchSolver(**(solver_options or {})).search(
-            problem.with_lam(0.0), budget, time_limit=left(PAPER_SHARE))
-        paper_mask, paper_info = r.split_mask, {"gap": r.gap, "bound": r.bound,
-                                                "status": r.status, "found_by": r.found_by}
+    if paper is None:
+        paper_mask, paper_info = _paper_descent(problem, pool, budget, left(PAPER_SHARE))
     else:
         paper_mask, paper_info = paper.split_mask, paper.solve_info
-    pool = {"paper-search": (*scorer.score(paper_mask), paper_mask), **pool}
+    pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
     for name, mask in extra or ():
         pool[name] = (*scorer.score(mask), mask)
     ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
@@ -134,6 +133,21 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
                               routed=routed)
     pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
     return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
+
+
+def _paper_descent(problem, pool, budget, time_limit):
+    """The paper objective's candidate: budget descent on the error term (the paper
+    search's local-search move, the shared tree descent) from the fitting baseline
+    with the lowest error term.  ``(mask, info)``."""
+    p0 = problem.with_lam(0.0)
+    starts = [(p0.evaluate(m).error_term, name, m) for name, (_, _, m) in pool.items()]
+    root = np.zeros(p0.n_nodes, dtype=bool)
+    err, name, start = min(starts, default=(p0.evaluate(root).error_term, "root-only", root),
+                           key=lambda e: e[0])
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    run = descend(ProblemState(p0, start), start, budget, deadline=deadline)
+    return run["mask"], {"status": "converged" if run["converged"] else "stopped",
+                         "found_by": f"descent({name})", "gap": None, "bound": None}
 
 
 def _without_stumps(problem, scorer, pool, budget):
@@ -182,8 +196,7 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
             "candidates_loss": {k: v[0] for k, v in fitting.items()},
             **({} if rank is None else {"candidates_rank": ranked,
                                         "ranked_by": rank.objective.name}),
-            "paper_search": {k: paper_info.get(k) for k in ("gap", "bound", "status",
-                                                            "found_by")},
+            "paper": {k: paper_info.get(k) for k in ("gap", "bound", "status", "found_by")},
             "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
                                                                    "status")}}
     if trees is None:

@@ -177,7 +177,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         (mean per-tree error) as above.  An ensemble objective (``"brier"``, ``"logloss"``, ``"margin"``,
         ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
         own loss on ``(X, y)`` under the budget (``"accuracy"``: the error of
-        ``predict``).  Candidates: the paper search above (a third of the
+        ``predict``).  Candidates: budget descent on the paper's error term
+        from the baseline with the lowest one (at most a third of the
         time), the best fitting member of every baseline (GreedyPrune on the
         error data of ``train``/``problem``, cost-complexity pruning, impurity
         thresholds, the first m trees -- also as a sub-forest of m trees),
@@ -200,7 +201,7 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         With an ensemble objective, ``solve_info`` holds ``objective``,
         ``budget``, ``achieved_cost``, ``ensemble_loss`` (the result's loss),
         ``candidates_loss`` (best loss of each candidate source), ``found_by``,
-        ``paper_search`` and ``ensemble_search`` summaries; when the winner is
+        ``paper`` (the paper-objective candidate) and ``ensemble_search`` summaries; when the winner is
         the first m whole trees, the result is a pruning of that sub-forest
         (``n_trees_kept``).  With the paper objective, ``solve_info`` holds
         ``budget``, ``achieved_cost``, ``budget_slack``,
