@@ -8,8 +8,8 @@ Candidates, all fitting the budget on the pruning data ``(X, y)``:
   data, cost-complexity pruning, impurity thresholds, the first m trees both
   as a sub-forest and as a mask with the other trees cut to their roots), the
   best of each family by the chosen objective;
-* the ensemble search (:func:`prune_opt.objectives.fit_budget_ensemble`)
-  started from those candidates: budget descent from the best of them (exact
+* the ensemble search (:func:`prune_opt.objectives.fit_budget_ensemble`'s, on the
+  same routed rows) started from those candidates: budget descent from the best of them (exact
   block moves, loss never increasing, every iterate within the budget), then
   its lambda continuation, greedy repair and descent again.
 
@@ -34,7 +34,9 @@ from .._forest import as_forest
 from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import fits_budget
-from ..objectives import check_objective_task, fit_budget_ensemble, get_objective
+from ..objectives import check_objective_task, get_objective
+from ..objectives._search import search_budget, tree_optimum
+from ..objectives._state import EnsembleState
 from ..solvers._baseline_masks import best_in_nested, mask_families
 from ..solvers._budget_state import ProblemState, descend
 from ._baselines import sub_forest
@@ -127,11 +129,18 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
         paper_mask, paper_info = paper.split_mask, paper.solve_info
     pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
     for name, mask in extra or ():
-        pool[name] = (*scorer.score(mask), mask)
-    ens = fit_budget_ensemble(problem, X, y, objective=obj, budget=budget, time_limit=left(),
-                              verbose=verbose, candidates=[(k, v[2]) for k, v in pool.items()],
-                              routed=routed)
-    pool["ensemble-search"] = (*scorer.score(ens.split_mask), ens.split_mask)
+        pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
+    # the ensemble search on the same routed rows, started from every candidate
+    state = EnsembleState(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
+                          lam=0.0, routed=routed)
+    starts = [("paper", tree_optimum(problem)), ("full", f.full_split_mask())]
+    limit = left()
+    search = search_budget(state, budget, starts, [(k, v[2]) for k, v in pool.items()],
+                           deadline=None if limit is None else time.perf_counter() + limit,
+                           verbose=verbose)
+    _, run = search.best()
+    pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
+    ens = {"start": run["start"], "n_lams": search.n_lams, "status": "within_budget"}
     return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
 
 
@@ -197,8 +206,7 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
             **({} if rank is None else {"candidates_rank": ranked,
                                         "ranked_by": rank.objective.name}),
             "paper": {k: paper_info.get(k) for k in ("gap", "bound", "status", "found_by")},
-            "ensemble_search": {k: ens.solve_info.get(k) for k in ("start", "n_lams",
-                                                                   "status")}}
+            "ensemble_search": ens}
     if trees is None:
         out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
                            lam=0.0)

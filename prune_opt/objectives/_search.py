@@ -34,11 +34,20 @@ from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
 from ._state import EnsembleState
 
-__all__ = ["optimize_ensemble", "fit_budget_ensemble", "Setup"]
+__all__ = ["optimize_ensemble", "fit_budget_ensemble", "search_budget", "tree_optimum",
+           "Setup"]
 
 # from-scratch objective of the result vs the optimiser's running value (relative)
 RESULT_RTOL = 1e-9
 INITS = ("best", "paper", "full")
+
+
+def tree_optimum(problem):
+    """Split mask of the paper objective's exact optimum at ``lam = 0``: no cost term
+    couples the trees, so one sweep of exact tree moves from the root-only pruning
+    reaches it (no solver)."""
+    root = np.zeros(problem.n_nodes, dtype=bool)
+    return descend(ProblemState(problem.with_lam(0.0), root), root, max_sweeps=1)["mask"]
 
 
 class Setup:
@@ -86,9 +95,7 @@ class Setup:
         tree moves from the root-only pruning reaches the optimum (no solver).
         """
         if lam == 0:
-            root = np.zeros(self.forest.n_nodes, dtype=bool)
-            state = ProblemState(self.paper_problem().with_lam(0.0), root)
-            return descend(state, root, max_sweeps=1)["mask"]
+            return tree_optimum(self.paper_problem())
         from .._solve import solve
 
         return solve(self.paper_problem().with_lam(lam), solver=self.solver).split_mask
@@ -434,19 +441,39 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
     obj = setup.objective
     state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
                           lam=0.0, depth_cost=setup.depth_cost, routed=routed)
-    search = _Search(state, budget, max_iter,
-                     None if time_limit is None else t0 + time_limit, verbose)
+    search = search_budget(state, budget, setup.starts("best", 0.0),
+                           _check_candidates(setup.forest, candidates), max_iter=max_iter,
+                           max_lams=max_lams, verbose=verbose,
+                           deadline=None if time_limit is None else t0 + time_limit)
+    lam, run = search.best()
+    points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
+               "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
+    info = {"budget": budget, "n_lams": search.n_lams, "points": points,
+            "seconds": time.perf_counter() - t0, "status": "within_budget"}
+    return setup.result(run, obj, lam, info, state)
+
+
+def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams=24,
+                  deadline=None, verbose=False):
+    """The search of :func:`fit_budget_ensemble` on a ready state (lam 0, the rows
+    already routed): every end point, in the returned search's ``points``
+    (``best()`` is the lowest-loss one that fits; ``n_lams`` the lams tried).
+
+    ``starts``: ``[(name, mask)]`` block descent starts at lam 0 (the first
+    lam of the continuation follows the best of them); ``candidates``: closed
+    ``[(name, mask)]`` joining the end points first, budget descent running
+    from the lowest-loss one that fits."""
+    search = _Search(state, budget, max_iter, deadline, verbose)
     at0 = state.with_lam(0.0)
     root = _mask_run(at0, np.zeros(state.forest.n_nodes, dtype=bool), "root")
     search.points.append((0.0, root))
     fitting = 0
-    for name, m in _check_candidates(setup.forest, candidates):
+    for name, m in candidates:
         search.points.append((0.0, _mask_run(at0, m, name)))
         fitting += search.fits(search.points[-1][1])
     if fitting:
         search.polish(n_points=1)
-    runs = run_starts(state, setup.starts("best", 0.0), max_iter=max_iter,
-                      deadline=search.deadline, verbose=verbose)
+    runs = run_starts(state, starts, max_iter=max_iter, deadline=deadline, verbose=verbose)
     search.points.extend((0.0, r) for r in runs)
     n = 0
     if not search.fits(runs[0]):
@@ -454,9 +481,5 @@ def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
                           max_lams)
         search.repair()
     search.polish()
-    lam, run = search.best()
-    points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
-               "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
-    info = {"budget": budget, "n_lams": n + 1, "points": points,
-            "seconds": time.perf_counter() - t0, "status": "within_budget"}
-    return setup.result(run, obj, lam, info, state)
+    search.n_lams = n + 1
+    return search
