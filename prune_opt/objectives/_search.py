@@ -141,7 +141,7 @@ class Setup:
 
 
 def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, costs=None,
-                      budget=None, depth_cost=0.0, sample_weight=None, init="best",
+                      depth_cost=0.0, sample_weight=None, init="best",
                       max_iter=50, unit_moves=True, solver="auto", time_limit=None,
                       verbose=False):
     """Prune a forest to minimise its own loss on (X, y) plus lam times its average cost.
@@ -166,11 +166,9 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
         ``"tree_error"`` (the paper's error term); see
         :func:`available_objectives`.
     lam : float
-        Weight of the average cost (required unless ``budget`` is given).
+        Weight of the average cost (required unless the problem carries one).  For
+        a hard budget on the average cost use :func:`prune_opt.fit_budget`.
     costs : FeatureCosts, array-like or mapping, optional
-    budget : float, optional
-        Instead of ``lam``: the best pruning whose average cost on X is at most
-        ``budget`` (delegates to :func:`fit_budget_ensemble`).
     depth_cost : float
     sample_weight : array-like, optional
     init : {"best", "paper", "full"}, split mask or PrunedForest
@@ -207,13 +205,6 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     >>> all(b <= a for a, b in zip(trace, trace[1:]))
     True
     """
-    if budget is not None:
-        if lam is not None:
-            raise ValueError("pass either lam or budget, not both")
-        return fit_budget_ensemble(problem_or_forest, X, y, objective=objective, budget=budget,
-                                   costs=costs, depth_cost=depth_cost,
-                                   sample_weight=sample_weight, max_iter=max_iter,
-                                   solver=solver, time_limit=time_limit, verbose=verbose)
     t0 = time.perf_counter()
     obj = get_objective(objective)
     max_iter = check_max_iter(max_iter)
@@ -224,7 +215,8 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     obj = setup.objective
     if lam is None:
         if setup.problem is None:
-            raise ValueError("lam is required (or pass budget=); e.g. lam=0.01")
+            raise ValueError("lam is required, e.g. lam=0.01 (for a budget on the average "
+                             "cost, use prune_opt.fit_budget(..., budget=B, objective=...))")
         lam = setup.problem.lam
     lam = check_nonneg_scalar(lam, "lam")
     state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
