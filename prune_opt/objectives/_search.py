@@ -236,7 +236,7 @@ LAM_START = 0.1
 # over-budget end points (the cheapest) made feasible by greedy unit removal
 REPAIR_POINTS = 3
 # feasible end points (lowest loss first) improved by budget descent
-POLISH_POINTS = 2
+POLISH_POINTS = 4
 
 
 class _Search:
@@ -283,7 +283,7 @@ class _Search:
 
     def polish(self, n_points=POLISH_POINTS):
         """Budget descent from the lowest-loss feasible end points (distinct losses)."""
-        for i in self._distinct(lambda r: r["breakdown"]["loss"], 12, n_points,
+        for i in self._distinct(lambda r: r["breakdown"]["loss"], 6, n_points,
                                 lambda r: self.fits(r) and r["start"] != "root"):
             if self.out_of_time():
                 break
