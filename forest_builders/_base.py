@@ -266,12 +266,7 @@ class CostAwareClassifier(ClassifierMixin, BaseEstimator):
         """``costs_``: the ``costs`` hyperparameter checked against the training columns."""
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else [str(n) for n in names]
-        costs = self.costs
-        if isinstance(costs, FeatureCosts):
-            costs.check_n_features(n_features, names)
-        else:
-            costs = as_feature_costs(costs, n_features, names)
-        self.costs_ = costs
+        self.costs_ = as_feature_costs(self.costs, n_features, names)
         return names
 
     def _fit_data(self, X, y):

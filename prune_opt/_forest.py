@@ -13,6 +13,8 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import check_features
+
 __all__ = ["Forest", "as_forest", "detached_estimator", "SUPPORTED_ESTIMATORS"]
 
 SUPPORTED_ESTIMATORS = (
@@ -278,12 +280,15 @@ class Forest:
             raise ValueError(f"{name} is not closed under parents: a split below a leaf")
         return mask
 
-    # --------------------------------------------------------------- routing
-    def check_X(self, X, name="X"):
-        """Validate an input matrix against the forest (shape, names, finiteness)."""
-        from ._validation import check_features
+    def leaves_of(self, split_mask):
+        """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask),
+        the nodes that stay no split although their parent does (or that are roots)."""
+        return np.where(self.parent >= 0, split_mask[self.parent], True) & ~split_mask
 
-        return check_features(self, X, name=name)
+    # --------------------------------------------------------------- routing
+    #: ``check_X(X, name="X")``: ``X`` validated against the forest (shape, names,
+    #: finiteness) as a float array, see :func:`~prune_opt._validation.check_features`
+    check_X = check_features
 
     def decision_paths(self, X, t):
         """Node indicator (CSR, local node ids) of tree ``t`` for already-checked X."""
@@ -406,36 +411,25 @@ def _check_task(task, classes):
     return task
 
 
-def _sklearn_kind(estimator):
-    """(trees, task) of a supported sklearn estimator, or None for anything else."""
+def _sklearn_trees(estimator):
+    """The fitted trees of a supported sklearn estimator and its task (checked)."""
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         ExtraTreesRegressor,
         RandomForestClassifier,
         RandomForestRegressor,
     )
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
-    kinds = (((RandomForestClassifier, ExtraTreesClassifier), True, "classification"),
-             ((RandomForestRegressor, ExtraTreesRegressor), True, "regression"),
-             (DecisionTreeClassifier, False, "classification"),
-             (DecisionTreeRegressor, False, "regression"))
-    for types, ensemble, task in kinds:
-        if isinstance(estimator, types):
-            return ensemble, task
-    return None
-
-
-def _sklearn_trees(estimator):
-    """The fitted trees of a supported sklearn estimator and its task (checked)."""
     from sklearn.exceptions import NotFittedError
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     from sklearn.utils.validation import check_is_fitted
 
-    kind = _sklearn_kind(estimator)
-    if kind is None:
+    ensembles = (RandomForestClassifier, ExtraTreesClassifier, RandomForestRegressor,
+                 ExtraTreesRegressor)
+    if not isinstance(estimator, (*ensembles, DecisionTreeClassifier, DecisionTreeRegressor)):
         raise TypeError(f"forest: unsupported estimator {type(estimator).__name__}; "
                         f"supported: {SUPPORTED_ESTIMATORS}")
-    ensemble, task = kind
+    regressors = (RandomForestRegressor, ExtraTreesRegressor, DecisionTreeRegressor)
+    task = "regression" if isinstance(estimator, regressors) else "classification"
     try:
         check_is_fitted(estimator)
     except NotFittedError as exc:
@@ -446,7 +440,8 @@ def _sklearn_trees(estimator):
         raise ValueError(f"forest: multi-output forests are not supported (this "
                          f"{type(estimator).__name__} has {estimator.n_outputs_} outputs); "
                          f"fit one {kind_name} per output (y[:, k]) and prune each")
-    return (list(estimator.estimators_) if ensemble else [estimator]), task
+    trees = estimator.estimators_ if isinstance(estimator, ensembles) else [estimator]
+    return list(trees), task
 
 
 def _check_tree_links(left, right, t):
