@@ -622,8 +622,7 @@ class _BudgetPrunedForest(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        X = self._checked(X)
-        return self.pruned_.predict(X)
+        return self.pruned_.predict(self._checked(X))
 
     def acquisition_cost(self, X):
         """Per-example acquisition cost of the chosen forest on ``X`` (units paid once).
@@ -636,8 +635,7 @@ class _BudgetPrunedForest(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        X = self._checked(X)
-        return self.pruned_.acquisition_cost(X)
+        return self.pruned_.acquisition_cost(self._checked(X))
 
     def average_cost(self, X):
         """Mean of :meth:`acquisition_cost` over the rows of ``X``."""
@@ -645,8 +643,7 @@ class _BudgetPrunedForest(BaseEstimator):
 
     def feature_usage(self, X):
         """Per-feature usage table of the chosen forest (see ``PrunedForest.feature_usage``)."""
-        X = self._checked(X)
-        return self.pruned_.feature_usage(X)
+        return self.pruned_.feature_usage(self._checked(X))
 
     def to_sklearn(self):
         """A fitted scikit-learn forest over every input column that predicts identically."""
@@ -844,8 +841,7 @@ class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        X = self._checked(X)
-        return self.pruned_.predict_proba(X)
+        return self.pruned_.predict_proba(self._checked(X))
 
 
 class BudgetPrunedForestRegressor(RegressorMixin, _BudgetPrunedForest):

@@ -340,19 +340,30 @@ class Forest:
         """Columns of ``value``: the number of classes, or 1 for regression."""
         return int(self.value.shape[1])
 
-    def average_value(self, X):
-        """Average over trees of the leaf values reached (unpruned forest), (n, value_width).
+    def average_value(self, X, leaves=None):
+        """Average over trees of the leaf values reached, (n, value_width).
 
-        Summed over trees, then divided by their number, in sklearn's order
-        (and :class:`~prune_opt.PrunedForest`'s), so results match bit for bit.
+        ``leaves(X, t)`` gives the local leaf ids reached in tree ``t`` (default
+        :meth:`apply_tree`, the unpruned forest; a
+        :class:`~prune_opt.PrunedForest` passes its pruned leaves).  Summed over
+        trees, then divided by their number, in sklearn's order, so results
+        match bit for bit.
         """
         X = self.check_X(X)
+        leaves = self.apply_tree if leaves is None else leaves
         total = np.zeros((X.shape[0], self.value_width))
         for t in range(self.n_trees):
-            total += self.value[self.apply_tree(X, t) + self.node_offset[t]]
+            total += self.value[leaves(X, t) + self.node_offset[t]]
         if self.n_trees > 1:
             total /= self.n_trees
         return total
+
+    def prediction(self, total):
+        """What an averaged :meth:`average_value` predicts: the class of the highest
+        probability, or for regression the averaged leaf mean."""
+        if self.task == "regression":
+            return total[:, 0]
+        return self.classes_.take(np.argmax(total, axis=1), axis=0)
 
     def predict_proba(self, X):
         """Average of the trees' leaf class distributions (unpruned forest)."""
@@ -374,10 +385,7 @@ class Forest:
         >>> bool((Forest.from_sklearn(tree).predict(X) == tree.predict(X)).all())
         True
         """
-        total = self.average_value(X)
-        if self.task == "regression":
-            return total[:, 0]
-        return self.classes_.take(np.argmax(total, axis=1), axis=0)
+        return self.prediction(self.average_value(X))
 
     def __repr__(self):
         kind = ("task='regression'" if self.task == "regression"
