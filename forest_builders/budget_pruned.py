@@ -66,9 +66,9 @@ from prune_opt.budget import fits_budget
 
 from .feature_subset import (
     SubsetForestClassifier,
-    _drop_order,
+    _eliminate,
     _savings,
-    _widen,
+    _widened_forest,
     rank_features_by_cost,
     subset_costs,
 )
@@ -124,28 +124,16 @@ def _three_way_split(y, classification, rng, split):
 def _rank_for_regression(X, y, costs, n_estimators, step, random_state):
     """:func:`rank_features_by_cost` for a continuous target (a regression forest's
     impurity importance per unit of cost saved)."""
-    survivors, dropped = np.arange(X.shape[1]), []
-    while survivors.size > 1:
-        rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
-                                   random_state=random_state, n_jobs=1)
-        rf.fit(X[:, survivors], y)
-        n_drop = min(max(int(step * survivors.size) if step < 1 else int(step), 1),
-                     survivors.size - 1)
-        gone = _drop_order(rf.feature_importances_, _savings(costs, survivors), n_drop)
-        dropped.extend(survivors[gone].tolist())
-        survivors = np.delete(survivors, gone)
-    return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
+    rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
+                               random_state=random_state, n_jobs=1)
+    return _eliminate(X, y, costs, rf, step, lambda fc, s: (_savings(fc, s), 0.0))
 
 
 def _regression_subset_forest(X, y, columns, n_estimators, random_state, n_jobs, names):
     """A random-forest regressor grown on ``columns``, as a Forest over every column."""
     rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
                                random_state=random_state, n_jobs=n_jobs).fit(X[:, columns], y)
-    n = X.shape[0]
-    bags = [np.bincount(s, minlength=n).astype(np.int64) for s in rf.estimators_samples_]
-    trees = [_widen(t, columns) for t in rf.estimators_]
-    return Forest(trees, classes=None, n_features=X.shape[1], feature_names=names,
-                  in_bag=bags, task="regression")
+    return _widened_forest(rf, columns, X, None, names)
 
 
 def _prune_row_loss(pf, X, y):
@@ -622,7 +610,8 @@ class _BudgetPrunedForest(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.pruned_.predict(self._checked(X))
+        X = self._checked(X)  # NotFittedError before pruned_ is read
+        return self.pruned_.predict(X)
 
     def acquisition_cost(self, X):
         """Per-example acquisition cost of the chosen forest on ``X`` (units paid once).
@@ -635,7 +624,8 @@ class _BudgetPrunedForest(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.pruned_.acquisition_cost(self._checked(X))
+        X = self._checked(X)
+        return self.pruned_.acquisition_cost(X)
 
     def average_cost(self, X):
         """Mean of :meth:`acquisition_cost` over the rows of ``X``."""
@@ -643,7 +633,8 @@ class _BudgetPrunedForest(BaseEstimator):
 
     def feature_usage(self, X):
         """Per-feature usage table of the chosen forest (see ``PrunedForest.feature_usage``)."""
-        return self.pruned_.feature_usage(self._checked(X))
+        X = self._checked(X)
+        return self.pruned_.feature_usage(X)
 
     def to_sklearn(self):
         """A fitted scikit-learn forest over every input column that predicts identically."""
@@ -841,7 +832,8 @@ class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return self.pruned_.predict_proba(self._checked(X))
+        X = self._checked(X)
+        return self.pruned_.predict_proba(X)
 
 
 class BudgetPrunedForestRegressor(RegressorMixin, _BudgetPrunedForest):
