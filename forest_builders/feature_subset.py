@@ -43,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
 from prune_opt import Forest, as_feature_costs
+from prune_opt.budget import fits_budget
 
 from ._base import MAX_FEATURES_CONSTRAINT, CostAwareClassifier, ForestPredictions
 
@@ -236,10 +237,9 @@ def _fill_within(costs, ranking, max_cost):
     """The ranking's features taken in order, each kept when the subset still costs at
     most ``max_cost``: the longest prefix within it, then every later feature that
     still fits (a cheap feature ranked after an expensive one is not lost)."""
-    cap = max_cost * (1 + 1e-12)
     chosen = []
     for j in ranking:  # a loop over features, each a cost of at most d features
-        if costs.cost_of([*chosen, int(j)]) <= cap:
+        if fits_budget(costs.cost_of([*chosen, int(j)]), max_cost):
             chosen.append(int(j))
     return chosen
 
