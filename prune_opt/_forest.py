@@ -281,8 +281,9 @@ class Forest:
         return mask
 
     def leaves_of(self, split_mask):
-        """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask),
-        the nodes that stay no split although their parent does (or that are roots)."""
+        """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask):
+        the nodes that are not splits while their parent is one (a root counts as
+        having a split parent)."""
         return np.where(self.parent >= 0, split_mask[self.parent], True) & ~split_mask
 
     # --------------------------------------------------------------- routing
