@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -25,7 +24,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
+from prune_opt import FeatureCosts, Forest, PrunedForest, acquisition_cost, as_feature_costs
 
 from ._splits import candidates_from_sorted
 
@@ -38,7 +37,8 @@ MAX_FEATURES_CONSTRAINT = [StrOptions({"sqrt", "log2"}),
 
 
 def resolve_max_features(max_features, n_features):
-    """Number of features sampled at each node.
+    """Number of features sampled at each node, for a ``max_features`` the growers'
+    parameter validation accepted (``MAX_FEATURES_CONSTRAINT``).
 
     Examples
     --------
@@ -48,24 +48,13 @@ def resolve_max_features(max_features, n_features):
     """
     if max_features is None:
         return n_features
-    if isinstance(max_features, str):
-        if max_features == "sqrt":
-            return max(1, int(np.sqrt(n_features)))
-        if max_features == "log2":
-            return max(1, int(np.log2(n_features)))
-        raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int or a float in "
-                         f"(0, 1], got {max_features!r}")
-    if isinstance(max_features, bool):
-        raise TypeError("max_features must be 'sqrt', 'log2', None, an int or a float")
-    if isinstance(max_features, numbers.Integral):
-        if max_features < 1:
-            raise ValueError(f"max_features must be >= 1, got {max_features}")
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, Integral):
         return min(int(max_features), n_features)
-    if isinstance(max_features, numbers.Real):
-        if not 0 < max_features <= 1:
-            raise ValueError(f"max_features as a float must be in (0, 1], got {max_features}")
-        return max(1, int(max_features * n_features))
-    raise TypeError("max_features must be 'sqrt', 'log2', None, an int or a float")
+    return max(1, int(max_features * n_features))
 
 
 def grow_tree(X, y, w, n_classes, choose, *, rng, max_features, max_depth, min_samples_split,
@@ -240,9 +229,8 @@ class ForestPredictions:
         """
         check_is_fitted(self, "forest_")
         X = validate_data(self, X, reset=False, dtype=np.float32, ensure_all_finite="allow-nan")
-        pf = PrunedForest(self.forest_, self.forest_.full_split_mask(),
-                          costs=self.costs_ if costs is None else costs)
-        return pf.acquisition_cost(X.astype(float))
+        return acquisition_cost(self.forest_, X.astype(float),
+                                self.costs_ if costs is None else costs)
 
 
 class CostAwareClassifier(ClassifierMixin, BaseEstimator):
@@ -266,12 +254,7 @@ class CostAwareClassifier(ClassifierMixin, BaseEstimator):
         """``costs_``: the ``costs`` hyperparameter checked against the training columns."""
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else [str(n) for n in names]
-        costs = self.costs
-        if isinstance(costs, FeatureCosts):
-            costs.check_n_features(n_features, names)
-        else:
-            costs = as_feature_costs(costs, n_features, names)
-        self.costs_ = costs
+        self.costs_ = as_feature_costs(self.costs, n_features, names)
         return names
 
     def _fit_data(self, X, y):

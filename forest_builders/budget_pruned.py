@@ -45,6 +45,7 @@ forest on every row.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 import warnings
 from collections.abc import Mapping
@@ -61,12 +62,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
+from prune_opt.budget import fits_budget
 
 from .feature_subset import (
     SubsetForestClassifier,
-    _drop_order,
+    _eliminate,
     _savings,
-    _widen,
+    _widened_forest,
     rank_features_by_cost,
     subset_costs,
 )
@@ -122,28 +124,16 @@ def _three_way_split(y, classification, rng, split):
 def _rank_for_regression(X, y, costs, n_estimators, step, random_state):
     """:func:`rank_features_by_cost` for a continuous target (a regression forest's
     impurity importance per unit of cost saved)."""
-    survivors, dropped = np.arange(X.shape[1]), []
-    while survivors.size > 1:
-        rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
-                                   random_state=random_state, n_jobs=1)
-        rf.fit(X[:, survivors], y)
-        n_drop = min(max(int(step * survivors.size) if step < 1 else int(step), 1),
-                     survivors.size - 1)
-        gone = _drop_order(rf.feature_importances_, _savings(costs, survivors), n_drop)
-        dropped.extend(survivors[gone].tolist())
-        survivors = np.delete(survivors, gone)
-    return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
+    rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
+                               random_state=random_state, n_jobs=1)
+    return _eliminate(X, y, costs, rf, step, lambda fc, s: (_savings(fc, s), 0.0))
 
 
 def _regression_subset_forest(X, y, columns, n_estimators, random_state, n_jobs, names):
     """A random-forest regressor grown on ``columns``, as a Forest over every column."""
     rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
                                random_state=random_state, n_jobs=n_jobs).fit(X[:, columns], y)
-    n = X.shape[0]
-    bags = [np.bincount(s, minlength=n).astype(np.int64) for s in rf.estimators_samples_]
-    trees = [_widen(t, columns) for t in rf.estimators_]
-    return Forest(trees, classes=None, n_features=X.shape[1], feature_names=names,
-                  in_bag=bags, task="regression")
+    return _widened_forest(rf, columns, X, None, names)
 
 
 def _prune_row_loss(pf, X, y):
@@ -152,6 +142,12 @@ def _prune_row_loss(pf, X, y):
         return float(np.mean((pf.predict(X) - y) ** 2))
     onehot = (y[:, None] == pf.classes_[None, :]).astype(float)
     return float(np.mean(np.sum((pf.predict_proba(X) - onehot) ** 2, axis=1)))
+
+
+def _refit(pf, X, y):
+    """``pf`` with its leaves re-estimated on ``(X, y)`` (same splits, hence same cost)."""
+    return po.refit_leaves(pf, None, None, train=(X, y), in_bag=False, smoothing=1.0,
+                           method="global")
 
 
 def _objectives(task):
@@ -249,12 +245,7 @@ class _BudgetPrunedForest(BaseEstimator):
                                  "y.astype(str)") from exc
         names = getattr(self, "feature_names_in_", None)
         names = None if names is None else [str(n) for n in names]
-        fc = self.costs
-        if isinstance(fc, FeatureCosts):
-            fc.check_n_features(X.shape[1], names)
-        else:
-            fc = as_feature_costs(fc, X.shape[1], names)
-        self.costs_ = fc
+        fc = self.costs_ = as_feature_costs(self.costs, X.shape[1], names)
         if names is None and fc.feature_names is not None:
             names = list(fc.feature_names)  # no column names in X: the costs' names
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1)) \
@@ -355,7 +346,7 @@ class _BudgetPrunedForest(BaseEstimator):
         Xb, yb = d.X[d.prune], d.y[d.prune]
         budget = d.budget
         pf = PrunedForest(forest, forest.full_split_mask(), costs=fc)
-        if float(pf.average_cost(Xb)) > budget * (1 + 1e-12):
+        if not fits_budget(pf.average_cost(Xb), budget):
             objective = win["objective"] if win["objective"] != "none" else "paper"
             c = self.candidates_
             first = c.loc[(c["model"] == win["model"]) & (c["objective"] == objective),
@@ -372,9 +363,8 @@ class _BudgetPrunedForest(BaseEstimator):
             except ValueError:
                 return self.selected_
         if bool(win["refit"]) and pf.n_splits > 0:
-            pf = po.refit_leaves(pf, None, None, train=(d.X[rows], d.y[rows]), in_bag=False,
-                                 smoothing=1.0, method="global")
-        if float(pf.average_cost(Xb)) > budget * (1 + 1e-9):
+            pf = _refit(pf, d.X[rows], d.y[rows])
+        if not fits_budget(pf.average_cost(Xb), budget):
             return self.selected_
         pf.solve_info = {**pf.solve_info, "regrow": {
             "n_rows": int(rows.size), "model": str(win["model"]),
@@ -385,17 +375,12 @@ class _BudgetPrunedForest(BaseEstimator):
         """The winner with its leaves re-estimated on the grow and select rows: same
         splits, so the same cost on every row and the budget still met on the prune rows."""
         rows = np.sort(np.concatenate([d.grow, d.select]))
-        out = po.refit_leaves(self.pruned_, None, None, train=(d.X[rows], d.y[rows]),
-                              in_bag=False, smoothing=1.0, method="global")
+        out = _refit(self.pruned_, d.X[rows], d.y[rows])
         out.solve_info = {**out.solve_info, "final_refit": {"n_rows": int(rows.size)}}
         return out
 
     def _fit_unbudgeted(self, X, y, names, seed, t_start):
-        rf = self._forest_class()(n_estimators=self.n_estimators, random_state=seed,
-                                  n_jobs=self.n_jobs)
-        rf.fit(X, y)
-        forest = Forest.from_sklearn(rf)
-        forest.feature_names = names
+        forest = self._random_forest(X, y, names, seed)
         pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs_)
         n = np.arange(X.shape[0])
         self.split_ = {"grow": n, "prune": n, "select": n[:0]}
@@ -409,31 +394,27 @@ class _BudgetPrunedForest(BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t_start
         return self
 
-    def _forest_class(self):
-        return RandomForestClassifier if self._task == "classification" else RandomForestRegressor
+    def _random_forest(self, X, y, names, seed, **kw):
+        """A scikit-learn random forest (``kw``: extra hyperparameters) fitted on ``X, y``,
+        as a Forest named by ``names``."""
+        cls = RandomForestClassifier if self._task == "classification" else RandomForestRegressor
+        m = cls(n_estimators=self.n_estimators, random_state=seed, n_jobs=self.n_jobs,
+                **kw).fit(X, y)
+        forest = Forest.from_sklearn(m)
+        forest.feature_names = names
+        return forest
 
     def _grow_candidates(self, d, fc, names, seed):
         """[(name, Forest)] grown on the grow rows, and how to grow each again on other
         rows (``{name: rows -> Forest}``)."""
         X, y = d.X, d.y
-        cls = self._forest_class()
 
-        def rf(rows):
-            m = cls(n_estimators=self.n_estimators, random_state=seed,
-                    n_jobs=self.n_jobs).fit(X[rows], y[rows])
-            forest = Forest.from_sklearn(m)
-            forest.feature_names = names
-            return forest
+        def rf(rows, **kw):
+            return self._random_forest(X[rows], y[rows], names, seed, **kw)
 
         recipes = {"rf": rf}
         for label, kw in SHALLOW_RF:
-            def shallow(rows, kw=kw):
-                m = cls(n_estimators=self.n_estimators, random_state=seed, n_jobs=self.n_jobs,
-                        **kw).fit(X[rows], y[rows])
-                forest = Forest.from_sklearn(m)
-                forest.feature_names = names
-                return forest
-            recipes[f"rf({label})"] = shallow
+            recipes[f"rf({label})"] = functools.partial(rf, **kw)
         if self._task == "classification":
             for t, mf, stop in LAZY_GRID:
                 def lazy(rows, t=t, mf=mf, stop=stop):
@@ -444,9 +425,8 @@ class _BudgetPrunedForest(BaseEstimator):
                     f.feature_names = names
                     return f
                 recipes[f"lazy(tradeoff={t:g})"] = lazy
-        models = [("rf", rf(d.grow))]
-        models += [(name, make(d.grow)) for name, make in recipes.items()
-                   if name.startswith("rf(")]
+        models = [(name, make(d.grow)) for name, make in recipes.items()
+                  if name.startswith("rf")]
         models += self._subset_candidates(d, fc, names, seed, recipes)
         models += [(name, make(d.grow)) for name, make in recipes.items()
                    if name.startswith("lazy")]
@@ -468,7 +448,7 @@ class _BudgetPrunedForest(BaseEstimator):
         else:
             ranking = _rank_for_regression(Xa, ya, fc, n_rank, step, seed)
         prefix = subset_costs(fc, ranking)
-        k = max(1, int(np.sum(prefix <= d.budget * (1 + 1e-12))))
+        k = max(1, int(np.sum(fits_budget(prefix, d.budget))))
         out, over = [], 0
         while k < n_features and len(out) < self.max_subsets and over < 2:
             cols = np.sort(ranking[:k])
@@ -487,7 +467,7 @@ class _BudgetPrunedForest(BaseEstimator):
             f = subset(d.grow)
             out.append((f"subset(k={k})", f))
             cost = PrunedForest(f, f.full_split_mask(), costs=fc).average_cost(d.X[d.prune])
-            over += cost > d.budget * (1 + 1e-12)
+            over += not fits_budget(cost, d.budget)
             k += 1
         return out
 
@@ -504,7 +484,7 @@ class _BudgetPrunedForest(BaseEstimator):
         budget = d.budget
         objectives = _objectives(self._task)
         full = [PrunedForest(f, f.full_split_mask(), costs=fc) for _, f in models]
-        over = [float(pf.average_cost(Xb)) > budget * (1 + 1e-12) for pf in full]
+        over = [not fits_budget(pf.average_cost(Xb), budget) for pf in full]
         n_over = sum(over)
         calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
         bar.grow_total(calls)
@@ -539,8 +519,7 @@ class _BudgetPrunedForest(BaseEstimator):
             add(label, name, obj, False, pruned, time.perf_counter() - t0)
             if self.refit and pruned.n_splits > 0:
                 t0 = time.perf_counter()
-                refit = po.refit_leaves(pruned, None, None, train=(Xa, ya), in_bag=False,
-                                        smoothing=1.0, method="global")
+                refit = _refit(pruned, Xa, ya)
                 add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
             return pruned
 
@@ -564,7 +543,7 @@ class _BudgetPrunedForest(BaseEstimator):
         return dict(name=name, model=model, objective=objective, refit=refit,
                     n_splits=int(pf.n_splits), average_cost=cost,
                     select_cost=float(pf.average_cost(Xc)), score=score, brier=brier,
-                    fits_budget=bool(cost <= budget * (1 + 1e-9)), chosen=False,
+                    fits_budget=bool(fits_budget(cost, budget)), chosen=False,
                     reason="", seconds=float(seconds))
 
     @staticmethod
@@ -631,7 +610,7 @@ class _BudgetPrunedForest(BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        X = self._checked(X)
+        X = self._checked(X)  # NotFittedError before pruned_ is read
         return self.pruned_.predict(X)
 
     def acquisition_cost(self, X):

@@ -43,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
 from prune_opt import Forest, as_feature_costs
+from prune_opt.budget import fits_budget
 
 from ._base import MAX_FEATURES_CONSTRAINT, CostAwareClassifier, ForestPredictions
 
@@ -194,15 +195,23 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     if isinstance(step, bool) or not isinstance(step, (Integral, Real)) or not step > 0 or (
             isinstance(step, Real) and not isinstance(step, Integral) and step >= 1):
         raise ValueError(f"step must be a positive int or a fraction in (0, 1), got {step!r}")
+    forest = RandomForestClassifier(n_estimators=n_estimators, max_features=max_features,
+                                    random_state=random_state, n_jobs=1)
+    return _eliminate(X, y, fc, forest, step, _drop_savings, sample_weight=sample_weight,
+                      verbose=verbose)
+
+
+def _eliminate(X, y, costs, forest, step, savings, sample_weight=None, verbose=False):
+    """The ranking of cost-aware recursive feature elimination: ``forest`` (an unfitted
+    scikit-learn forest) is refit on the survivors every round, and ``savings(costs,
+    survivors)`` gives what dropping each saves and the tolerance of a zero saving."""
     survivors = np.arange(X.shape[1])
     dropped = []
     while survivors.size > 1:
-        rf = RandomForestClassifier(n_estimators=n_estimators, max_features=max_features,
-                                    random_state=random_state, n_jobs=1)
-        rf.fit(X[:, survivors], y, sample_weight=sample_weight)
+        rf = forest.fit(X[:, survivors], y, sample_weight=sample_weight)
         n_drop = int(step) if isinstance(step, Integral) else int(step * survivors.size)
         n_drop = min(max(n_drop, 1), survivors.size - 1)
-        saving, tol = _drop_savings(fc, survivors)
+        saving, tol = savings(costs, survivors)
         gone = _drop_order(rf.feature_importances_, saving, n_drop, tol)
         if verbose:
             print(f"rank_features_by_cost: {survivors.size} features, dropping "
@@ -212,15 +221,25 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     return np.asarray(survivors.tolist() + dropped[::-1], dtype=np.int64)
 
 
+def _widened_forest(rf, columns, X, classes, names):
+    """A scikit-learn forest fitted on ``X[:, columns]`` as a Forest over every column of
+    ``X``, with its in-bag counts (``classes``: None for a regressor)."""
+    n = X.shape[0]
+    bags = [np.bincount(s, minlength=n).astype(np.int64) if rf.bootstrap
+            else np.ones(n, dtype=np.int64) for s in rf.estimators_samples_]
+    trees = [_widen(t, columns) for t in rf.estimators_]
+    return Forest(trees, classes=classes, n_features=X.shape[1], feature_names=names,
+                  in_bag=bags)
+
+
 
 def _fill_within(costs, ranking, max_cost):
     """The ranking's features taken in order, each kept when the subset still costs at
     most ``max_cost``: the longest prefix within it, then every later feature that
     still fits (a cheap feature ranked after an expensive one is not lost)."""
-    cap = max_cost * (1 + 1e-12)
     chosen = []
     for j in ranking:  # a loop over features, each a cost of at most d features
-        if costs.cost_of([*chosen, int(j)]) <= cap:
+        if fits_budget(costs.cost_of([*chosen, int(j)]), max_cost):
             chosen.append(int(j))
     return chosen
 
@@ -398,12 +417,7 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
             min_samples_leaf=self.min_samples_leaf, bootstrap=self.bootstrap, n_jobs=self.n_jobs,
             random_state=self.random_state).fit(X[:, self.features_], y,
                                                 sample_weight=sample_weight)
-        n = X.shape[0]
-        bags = [np.bincount(s, minlength=n).astype(np.int64) if self.bootstrap
-                else np.ones(n, dtype=np.int64) for s in self.estimator_.estimators_samples_]
-        trees = [_widen(t, self.features_) for t in self.estimator_.estimators_]
-        self.forest_ = Forest(trees, classes=self.classes_, n_features=X.shape[1],
-                              feature_names=names, in_bag=bags)
+        self.forest_ = _widened_forest(self.estimator_, self.features_, X, self.classes_, names)
         return self
 
     def _choose_columns(self, X, y, names, sample_weight):

@@ -13,16 +13,12 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import FINITE_NONNEG, check_param
+from ._validation import check_nonneg_scalar
 
 # cost_of_usage works densely up to this many (example, unit) cells
 _DENSE_CELLS = 1 << 22
 
 __all__ = ["FeatureCosts", "as_feature_costs", "estimator_costs"]
-
-
-def _check_cost_value(value, what):
-    return check_param(value, what, [FINITE_NONNEG])
 
 
 def _parse_names(feature_names):
@@ -59,7 +55,7 @@ def _own_costs_from_mapping(costs, names):
         raise ValueError(f"costs names unknown features {unknown}; known features are {names}")
     own = np.full(len(names), np.nan)
     for key, value in costs.items():
-        own[names.index(str(key))] = _check_cost_value(value, f"costs[{key!r}]")
+        own[names.index(str(key))] = check_nonneg_scalar(value, f"costs[{key!r}]")
     return own
 
 
@@ -136,7 +132,7 @@ def _parse_groups(groups, index):
         except (TypeError, ValueError):
             raise TypeError(
                 f"groups[{gname!r}] must be a pair (group_cost, [member features])") from None
-        gcost = _check_cost_value(gcost, f"groups[{gname!r}] cost")
+        gcost = check_nonneg_scalar(gcost, f"groups[{gname!r}] cost")
         idx = []
         for m in _as_members(members):
             k = index(m, f"groups[{gname!r}]")

@@ -13,6 +13,8 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import check_features
+
 __all__ = ["Forest", "as_forest", "detached_estimator", "SUPPORTED_ESTIMATORS"]
 
 SUPPORTED_ESTIMATORS = (
@@ -278,12 +280,16 @@ class Forest:
             raise ValueError(f"{name} is not closed under parents: a split below a leaf")
         return mask
 
-    # --------------------------------------------------------------- routing
-    def check_X(self, X, name="X"):
-        """Validate an input matrix against the forest (shape, names, finiteness)."""
-        from ._validation import check_features
+    def leaves_of(self, split_mask):
+        """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask):
+        the nodes that are not splits while their parent is one (a root counts as
+        having a split parent)."""
+        return np.where(self.parent >= 0, split_mask[self.parent], True) & ~split_mask
 
-        return check_features(self, X, name=name)
+    # --------------------------------------------------------------- routing
+    #: ``check_X(X, name="X")``: ``X`` validated against the forest (shape, names,
+    #: finiteness) as a float array, see :func:`~prune_opt._validation.check_features`
+    check_X = check_features
 
     def decision_paths(self, X, t):
         """Node indicator (CSR, local node ids) of tree ``t`` for already-checked X."""
@@ -335,19 +341,30 @@ class Forest:
         """Columns of ``value``: the number of classes, or 1 for regression."""
         return int(self.value.shape[1])
 
-    def average_value(self, X):
-        """Average over trees of the leaf values reached (unpruned forest), (n, value_width).
+    def average_value(self, X, leaves=None):
+        """Average over trees of the leaf values reached, (n, value_width).
 
-        Summed over trees, then divided by their number, in sklearn's order
-        (and :class:`~prune_opt.PrunedForest`'s), so results match bit for bit.
+        ``leaves(X, t)`` gives the local leaf ids reached in tree ``t`` (default
+        :meth:`apply_tree`, the unpruned forest; a
+        :class:`~prune_opt.PrunedForest` passes its pruned leaves).  Summed over
+        trees, then divided by their number, in sklearn's order, so results
+        match bit for bit.
         """
         X = self.check_X(X)
+        leaves = self.apply_tree if leaves is None else leaves
         total = np.zeros((X.shape[0], self.value_width))
         for t in range(self.n_trees):
-            total += self.value[self.apply_tree(X, t) + self.node_offset[t]]
+            total += self.value[leaves(X, t) + self.node_offset[t]]
         if self.n_trees > 1:
             total /= self.n_trees
         return total
+
+    def prediction(self, total):
+        """What an averaged :meth:`average_value` predicts: the class of the highest
+        probability, or for regression the averaged leaf mean."""
+        if self.task == "regression":
+            return total[:, 0]
+        return self.classes_.take(np.argmax(total, axis=1), axis=0)
 
     def predict_proba(self, X):
         """Average of the trees' leaf class distributions (unpruned forest)."""
@@ -369,10 +386,7 @@ class Forest:
         >>> bool((Forest.from_sklearn(tree).predict(X) == tree.predict(X)).all())
         True
         """
-        total = self.average_value(X)
-        if self.task == "regression":
-            return total[:, 0]
-        return self.classes_.take(np.argmax(total, axis=1), axis=0)
+        return self.prediction(self.average_value(X))
 
     def __repr__(self):
         kind = ("task='regression'" if self.task == "regression"
@@ -406,36 +420,25 @@ def _check_task(task, classes):
     return task
 
 
-def _sklearn_kind(estimator):
-    """(trees, task) of a supported sklearn estimator, or None for anything else."""
+def _sklearn_trees(estimator):
+    """The fitted trees of a supported sklearn estimator and its task (checked)."""
     from sklearn.ensemble import (
         ExtraTreesClassifier,
         ExtraTreesRegressor,
         RandomForestClassifier,
         RandomForestRegressor,
     )
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
-    kinds = (((RandomForestClassifier, ExtraTreesClassifier), True, "classification"),
-             ((RandomForestRegressor, ExtraTreesRegressor), True, "regression"),
-             (DecisionTreeClassifier, False, "classification"),
-             (DecisionTreeRegressor, False, "regression"))
-    for types, ensemble, task in kinds:
-        if isinstance(estimator, types):
-            return ensemble, task
-    return None
-
-
-def _sklearn_trees(estimator):
-    """The fitted trees of a supported sklearn estimator and its task (checked)."""
     from sklearn.exceptions import NotFittedError
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     from sklearn.utils.validation import check_is_fitted
 
-    kind = _sklearn_kind(estimator)
-    if kind is None:
+    ensembles = (RandomForestClassifier, ExtraTreesClassifier, RandomForestRegressor,
+                 ExtraTreesRegressor)
+    if not isinstance(estimator, (*ensembles, DecisionTreeClassifier, DecisionTreeRegressor)):
         raise TypeError(f"forest: unsupported estimator {type(estimator).__name__}; "
                         f"supported: {SUPPORTED_ESTIMATORS}")
-    ensemble, task = kind
+    regressors = (RandomForestRegressor, ExtraTreesRegressor, DecisionTreeRegressor)
+    task = "regression" if isinstance(estimator, regressors) else "classification"
     try:
         check_is_fitted(estimator)
     except NotFittedError as exc:
@@ -446,7 +449,8 @@ def _sklearn_trees(estimator):
         raise ValueError(f"forest: multi-output forests are not supported (this "
                          f"{type(estimator).__name__} has {estimator.n_outputs_} outputs); "
                          f"fit one {kind_name} per output (y[:, k]) and prune each")
-    return (list(estimator.estimators_) if ensemble else [estimator]), task
+    trees = estimator.estimators_ if isinstance(estimator, ensembles) else [estimator]
+    return list(trees), task
 
 
 def _check_tree_links(left, right, t):

@@ -22,11 +22,12 @@ Two equivalent views are offered:
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._validation import check_nonneg_scalar
 
 __all__ = ["PruningProblem", "ObjectiveBreakdown"]
 
@@ -127,31 +128,16 @@ class PruningProblem:
         >>> (p.lam, p.with_lam(0.5).lam)
         (0.0, 0.5)
         """
-        return self._replace(lam=_nonneg_finite(lam, "lam"))
+        return self._replace(lam=check_nonneg_scalar(lam, "lam"))
 
     def with_budget(self, budget):
         """The same program with the hard row "average acquisition cost <= budget"
         (``None`` removes it); a new object sharing the routed data."""
-        return self._replace(budget=None if budget is None else _nonneg_finite(budget,
-                                                                                "budget"))
+        return self._replace(budget=check_nonneg_scalar(budget, "budget", allow_none=True))
 
     def with_depth_cost(self, depth_cost):
         """The same program with another computation (depth) weight; a new object."""
-        return self._replace(depth_cost=_nonneg_finite(depth_cost, "depth_cost"))
-
-    def __setstate__(self, state):
-        if "pair_start" not in state and "use_pair" in state:  # per-record pairs (older pickles)
-            from ._routing import CostRouting
-
-            cr = CostRouting(example_weight=None, row_of_example=None, node_weight=None,
-                             use_node=state["use_node"], pair_row=state["pair_row"],
-                             pair_unit=state["pair_unit"], total_weight=0.0,
-                             use_pair=state.pop("use_pair"))
-            state["use_node"], state["pair_start"] = _compact_records(cr)
-        state.setdefault("leaf_records", None)  # not kept by older pickles
-        if "use_node" in state:
-            state["_records"] = {"use_node": state.pop("use_node")}
-        self.__dict__.update(state)
+        return self._replace(depth_cost=check_nonneg_scalar(depth_cost, "depth_cost"))
 
     @property
     def use_node(self):
@@ -212,9 +198,9 @@ class PruningProblem:
 
     def uses_per_node(self):
         """Number of first-use records at each node (n_nodes,), cached."""
-        if getattr(self, "_uses_per_node", None) is None and not self.records_held:
+        if self._uses_per_node is None and not self.records_held:
             self._uses_per_node = self.leaf_records.uses_per_node(self.n_nodes)
-        if getattr(self, "_uses_per_node", None) is None:
+        if self._uses_per_node is None:
             counts = np.zeros(self.n_nodes, dtype=np.int64)
             for a in range(0, self.use_node.size, 1 << 22):  # an int64 copy per block only
                 counts += np.bincount(self.use_node[a:a + (1 << 22)], minlength=self.n_nodes)
@@ -261,9 +247,6 @@ class PruningProblem:
         """Natural-unit cost of each (row, unit) pair: c_u * v_row / N (without lam)."""
         return (self.costs.unit_costs[self.pair_unit] * self.row_weight[self.pair_row]
                 / self.total_weight)
-
-    def _tree_of(self, nodes):
-        return self.forest.tree_of_node[nodes]
 
     def leaf_error_coef(self):
         """Natural-unit error of each node if it is a leaf: e_h / (T N_t)."""
@@ -316,10 +299,7 @@ class PruningProblem:
         """
         f = self.forest
         mask = f.check_split_mask(split_mask)
-        has_parent = f.parent >= 0
-        parent_split = np.ones(self.n_nodes, dtype=bool)
-        parent_split[has_parent] = mask[f.parent[has_parent]]
-        pruned_leaf = parent_split & ~mask
+        pruned_leaf = f.leaves_of(mask)
         err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=self.node_error[pruned_leaf],
                             minlength=self.n_trees)
         error_term = float(np.mean(err_t / self.tree_error_weight))
@@ -448,12 +428,8 @@ class PruningProblem:
 
     def lp_point(self, split_mask):
         """The LP point (z, wt, w) of a pruning (for checks and warm starts)."""
-        f = self.forest
         mask = np.asarray(split_mask, dtype=bool)
-        has_parent = f.parent >= 0
-        parent_split = np.ones(self.n_nodes, dtype=bool)
-        parent_split[has_parent] = mask[f.parent[has_parent]]
-        z = (parent_split & ~mask).astype(float)
+        z = self.forest.leaves_of(mask).astype(float)
         wt = mask[self.use_node].astype(float)
         w = np.zeros(self.n_pairs)
         np.maximum.at(w, self.use_pair, wt)
@@ -509,13 +485,3 @@ def close_under_parents(forest, mask):
         at = at[has_parent[at]]
         mask[at] &= mask[forest.parent[at]]
     return mask
-
-
-def _nonneg_finite(value, name):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return v

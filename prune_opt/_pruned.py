@@ -148,15 +148,7 @@ class PrunedForest:
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
         """
-        Xc = self.forest.check_X(X)
-        f = self.forest
-        total = np.zeros((Xc.shape[0], f.value_width))
-        for t in range(f.n_trees):
-            leaves, _, _ = self._pruned_leaves(Xc, t)
-            total += f.value[leaves + f.node_offset[t]]
-        if f.n_trees > 1:
-            total /= f.n_trees
-        return total
+        return self.forest.average_value(X, lambda Xc, t: self._pruned_leaves(Xc, t)[0])
 
     @_classifier_only
     def predict_proba(self, X, *, acquire=None):
@@ -197,10 +189,7 @@ class PrunedForest:
         """
         if acquire is not None:
             return LazyPredictor(self, acquire).predict(X)
-        total = self._average_value(X)
-        if self.forest.task == "regression":
-            return total[:, 0]
-        return self.forest.classes_.take(np.argmax(total, axis=1), axis=0)
+        return self.forest.prediction(self._average_value(X))
 
     def next_units(self, X):
         """Dry run of lazy prediction: the units each example must acquire next.

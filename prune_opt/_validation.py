@@ -210,13 +210,6 @@ def fits_budget(cost, budget):
 
 
 # ------------------------------------------------------------ arrays
-def _column_names(X):
-    cols = getattr(X, "columns", None)
-    if cols is None:
-        return None
-    return [str(c) for c in cols]
-
-
 def _dense_from_sparse(X, forest, name):
     """Densify a small scipy sparse ``X`` (implicit entries are zeros); refuse big ones."""
     n_cells = int(np.prod(X.shape))
@@ -248,7 +241,7 @@ def _as_real_array(X, forest, name):
         raise TypeError(f"{name} must be numeric; encode categorical columns first") from None
 
 
-def check_features(forest, X, *, name="X"):
+def check_features(forest, X, name="X"):
     """Return ``X`` as a 2-D float ndarray that the forest can route.
 
     Checks dimensionality, emptiness, feature count, column names (pandas),
@@ -270,7 +263,8 @@ def check_features(forest, X, *, name="X"):
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array of shape (n_examples, "
                          f"{forest.n_features})")
-    names = _column_names(X)
+    columns = getattr(X, "columns", None)  # a DataFrame's, checked against feature_names
+    names = None if columns is None else [str(c) for c in columns]
     arr = _as_real_array(X, forest, name)
     if arr.ndim != 2:
         raise ValueError(
@@ -378,12 +372,12 @@ def check_labels(forest, y, n_rows, *, name="y"):
         return check_targets(y, n_rows, name=name)
     y = _label_vector(y, n_rows, name)
     classes = forest.classes_
-    if _label_kind(y) != _label_kind(classes) and not (
-            _label_kind(y) == "object" or _label_kind(classes) == "object"):
+    kind, class_kind = _label_kind(y), _label_kind(classes)
+    if kind != class_kind and "object" not in (kind, class_kind):
         raise ValueError(
-            f"{name} holds {_label_kind(y)} labels but the forest's classes are "
-            f"{_label_kind(classes)}s {classes.tolist()}; pass labels of the same type "
-            + ("(e.g. y.astype(int) if the strings are numbers)" if _label_kind(y) == "string"
+            f"{name} holds {kind} labels but the forest's classes are "
+            f"{class_kind}s {classes.tolist()}; pass labels of the same type "
+            + ("(e.g. y.astype(int) if the strings are numbers)" if kind == "string"
                else "(the labels the forest was fitted on)"))
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]

@@ -93,15 +93,9 @@ def test_pairs_used_matches_the_record_scan(digits):
     assert from_leaves[-1].all() and not from_leaves[0].any()
 
 
-def test_old_pickles_with_pair_ids_load(digits):
+def test_pickled_problems_evaluate_the_same(digits):
     rf, X, y, costs = digits
     p = po.compile_problem(rf, X[900:], y[900:], costs=costs, lam=0.01)
-    state = dict(vars(p))
-    state["use_pair"], state["use_node"] = p.use_pair, p.use_node
-    del state["pair_start"], state["leaf_records"], state["_records"]
-    old = PruningProblem.__new__(PruningProblem)
-    old.__setstate__(state)
-    _same_problem(old, p)
     q = pickle.loads(pickle.dumps(p))
     _same_problem(q, p)
     assert q.evaluate(p.forest.full_split_mask()) == p.evaluate(p.forest.full_split_mask())

@@ -5,12 +5,15 @@
   the Lagrangian hull vertex with ``method="hull"``);
 * :func:`tradeoff_curve` -- every breakpoint of the error-cost curve;
 * :func:`budget_curve` -- :func:`fit_budget` on a grid of budgets, as curve rows;
+* :func:`fits_budget` -- whether an average cost meets a budget, the one
+  round-off tolerance every budget test of the package uses;
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
   :func:`greedy_prunings`, :func:`fewer_trees_prunings`,
   :func:`impurity_threshold_prunings`, registered by name in
   :data:`BASELINES` (:func:`get_baseline`), and :func:`baseline_curve`.
 """
 
+from .._validation import fits_budget
 from ._baselines import (
     BASELINES,
     baseline_curve,
@@ -35,6 +38,7 @@ __all__ = [
     "ccp_prunings",
     "fewer_trees_prunings",
     "fit_budget",
+    "fits_budget",
     "get_baseline",
     "greedy_prunings",
     "impurity_threshold_prunings",
