@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._routing import FirstUseTable, record_tables, tree_records
+
 __all__ = ["RoutedData", "NestedScorer"]
 
 
@@ -56,7 +58,6 @@ class RoutedData:
                 "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
                 "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
                 "ind": ind})
-        self._records = {}
 
     def subset(self, rows):
         """The routed data of ``X[rows]`` (no routing: the paths of those rows).
@@ -132,15 +133,18 @@ class RoutedData:
 
     def records(self, t, feature_units):
         """First-use records ``(rows, nodes, units)`` of tree ``t`` for the unit
-        incidence ``feature_units`` (cached per incidence object)."""
-        from ._routing import first_use_records
-
-        key = (id(feature_units), t)
-        hit = self._records.get(key)
-        if hit is None or hit[0] is not feature_units:
-            hit = self._records[key] = (feature_units, first_use_records(
-                self.forest, self.paths[t]["ind"], t, feature_units))
-        return hit[1]
+        incidence ``feature_units`` (sorted CSR, e.g.
+        :func:`~prune_opt._routing.paid_feature_units`), sorted by row, then unit;
+        ``nodes`` are global ids."""
+        f, ind = self.forest, self.paths[t]["ind"]
+        tables = record_tables(f, feature_units)
+        if isinstance(tables, FirstUseTable):  # the table's rows of the leaves (path ends)
+            G = tables.first[f.node_offset[t] + ind.indices[ind.indptr[1:] - 1]]
+            rows, units = np.nonzero(G >= 0)
+            return rows, G[rows, units].astype(np.int64), units
+        rows, nodes, units = tree_records(ind, tables[t], f.node_offset[t])
+        order = np.argsort(rows * feature_units.shape[1] + units, kind="stable")
+        return rows[order], nodes[order], units[order]
 
 
 class NestedScorer:
