@@ -55,8 +55,10 @@ def node_levels(forest):
     (computed once per forest)."""
     levels = _LEVELS.get(forest)
     if levels is None:
-        levels = _LEVELS[forest] = [(at, forest.parent[at]) for at in (
-            np.flatnonzero(forest.depth == d) for d in range(1, forest.max_depth + 1))]
+        levels = _LEVELS[forest] = []
+        for d in range(1, forest.max_depth + 1):
+            at = np.flatnonzero(forest.depth == d)
+            levels.append((at, forest.parent[at]))
     return levels
 
 

@@ -31,8 +31,14 @@ class RoutedData:
 
     Attributes
     ----------
+    nodes, rows : ndarray of int64
+        Every path in one array (tree by tree, row by row, root to leaf): the global
+        node ids and the row of each.
+    starts : ndarray of int64 (n_trees * n_rows,)
+        Where the path of each (tree, row) starts in ``nodes``.
     paths : list of dict
-        Per tree: ``indptr`` (row starts), ``nodes`` (global ids), ``rows``.
+        Per tree: ``indptr`` (row starts), ``nodes`` and ``rows`` (views of the
+        tree's part of the arrays above), ``ind`` (the CSR node indicator).
 
     Examples
     --------
@@ -49,15 +55,20 @@ class RoutedData:
 
     def __init__(self, forest, X, _indicators=None):
         self.forest, self.X = forest, X
-        self.n_rows = X.shape[0]
+        self.n_rows = n = X.shape[0]
+        inds = [forest.decision_paths(X, t) for t in range(forest.n_trees)] \
+            if _indicators is None else _indicators
+        ends = np.cumsum([ind.nnz for ind in inds])
+        self.nodes, self.rows = np.empty(ends[-1], np.int64), np.empty(ends[-1], np.int64)
+        self.starts = np.empty(forest.n_trees * n, np.int64)
         self.paths = []
-        for t in range(forest.n_trees):
-            ind = forest.decision_paths(X, t) if _indicators is None else _indicators[t]
-            self.paths.append({
-                "indptr": ind.indptr.astype(np.int64),
-                "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
-                "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
-                "ind": ind})
+        for t, ind in enumerate(inds):
+            a, b = ends[t] - ind.nnz, ends[t]
+            self.nodes[a:b] = ind.indices + forest.node_offset[t]
+            self.rows[a:b] = np.repeat(np.arange(n), np.diff(ind.indptr))
+            self.starts[t * n:(t + 1) * n] = ind.indptr[:-1] + a
+            self.paths.append({"indptr": ind.indptr.astype(np.int64), "nodes": self.nodes[a:b],
+                               "rows": self.rows[a:b], "ind": ind})
 
     def subset(self, rows):
         """The routed data of ``X[rows]`` (no routing: the paths of those rows).
@@ -77,24 +88,13 @@ class RoutedData:
         rows = np.asarray(rows, dtype=np.int64)
         return RoutedData(self.forest, self.X[rows], [p["ind"][rows] for p in self.paths])
 
-    def _joined(self):
-        """Every tree's paths concatenated: (nodes, rows, segment starts), cached."""
-        if getattr(self, "_join", None) is None:
-            sizes = np.array([p["nodes"].size for p in self.paths], dtype=np.int64)
-            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            starts = np.concatenate([p["indptr"][:-1] + o for p, o in zip(self.paths, offset)])
-            self._join = (np.concatenate([p["nodes"] for p in self.paths]),
-                          np.concatenate([p["rows"] for p in self.paths]), starts)
-        return self._join
-
     def all_leaves(self, mask):
         """(n_trees, n_rows) global ids of the pruned leaves of every row in every tree
         (:meth:`leaves` of all trees in one pass)."""
-        nodes, _, starts = self._joined()
-        if nodes.size == 0:
+        if self.nodes.size == 0:
             return np.zeros((self.forest.n_trees, self.n_rows), dtype=np.int64)
-        n_split = np.add.reduceat(mask[nodes].astype(np.int64), starts)
-        return nodes[starts + n_split].reshape(self.forest.n_trees, self.n_rows)
+        n_split = np.add.reduceat(mask[self.nodes].astype(np.int64), self.starts)
+        return self.nodes[self.starts + n_split].reshape(self.forest.n_trees, self.n_rows)
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""
@@ -121,9 +121,8 @@ class RoutedData:
         f = self.forest
         used = np.zeros((self.n_rows, f.n_features), dtype=bool)
         if trees is None:  # all trees in one pass
-            nodes, rows, _ = self._joined()
-            split = mask[nodes]
-            used[rows[split], f.feature[nodes[split]]] = True
+            split = mask[self.nodes]
+            used[self.rows[split], f.feature[self.nodes[split]]] = True
             return used
         for t in trees:
             p = self.paths[t]

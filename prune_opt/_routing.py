@@ -179,6 +179,19 @@ def paid_feature_units(costs):
     return fu
 
 
+def feature_unit_bits(feature_units):
+    """(n_features + 1, words) uint64: the units each feature needs as a bitmask (64
+    units per word); the last row, for leaves (feature -1), is empty."""
+    fu = sp.csr_matrix(feature_units)
+    words = max(1, -(-fu.shape[1] // 64))
+    bits = np.zeros((fu.shape[0] + 1, words), dtype=np.uint64)
+    f_of = np.repeat(np.arange(fu.shape[0]), np.diff(fu.indptr))
+    u = fu.indices.astype(np.int64)
+    np.bitwise_or.at(bits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
+        np.uint64)))
+    return bits
+
+
 def new_units_table(forest, feature_units):
     """Per tree, the paid units each node uses *first* on any path through it.
 
@@ -192,12 +205,7 @@ def new_units_table(forest, feature_units):
     list of (indptr, units) per tree: CSR over the tree's local node ids.
     """
     n_units = feature_units.shape[1]
-    words = max(1, -(-n_units // 64))
-    fbits = np.zeros((feature_units.shape[0] + 1, words), dtype=np.uint64)  # last row: leaf
-    f_of = np.repeat(np.arange(feature_units.shape[0]), np.diff(feature_units.indptr))
-    u = feature_units.indices.astype(np.int64)
-    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
-        np.uint64)))
+    fbits = feature_unit_bits(feature_units)
     out = []
     for t in range(forest.n_trees):
         sl = forest.tree_slice(t)
