@@ -267,7 +267,7 @@ def record_tables(forest, feature_units):
     return tables
 
 
-def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
+def chunk_records(forest, Xc, wc, feature_units, tables=None):
     """Records of one block of cost rows, in every tree (the unit of parallel work).
 
     Returns ``(node, count, pair_row, pair_unit, node_weight)`` with rows numbered
@@ -275,13 +275,11 @@ def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
     of each (row, unit) pair.  With a :class:`FirstUseTable` (``tables``, see
     :func:`record_tables`) the records are gathered from the rows' leaves; with
     per-tree CSR tables they come from the path matrices and one sort of an int64
-    key per record of this block.  ``leaves`` (optional, rows x trees, local ids):
-    the rows' leaves when known.
+    key per record of this block.
     """
     tables = record_tables(forest, feature_units) if tables is None else tables
     if isinstance(tables, FirstUseTable):
-        source = LeafRecords(leaf_matrix(forest, Xc) if leaves is None else leaves, tables,
-                             forest.node_offset)
+        source = LeafRecords(leaf_matrix(forest, Xc), tables, forest.node_offset)
         prow, punit, pair_start, node_weight = source.pairs(wc, forest.n_nodes)
         return source.use_node(), np.diff(pair_start), prow, punit, node_weight
     n_units, n_nodes = feature_units.shape[1], forest.n_nodes

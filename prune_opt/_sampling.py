@@ -111,12 +111,9 @@ def draw_cost_sample(n_rows, m, random_state=0):
 
 def row_costs(problem, split_mask):
     """Acquisition cost of each merged cost row under a pruning (n_rows,)."""
-    mask = np.asarray(split_mask, dtype=bool)
-    used = np.zeros(problem.n_pairs, dtype=bool)
-    used[problem.use_pair[mask[problem.use_node]]] = True
-    unit = problem.pair_unit[used]
-    return np.bincount(problem.pair_row[used], weights=problem.costs.unit_costs[unit],
-                       minlength=problem.n_rows)
+    used = problem.pairs_used(split_mask)
+    return np.bincount(problem.pair_row[used], weights=problem.costs.unit_costs[
+        problem.pair_unit[used]], minlength=problem.n_rows)
 
 
 def sampled_cost_interval(problem, split_mask, confidence=0.95):
