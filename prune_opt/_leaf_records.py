@@ -106,7 +106,8 @@ class LeafRecords:
     def _row_blocks(self):
         """``(a, b)`` bounds of the blocks of rows handled at a time (at least one)."""
         step = max(1, BLOCK_ENTRIES // max(self.n_trees * max(self.n_units, 1), 1))
-        return [(a, min(a + step, self.n_rows)) for a in range(0, max(self.n_rows, 1), step)]
+        for a in range(0, max(self.n_rows, 1), step):
+            yield a, min(a + step, self.n_rows)
 
     def pairs(self, row_weight, n_nodes):
         """``(pair_row, pair_unit, pair_start, node_weight)`` without the records: the

@@ -103,19 +103,6 @@ class RoutedData:
         n_split = np.add.reduceat(mask[p["nodes"]].astype(np.int64), starts)
         return p["nodes"][starts + n_split]
 
-    def average_value(self, mask, trees=None):
-        """Average over ``trees`` (default all) of the pruned leaf values, (n, width),
-        in :meth:`PrunedForest.predict_proba`'s order (sum in tree order, then one
-        division)."""
-        f = self.forest
-        trees = range(f.n_trees) if trees is None else trees
-        total = np.zeros((self.n_rows, f.value.shape[1]))
-        for t in trees:
-            total += f.value[self.leaves(mask, t)]
-        if len(trees) > 1:
-            total /= len(trees)
-        return total
-
     def used(self, mask, trees=None):
         """Boolean (n, n_features): which features each row's pruned paths test."""
         f = self.forest
@@ -151,10 +138,10 @@ class NestedScorer:
     each computed from the previous one: only the records of the nodes whose split
     flag changed, and only the trees whose mask changed, are visited again.
 
-    The results equal :meth:`RoutedData.used` and :meth:`RoutedData.average_value`
-    exactly (per-(row, feature) counts of split records; leaf values summed in tree
-    order, then one division), so a nested family of prunings is scored at the cost
-    of its changes, not of the whole forest once per member.
+    The results equal :meth:`RoutedData.used` and the average of the pruned leaf values
+    in :meth:`PrunedForest.predict_proba`'s order (summed in tree order, then one
+    division) exactly, so a nested family of prunings is scored at the cost of its
+    changes, not of the whole forest once per member.
 
     Parameters
     ----------
@@ -173,7 +160,7 @@ class NestedScorer:
     >>> used, avg = s.score(m, trees=range(2))
     >>> bool((used == r.used(m, trees=range(2))).all())
     True
-    >>> bool((avg == r.average_value(m, trees=range(2))).all())
+    >>> bool((avg == (f.value[r.leaves(m, 0)] + f.value[r.leaves(m, 1)]) / 2).all())
     True
     """
 
@@ -199,9 +186,9 @@ class NestedScorer:
         self._cum_from = 0  # _cum is valid below this tree
 
     def score(self, mask, trees=None):
-        """``(used, average_value)`` of ``mask`` over ``trees`` (default all): the
-        same arrays as ``routed.used(mask, trees)`` and
-        ``routed.average_value(mask, trees)``."""
+        """``(used, average)`` of ``mask`` over ``trees`` (default all): the same
+        arrays as ``routed.used(mask, trees)`` and the pruned leaf values of ``trees``
+        summed in tree order, then divided by their number."""
         f = self.routed.forest
         trees = range(f.n_trees) if trees is None else trees
         eff = np.asarray(mask, dtype=bool)
