@@ -18,7 +18,6 @@ from ._routing import (
     DENSE_TABLE_ENTRIES,
     chunk_records,
     paid_feature_units,
-    record_tables,
     require_in_bag,
     route_errors,
 )
@@ -98,8 +97,7 @@ def estimate_memory_plan(forest, Xs, fc, *, merge=True, available=None, n_rows=N
     n = Xs.shape[0] if n_rows is None else int(n_rows)
     probe = Xs[:: max(1, Xs.shape[0] // PROBE_ROWS)][:PROBE_ROWS]
     fu = paid_feature_units(fc)
-    node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu,
-                                            record_tables(forest, fu))
+    node, _, prow, punit, _ = chunk_records(forest, probe, np.ones(probe.shape[0]), fu)
     upr, ppr = node.size / max(probe.shape[0], 1), prow.size / max(probe.shape[0], 1)
     sizes = (int(upr * n), int(ppr * n), forest.n_nodes)
     probe_costs = np.bincount(prow, weights=fc.unit_costs[punit], minlength=probe.shape[0])

@@ -19,18 +19,18 @@ import numpy as np
 from ._problem import PruningProblem
 from ._routing import (
     CostRouting,
-    _leaf_statistics,
-    _sum_up_tree,
     assemble_records,
     chunk_records,
     leaf_matrix,
     merge_identical_rows,
-    new_units_table,
+    node_errors,
+    node_levels,
+    node_statistics,
     paid_feature_units,
     record_chunk_rows,
+    record_tables,
     regression_scale,
-    squared_error,
-    tree_leaves,
+    sum_up,
 )
 from ._sampling import draw_cost_sample, resolve_cost_sample
 from ._validation import check_features, check_labels
@@ -89,65 +89,38 @@ def _leaf_block(forest, block, local):
     return leaf_matrix(forest, block[0][local])
 
 
-def _class_block(forest, block, w):
-    """Per tree, weighted class counts at the leaves of one block (n_nodes, C)."""
-    Xc, yc = block
-    C = forest.n_classes
-    out = np.zeros((forest.n_nodes, C))
-    w = np.ones(Xc.shape[0]) if w is None else w
-    for t in range(forest.n_trees):
-        sl = forest.tree_slice(t)
-        size = sl.stop - sl.start
-        leaf = tree_leaves(forest, Xc, t).astype(np.int64)
-        out[sl] = np.bincount(leaf * C + yc, weights=w, minlength=size * C).reshape(size, C)
-    return out
-
-
-def _moment_block(forest, block, w, unit, centre):
-    """Per tree, weighted (count, sum y, sum y^2) of the centred targets ``y / unit -
-    centre`` at the leaves of one block, (n_nodes, 3): the regression counterpart of
-    :func:`_class_block` (the same arithmetic as the single-process routing)."""
+def _stats_block(forest, block, w, unit, centre, chunk_size):
+    """:func:`node_statistics` at the leaves of one block (regression: of the targets
+    ``y / unit - centre``), not yet summed up the trees."""
     Xc, yc = block
     w = np.ones(Xc.shape[0]) if w is None else w
-    sel = np.flatnonzero(w > 0)
-    y_col = np.asarray(yc, dtype=float) / unit - centre
-    out = np.zeros((forest.n_nodes, 3))
-    for t in range(forest.n_trees):
-        sl = forest.tree_slice(t)
-        leaf = tree_leaves(forest, Xc[sel], t).astype(np.int64)
-        out[sl] = _leaf_statistics(leaf, y_col[sel], w[sel], sl.stop - sl.start, 3, True)
-    return out
+    y = yc if forest.task == "classification" else np.asarray(yc, float) / unit - centre
+    return node_statistics(forest, Xc, y, [w] * forest.n_trees, chunk_size=chunk_size,
+                           at_leaves=True)
 
 
-def _node_sums(client, block_fn, forest, forest_f, blocks, offsets, w, width, *args):
-    """The (n_nodes, width) leaf table ``block_fn`` computes per block, summed over the
-    blocks in block order (deterministic) and then up every tree."""
-    parts = [_submit(client, block_fn, forest_f, b,
-                     None if w is None else w[offsets[i]:offsets[i + 1]], *args)
-             for i, b in enumerate(blocks)]
-    out = np.zeros((forest.n_nodes, width))
-    for f in parts:
-        out += f.result()
-    for t in range(forest.n_trees):
-        _sum_up_tree(forest, out, forest.tree_slice(t))
-    return out
-
-
-def _regression_errors(client, forest, forest_f, blocks, offsets, w):
-    """Node errors of a regression forest on the blocked error data: the target scale
-    from the gathered targets (one float a row), the node moments summed block by block."""
+def _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
+    """Node errors on the blocked error data: the leaf statistics summed over the blocks
+    in block order (deterministic) and then up every tree; a regression forest's target
+    scale first, from the gathered targets (one float a row)."""
     n = int(offsets[-1])
-    y = np.concatenate(client.gather([_submit(client, lambda b: np.asarray(b[1], float), b)
-                                      for b in blocks]))
     wt = np.ones(n) if w is None else w
-    pooled = np.zeros(n)
-    for _ in range(forest.n_trees):  # as the single-process routing pools the tree weights
-        pooled += wt
-    unit, scale, centre = regression_scale(y, pooled)
-    stats = _node_sums(client, _moment_block, forest, forest_f, blocks, offsets, w, 3,
-                       unit, centre)
-    node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
-    return node_error, np.full(forest.n_trees, float(wt.sum())), scale * unit * unit
+    unit, scale, centre = 1.0, 1.0, 0.0
+    if forest.task == "regression":
+        y = np.concatenate(client.gather([_submit(client, lambda b: np.asarray(b[1], float), b)
+                                          for b in blocks]))
+        pooled = np.zeros(n)
+        for _ in range(forest.n_trees):  # as the single-process routing pools the tree weights
+            pooled += wt
+        unit, scale, centre = regression_scale(y, pooled)
+    parts = [_submit(client, _stats_block, forest_f, b,
+                     None if w is None else w[offsets[i]:offsets[i + 1]], unit, centre,
+                     chunk_size) for i, b in enumerate(blocks)]
+    stats = np.zeros((forest.n_nodes, 3 if forest.task == "regression" else forest.n_classes))
+    for f in parts:
+        stats += f.result()
+    return node_errors(forest, sum_up(node_levels(forest), stats),
+                       np.full(forest.n_trees, float(wt.sum())), unit, scale, centre)
 
 
 def _record_block(forest, fu, tables, blocks, picks, wc):
@@ -169,7 +142,7 @@ def _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge, 
     weight = np.bincount(group, weights=ws, minlength=first.size)
     rows, src = sel[first], where[first]
     fu = paid_feature_units(fc)
-    tables = new_units_table(forest, fu)
+    tables = record_tables(forest, fu)
     fu_f, tab_f = client.scatter([fu, tables], broadcast=True, hash=False)
     step = record_chunk_rows(forest, fc, chunk_size)
     futs = []
@@ -178,10 +151,10 @@ def _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge, 
         picks = [rows[s:s + step][src[s:s + step] == b] - offsets[b] for b in bs]
         futs.append((s, _submit(client, _record_block, forest_f, fu_f, tab_f,
                                       [blocks[b] for b in bs], picks, weight[s:s + step])))
-    node, pair, prow, punit, node_weight = assemble_records(
-        _in_order(futs), rows.size, fc.n_units, forest.n_nodes)
+    node, pair_start, prow, punit, node_weight = assemble_records(_in_order(futs),
+                                                                  forest.n_nodes)
     return CostRouting(example_weight=weight, row_of_example=group, node_weight=node_weight,
-                       use_node=node, use_pair=pair, pair_row=prow, pair_unit=punit,
+                       use_node=node, pair_start=pair_start, pair_row=prow, pair_unit=punit,
                        total_weight=float(weight.sum())), ws
 
 
@@ -220,29 +193,13 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
         plan_memory(forest, probe, fc, merge=merge, verbose=True, n_rows=sel.size)
     routing, ws = _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge,
                                 chunk_size)
-    error_scale = 1.0
-    if train is None and forest.task == "regression":
-        node_error, tree_weight, error_scale = _regression_errors(client, forest, forest_f,
-                                                                  blocks, offsets, w)
-    elif train is None:
-        cw = _node_sums(client, _class_block, forest, forest_f, blocks, offsets, w,
-                        forest.n_classes)
-        node_error, tree_weight = _errors_from_classes(forest, cw, w, n)
+    if train is None:
+        err = _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size)
     else:
         err = error_routing(forest, None, None, None, train, chunk_size)
-        node_error, tree_weight, error_scale = err.node_error, err.tree_weight, err.error_scale
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
-                             node_error=node_error, tree_error_weight=tree_weight,
-                             cost_routing=routing, budget=budget, error_scale=error_scale)
+                             node_error=err.node_error, tree_error_weight=err.tree_weight,
+                             cost_routing=routing, budget=budget, error_scale=err.error_scale)
     if m is not None:
         problem.cost_sample = sample_info(routing, sel, None if w is None else ws, n, w)
     return problem
-
-
-def _errors_from_classes(forest, class_weight, w, n):
-    node_weight = class_weight.sum(axis=1)
-    majority = np.argmax(forest.value, axis=1)
-    node_error = np.maximum(node_weight - class_weight[np.arange(forest.n_nodes), majority],
-                            0.0)
-    total = float(n if w is None else w.sum())
-    return node_error, np.full(forest.n_trees, total)

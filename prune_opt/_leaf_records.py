@@ -1,7 +1,7 @@
 """First-use records kept in their compact source form: the merged rows' leaves.
 
 Routing cost rows through a forest whose first-use table fits
-(:class:`prune_opt._routing.FirstUseTable`: for every node and paid unit, the
+(:class:`FirstUseTable`: for every node and paid unit, the
 node on the root path where the unit is first used) makes the records a
 function of the rows' leaves: row r pays unit u in tree t at
 ``first[node_offset[t] + leaf[t, r], u]`` when that is >= 0.  The leaves take
@@ -16,12 +16,59 @@ records.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-__all__ = ["LeafRecords"]
+__all__ = ["FirstUseTable", "LeafRecords", "node_levels", "sum_up"]
 
 # (rows x trees) entries handled at a time: bounds every temporary to ~100 MB
 BLOCK_ENTRIES = 1 << 22
+# the depth levels of each live forest (see node_levels)
+_LEVELS = weakref.WeakKeyDictionary()
+
+
+class FirstUseTable:
+    """For every node h and paid unit u, the node on the root-to-h path (h included)
+    where u is first used, as a global id (-1: none).
+
+    A row's records in tree t are the non-negative entries of the row of its leaf,
+    so routing a block of rows is one ``apply`` per tree and one gather: no path
+    matrix and no sort (:class:`LeafRecords`).
+    """
+
+    def __init__(self, forest, feature_units):
+        self.n_units = feature_units.shape[1]
+        first = np.full((forest.n_nodes, self.n_units), -1, dtype=np.int32)
+        internal = np.flatnonzero(forest.feature >= 0)
+        need = feature_units[forest.feature[internal]].tocoo()  # units of each split's test
+        first[internal[need.row], need.col] = internal[need.row]
+        self.levels = node_levels(forest)
+        for at, par in self.levels:  # shallowest first: an ancestor's use comes first
+            inherited = first[par]
+            first[at] = np.where(inherited >= 0, inherited, first[at])
+        self.first = first
+
+
+def node_levels(forest):
+    """The non-root nodes of each depth with their parents, shallowest level first
+    (computed once per forest)."""
+    levels = _LEVELS.get(forest)
+    if levels is None:
+        levels = _LEVELS[forest] = []
+        for d in range(1, forest.max_depth + 1):
+            at = np.flatnonzero(forest.depth == d)
+            levels.append((at, forest.parent[at]))
+    return levels
+
+
+def sum_up(levels, values):
+    """Add every node's row of ``values`` into its parent's, deepest of the ``levels``
+    (:func:`node_levels`) first, so that each node ends with the sum over its subtree
+    (in place; returned)."""
+    for at, par in reversed(levels):  # children are final before their parents are read
+        np.add.at(values, par, values[at])
+    return values
 
 
 class LeafRecords:
@@ -31,7 +78,7 @@ class LeafRecords:
     ----------
     leaves : ndarray (n_rows, n_trees)
         Local leaf id of each merged row in each tree.
-    table : prune_opt._routing.FirstUseTable
+    table : FirstUseTable
     node_offset : ndarray (n_trees + 1,)
 
     Examples
@@ -49,27 +96,18 @@ class LeafRecords:
 
     def __init__(self, leaves, table, node_offset):
         self.leaves_by_tree = np.ascontiguousarray(np.asarray(leaves).T)
+        self.n_trees, self.n_rows = self.leaves_by_tree.shape
         self.first = table.first  # (n_nodes, n_units) int32
         self.first_by_unit = np.ascontiguousarray(table.first.T)  # one row per unit
         self.levels = table.levels
         self.node_offset = np.asarray(node_offset[:-1], dtype=np.int64)
         self.n_units = int(table.n_units)
 
-    @property
-    def n_rows(self):
-        return int(self.leaves_by_tree.shape[1])
-
-    @property
-    def n_trees(self):
-        return int(self.leaves_by_tree.shape[0])
-
     def _row_blocks(self):
+        """``(a, b)`` bounds of the blocks of rows handled at a time (at least one)."""
         step = max(1, BLOCK_ENTRIES // max(self.n_trees * max(self.n_units, 1), 1))
-        return range(0, self.n_rows, step), step
-
-    def _global_leaves(self, a, b):
-        """(b - a, n_trees) global leaf ids of rows a:b."""
-        return (self.leaves_by_tree[:, a:b].T.astype(np.int64) + self.node_offset)
+        for a in range(0, max(self.n_rows, 1), step):
+            yield a, min(a + step, self.n_rows)
 
     def pairs(self, row_weight, n_nodes):
         """``(pair_row, pair_unit, pair_start, node_weight)`` without the records: the
@@ -78,9 +116,7 @@ class LeafRecords:
         U = self.n_units
         has = (self.first >= 0).astype(np.uint8)  # (n_nodes, U): the unit is on the path
         rows, units, counts = [], [], []
-        blocks, step = self._row_blocks()
-        for a in blocks:
-            b = min(a + step, self.n_rows)
+        for a, b in self._row_blocks():
             cnt = np.zeros((b - a, U), dtype=np.int32)
             for t in range(self.n_trees):  # records of each (row, unit): trees that pay it
                 cnt += has[self.leaves_by_tree[t, a:b].astype(np.int64) + self.node_offset[t]]
@@ -89,10 +125,10 @@ class LeafRecords:
             rows.append((k // U + a).astype(np.int32))
             units.append((k % U).astype(np.int32))
             counts.append(flat[k])
-        counts = _cat(counts, np.int32)
+        counts = np.concatenate(counts)
         start = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=start[1:])
-        return _cat(rows, np.int32), _cat(units, np.int32), start, self.node_weight(
+        return np.concatenate(rows), np.concatenate(units), start, self.node_weight(
             row_weight, n_nodes)
 
     def node_weight(self, row_weight, n_nodes):
@@ -102,20 +138,16 @@ class LeafRecords:
         for t, col in enumerate(self.leaves_by_tree):
             lo, hi = int(self.node_offset[t]), int(ends[t])
             w[lo:hi] += np.bincount(col, weights=row_weight, minlength=hi - lo)
-        for at, par in self.levels:  # children are final before their parents are read
-            np.add.at(w, par, w[at])
-        return w
-
-    def records(self, a, b):
-        """First-use nodes of rows a:b in (row, unit, node) order (their records)."""
-        G = np.ascontiguousarray(self.first[self._global_leaves(a, b)].transpose(0, 2, 1))
-        return G[G >= 0]
+        return sum_up(self.levels, w)
 
     def use_node(self):
         """Every record's node, in (row, unit, node) order: the records materialised."""
-        blocks, step = self._row_blocks()
-        parts = [self.records(a, min(a + step, self.n_rows)) for a in blocks]
-        return np.concatenate(parts) if parts else np.empty(0, np.int32)
+        parts = []
+        for a, b in self._row_blocks():  # (rows, units, trees): C order is (row, unit, node)
+            G = self.first[self.leaves_by_tree[:, a:b].T.astype(np.int64) + self.node_offset]
+            G = np.ascontiguousarray(G.transpose(0, 2, 1))
+            parts.append(G[G >= 0])
+        return np.concatenate(parts)
 
     def _per_tree(self, values, rows, dtype, reduce=None):
         """Per tree t, ``values[offset_t + leaf_t(rows)]``: stacked (n_trees, rows.size)
@@ -169,6 +201,3 @@ class LeafRecords:
         own = np.count_nonzero(self.first == np.arange(n_nodes)[:, None], axis=1)
         return np.rint(reach).astype(np.int64) * own
 
-
-def _cat(parts, dtype):
-    return np.concatenate(parts) if parts else np.empty(0, dtype)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._routing import FirstUseTable, record_tables, tree_records
+
 __all__ = ["RoutedData", "NestedScorer"]
 
 
@@ -29,8 +31,14 @@ class RoutedData:
 
     Attributes
     ----------
+    nodes, rows : ndarray of int64
+        Every path in one array (tree by tree, row by row, root to leaf): the global
+        node ids and the row of each.
+    starts : ndarray of int64 (n_trees * n_rows,)
+        Where the path of each (tree, row) starts in ``nodes``.
     paths : list of dict
-        Per tree: ``indptr`` (row starts), ``nodes`` (global ids), ``rows``.
+        Per tree: ``indptr`` (row starts), ``nodes`` and ``rows`` (views of the
+        tree's part of the arrays above), ``ind`` (the CSR node indicator).
 
     Examples
     --------
@@ -47,16 +55,20 @@ class RoutedData:
 
     def __init__(self, forest, X, _indicators=None):
         self.forest, self.X = forest, X
-        self.n_rows = X.shape[0]
+        self.n_rows = n = X.shape[0]
+        inds = [forest.decision_paths(X, t) for t in range(forest.n_trees)] \
+            if _indicators is None else _indicators
+        ends = np.cumsum([ind.nnz for ind in inds])
+        self.nodes, self.rows = np.empty(ends[-1], np.int64), np.empty(ends[-1], np.int64)
+        self.starts = np.empty(forest.n_trees * n, np.int64)
         self.paths = []
-        for t in range(forest.n_trees):
-            ind = forest.decision_paths(X, t) if _indicators is None else _indicators[t]
-            self.paths.append({
-                "indptr": ind.indptr.astype(np.int64),
-                "nodes": ind.indices.astype(np.int64) + forest.node_offset[t],
-                "rows": np.repeat(np.arange(self.n_rows), np.diff(ind.indptr)),
-                "ind": ind})
-        self._records = {}
+        for t, ind in enumerate(inds):
+            a, b = ends[t] - ind.nnz, ends[t]
+            self.nodes[a:b] = ind.indices + forest.node_offset[t]
+            self.rows[a:b] = np.repeat(np.arange(n), np.diff(ind.indptr))
+            self.starts[t * n:(t + 1) * n] = ind.indptr[:-1] + a
+            self.paths.append({"indptr": ind.indptr.astype(np.int64), "nodes": self.nodes[a:b],
+                               "rows": self.rows[a:b], "ind": ind})
 
     def subset(self, rows):
         """The routed data of ``X[rows]`` (no routing: the paths of those rows).
@@ -76,24 +88,13 @@ class RoutedData:
         rows = np.asarray(rows, dtype=np.int64)
         return RoutedData(self.forest, self.X[rows], [p["ind"][rows] for p in self.paths])
 
-    def _joined(self):
-        """Every tree's paths concatenated: (nodes, rows, segment starts), cached."""
-        if getattr(self, "_join", None) is None:
-            sizes = np.array([p["nodes"].size for p in self.paths], dtype=np.int64)
-            offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            starts = np.concatenate([p["indptr"][:-1] + o for p, o in zip(self.paths, offset)])
-            self._join = (np.concatenate([p["nodes"] for p in self.paths]),
-                          np.concatenate([p["rows"] for p in self.paths]), starts)
-        return self._join
-
     def all_leaves(self, mask):
         """(n_trees, n_rows) global ids of the pruned leaves of every row in every tree
         (:meth:`leaves` of all trees in one pass)."""
-        nodes, _, starts = self._joined()
-        if nodes.size == 0:
+        if self.nodes.size == 0:
             return np.zeros((self.forest.n_trees, self.n_rows), dtype=np.int64)
-        n_split = np.add.reduceat(mask[nodes].astype(np.int64), starts)
-        return nodes[starts + n_split].reshape(self.forest.n_trees, self.n_rows)
+        n_split = np.add.reduceat(mask[self.nodes].astype(np.int64), self.starts)
+        return self.nodes[self.starts + n_split].reshape(self.forest.n_trees, self.n_rows)
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""
@@ -102,27 +103,13 @@ class RoutedData:
         n_split = np.add.reduceat(mask[p["nodes"]].astype(np.int64), starts)
         return p["nodes"][starts + n_split]
 
-    def average_value(self, mask, trees=None):
-        """Average over ``trees`` (default all) of the pruned leaf values, (n, width),
-        in :meth:`PrunedForest.predict_proba`'s order (sum in tree order, then one
-        division)."""
-        f = self.forest
-        trees = range(f.n_trees) if trees is None else trees
-        total = np.zeros((self.n_rows, f.value.shape[1]))
-        for t in trees:
-            total += f.value[self.leaves(mask, t)]
-        if len(trees) > 1:
-            total /= len(trees)
-        return total
-
     def used(self, mask, trees=None):
         """Boolean (n, n_features): which features each row's pruned paths test."""
         f = self.forest
         used = np.zeros((self.n_rows, f.n_features), dtype=bool)
         if trees is None:  # all trees in one pass
-            nodes, rows, _ = self._joined()
-            split = mask[nodes]
-            used[rows[split], f.feature[nodes[split]]] = True
+            split = mask[self.nodes]
+            used[self.rows[split], f.feature[self.nodes[split]]] = True
             return used
         for t in trees:
             p = self.paths[t]
@@ -132,15 +119,18 @@ class RoutedData:
 
     def records(self, t, feature_units):
         """First-use records ``(rows, nodes, units)`` of tree ``t`` for the unit
-        incidence ``feature_units`` (cached per incidence object)."""
-        from ._routing import first_use_records
-
-        key = (id(feature_units), t)
-        hit = self._records.get(key)
-        if hit is None or hit[0] is not feature_units:
-            hit = self._records[key] = (feature_units, first_use_records(
-                self.forest, self.paths[t]["ind"], t, feature_units))
-        return hit[1]
+        incidence ``feature_units`` (sorted CSR, e.g.
+        :func:`~prune_opt._routing.paid_feature_units`), sorted by row, then unit;
+        ``nodes`` are global ids."""
+        f, ind = self.forest, self.paths[t]["ind"]
+        tables = record_tables(f, feature_units)
+        if isinstance(tables, FirstUseTable):  # the table's rows of the leaves (path ends)
+            G = tables.first[f.node_offset[t] + ind.indices[ind.indptr[1:] - 1]]
+            rows, units = np.nonzero(G >= 0)
+            return rows, G[rows, units].astype(np.int64), units
+        rows, nodes, units = tree_records(ind, tables[t], f.node_offset[t])
+        order = np.argsort(rows * feature_units.shape[1] + units, kind="stable")
+        return rows[order], nodes[order], units[order]
 
 
 class NestedScorer:
@@ -148,10 +138,10 @@ class NestedScorer:
     each computed from the previous one: only the records of the nodes whose split
     flag changed, and only the trees whose mask changed, are visited again.
 
-    The results equal :meth:`RoutedData.used` and :meth:`RoutedData.average_value`
-    exactly (per-(row, feature) counts of split records; leaf values summed in tree
-    order, then one division), so a nested family of prunings is scored at the cost
-    of its changes, not of the whole forest once per member.
+    The results equal :meth:`RoutedData.used` and the average of the pruned leaf values
+    in :meth:`PrunedForest.predict_proba`'s order (summed in tree order, then one
+    division) exactly, so a nested family of prunings is scored at the cost of its
+    changes, not of the whole forest once per member.
 
     Parameters
     ----------
@@ -170,7 +160,7 @@ class NestedScorer:
     >>> used, avg = s.score(m, trees=range(2))
     >>> bool((used == r.used(m, trees=range(2))).all())
     True
-    >>> bool((avg == r.average_value(m, trees=range(2))).all())
+    >>> bool((avg == (f.value[r.leaves(m, 0)] + f.value[r.leaves(m, 1)]) / 2).all())
     True
     """
 
@@ -196,9 +186,9 @@ class NestedScorer:
         self._cum_from = 0  # _cum is valid below this tree
 
     def score(self, mask, trees=None):
-        """``(used, average_value)`` of ``mask`` over ``trees`` (default all): the
-        same arrays as ``routed.used(mask, trees)`` and
-        ``routed.average_value(mask, trees)``."""
+        """``(used, average)`` of ``mask`` over ``trees`` (default all): the same
+        arrays as ``routed.used(mask, trees)`` and the pruned leaf values of ``trees``
+        summed in tree order, then divided by their number."""
         f = self.routed.forest
         trees = range(f.n_trees) if trees is None else trees
         eff = np.asarray(mask, dtype=bool)

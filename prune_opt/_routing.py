@@ -22,11 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors", "first_use_records",
-           "chunk_records", "merge_identical_rows", "in_bag_weights", "require_in_bag"]
+from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
+
+__all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors",
+           "chunk_records", "merge_identical_rows", "require_in_bag"]
 
 DEFAULT_CHUNK = 65536
-# the last first-use table built for each live forest (see record_tables)
+# the last first-use tables built for each live forest (see record_tables)
 _TABLES = weakref.WeakKeyDictionary()
 
 
@@ -53,7 +55,7 @@ class CostRouting:
         where a pair id per record would double that).
     use_pair : ndarray (n_uses,), optional
         The pair of each record instead of ``pair_start`` (as the distributed
-        compile assembles them); derived from ``pair_start`` when not given.
+        compile assembles them).
     pair_row, pair_unit : ndarray of int32 (n_pairs,)
         Distinct (merged row, unit) pairs, sorted by row, then unit.
     total_weight : float
@@ -70,26 +72,6 @@ class CostRouting:
     use_pair: np.ndarray | None = None
     pair_start: np.ndarray | None = None
     leaf_records: object = None  # the records' LeafRecords source (use_node then None)
-
-    def __post_init__(self):
-        if self.pair_start is None and self.use_pair is None:
-            raise TypeError("CostRouting needs pair_start (or use_pair)")
-        if self.use_node is None and self.leaf_records is None:
-            raise TypeError("CostRouting needs use_node (or leaf_records)")
-
-    def pair_of_records(self):
-        """Pair id of every record (given, or derived from ``pair_start``)."""
-        if self.use_pair is not None:
-            return self.use_pair
-        return pair_ids(self.pair_start)
-
-    @property
-    def use_row(self):
-        return self.pair_row[self.pair_of_records()]
-
-    @property
-    def use_unit(self):
-        return self.pair_unit[self.pair_of_records()]
 
 
 def pair_ids(pair_start):
@@ -189,57 +171,25 @@ def merge_identical_rows(leaves, chunk_size=DEFAULT_CHUNK, seed=0):
     return rank[group], first[order]
 
 
-def first_use_records(forest, ind, t, feature_units, unit_mask=None):
-    """First-use records of one tree from its node indicator matrix.
-
-    Parameters
-    ----------
-    forest : Forest
-    ind : scipy.sparse.csr_matrix (n_rows, n_nodes_t)
-        Decision paths with sorted indices (root-to-leaf order).
-    t : int
-        Tree index.
-    feature_units : csr_matrix (n_features, n_units)
-    unit_mask : ndarray of bool (n_units,), optional
-        Units to keep (e.g. those with positive cost).
-
-    Returns
-    -------
-    rows, nodes, units : ndarray
-        ``nodes`` are global ids.
-    """
-    off = forest.node_offset[t]
-    rows = np.repeat(np.arange(ind.shape[0], dtype=np.int64), np.diff(ind.indptr))
-    nodes = ind.indices.astype(np.int64) + off
-    feat = forest.feature[nodes]
-    keep = feat >= 0
-    rows, nodes, feat = rows[keep], nodes[keep], feat[keep]
-    fu = feature_units
-    if unit_mask is not None:
-        fu = sp.csr_matrix(fu.multiply(unit_mask[None, :].astype(bool)))
-        fu.eliminate_zeros()
-        fu.sort_indices()
-    counts = np.diff(fu.indptr)[feat]
-    if counts.sum() == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty
-    rows = np.repeat(rows, counts)
-    nodes_rep = np.repeat(nodes, counts)
-    starts = np.repeat(fu.indptr[feat], counts)
-    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    units = fu.indices[starts + within].astype(np.int64)
-    key = rows * fu.shape[1] + units
-    # entries are ordered by row, then root-to-leaf: the first occurrence is the first use
-    _, first = np.unique(key, return_index=True)
-    return rows[first], nodes_rep[first], units[first]
-
-
 def paid_feature_units(costs):
     """Feature x unit incidence restricted to units that cost something (sorted CSR)."""
     fu = sp.csr_matrix(costs.feature_units.multiply((costs.unit_costs > 0)[None, :]).astype(bool))
     fu.eliminate_zeros()
     fu.sort_indices()
     return fu
+
+
+def feature_unit_bits(feature_units):
+    """(n_features + 1, words) uint64: the units each feature needs as a bitmask (64
+    units per word); the last row, for leaves (feature -1), is empty."""
+    fu = sp.csr_matrix(feature_units)
+    words = max(1, -(-fu.shape[1] // 64))
+    bits = np.zeros((fu.shape[0] + 1, words), dtype=np.uint64)
+    f_of = np.repeat(np.arange(fu.shape[0]), np.diff(fu.indptr))
+    u = fu.indices.astype(np.int64)
+    np.bitwise_or.at(bits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
+        np.uint64)))
+    return bits
 
 
 def new_units_table(forest, feature_units):
@@ -255,12 +205,7 @@ def new_units_table(forest, feature_units):
     list of (indptr, units) per tree: CSR over the tree's local node ids.
     """
     n_units = feature_units.shape[1]
-    words = max(1, -(-n_units // 64))
-    fbits = np.zeros((feature_units.shape[0] + 1, words), dtype=np.uint64)  # last row: leaf
-    f_of = np.repeat(np.arange(feature_units.shape[0]), np.diff(feature_units.indptr))
-    u = feature_units.indices.astype(np.int64)
-    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
-        np.uint64)))
+    fbits = feature_unit_bits(feature_units)
     out = []
     for t in range(forest.n_trees):
         sl = forest.tree_slice(t)
@@ -300,79 +245,43 @@ def tree_records(ind, table, offset):
 # a dense first-use table (nodes x paid units, int32) is used up to this many entries;
 # larger ones (many units) fall back to the per-tree CSR tables and path matrices
 DENSE_TABLE_ENTRIES = 1 << 26
-# entries (rows x trees x units) of one dense gather block: ~64 MB of int32
-DENSE_BLOCK_ENTRIES = 1 << 24
-
-
-class FirstUseTable:
-    """For every node h and paid unit u, the node on the root-to-h path (h included)
-    where u is first used, as a global id (-1: none).
-
-    A row's records in tree t are the non-negative entries of the row of its leaf,
-    so routing a block of rows is one ``apply`` per tree and one gather: no path
-    matrix and no sort.  Node weights are the leaves' weights summed up level by
-    level (``levels``: the nodes of each depth, deepest first, and their parents).
-    """
-
-    def __init__(self, forest, feature_units):
-        n_units = feature_units.shape[1]
-        tables = new_units_table(forest, feature_units)
-        first = np.full((forest.n_nodes, n_units), -1, dtype=np.int32)
-        for t, (indptr, units) in enumerate(tables):  # a node's own new units
-            off = int(forest.node_offset[t])
-            local = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
-            first[local + off, units] = local + off
-        parent, depth = forest.parent, forest.depth
-        for d in range(1, forest.max_depth + 1):  # inherit the rest, level by level
-            at = np.flatnonzero(depth == d)
-            inherited = first[parent[at]]
-            own = first[at]
-            first[at] = np.where(own >= 0, own, inherited)
-        self.first = first
-        self.n_units = n_units
-        # internal nodes by level, deepest first, with their parents: node weights are
-        # summed up from the leaves one level at a time
-        self.levels = [(at, parent[at]) for at in
-                       (np.flatnonzero(depth == d) for d in range(forest.max_depth, 0, -1))]
-
-    def node_weight(self, leaf_weight):
-        """Weights at every node from those at the leaves (summed up level by level;
-        ``leaf_weight`` is updated in place and returned)."""
-        for at, par in self.levels:  # children are final before their parents are read
-            np.add.at(leaf_weight, par, leaf_weight[at])
-        return leaf_weight
 
 
 def record_tables(forest, feature_units):
     """What :func:`chunk_records` routes with: a :class:`FirstUseTable` when it is
-    small enough (nodes x paid units), else the per-tree CSR tables."""
-    if forest.n_nodes * max(feature_units.shape[1], 1) <= DENSE_TABLE_ENTRIES:
-        # the memory probe and the routing of one compile ask for the same table: the
-        # last one built is kept on the forest (a function of the tree and the units)
-        key = (feature_units.shape, feature_units.indptr.tobytes(),
-               feature_units.indices.tobytes())
-        hit = _TABLES.get(forest)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        table = FirstUseTable(forest, feature_units)
-        _TABLES[forest] = (key, table)
-        return table
-    return new_units_table(forest, feature_units)
+    small enough (nodes x paid units), else the per-tree CSR tables.
+
+    The memory probe, the routing of a compile and the scorers of the same rows ask
+    for the same tables: the last ones built are kept on the forest (a function of
+    the trees and the units).
+    """
+    dense = forest.n_nodes * max(feature_units.shape[1], 1) <= DENSE_TABLE_ENTRIES
+    key = (dense, feature_units.shape, feature_units.indptr.tobytes(),
+           feature_units.indices.tobytes())
+    hit = _TABLES.get(forest)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    tables = FirstUseTable(forest, feature_units) if dense else new_units_table(
+        forest, feature_units)
+    _TABLES[forest] = (key, tables)
+    return tables
 
 
-def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
+def chunk_records(forest, Xc, wc, feature_units, tables=None):
     """Records of one block of cost rows, in every tree (the unit of parallel work).
 
-    Returns ``(node, pair, pair_row, pair_unit, node_weight)`` with rows and
-    pairs numbered locally from 0: records sorted by (row, unit, node).  With a
-    :class:`FirstUseTable` (``tables``, see :func:`record_tables`) the records
-    are gathered from the rows' leaves; with per-tree CSR tables they come from
-    the path matrices and one sort of an int64 key per record of this block.
-    ``leaves`` (optional, rows x trees, local ids): the rows' leaves when known.
+    Returns ``(node, count, pair_row, pair_unit, node_weight)`` with rows numbered
+    locally from 0: records sorted by (row, unit, node) and the number of records
+    of each (row, unit) pair.  With a :class:`FirstUseTable` (``tables``, see
+    :func:`record_tables`) the records are gathered from the rows' leaves; with
+    per-tree CSR tables they come from the path matrices and one sort of an int64
+    key per record of this block.
     """
     tables = record_tables(forest, feature_units) if tables is None else tables
     if isinstance(tables, FirstUseTable):
-        return _gather_records(forest, Xc, wc, tables, leaves)
+        source = LeafRecords(leaf_matrix(forest, Xc), tables, forest.node_offset)
+        prow, punit, pair_start, node_weight = source.pairs(wc, forest.n_nodes)
+        return source.use_node(), np.diff(pair_start), prow, punit, node_weight
     n_units, n_nodes = feature_units.shape[1], forest.n_nodes
     node_weight = np.zeros(n_nodes)
     keys = []
@@ -390,40 +299,11 @@ def chunk_records(forest, Xc, wc, feature_units, tables=None, leaves=None):
     new = np.empty(key.size, dtype=bool)
     new[:1] = True
     np.not_equal(key[1:], key[:-1], out=new[1:])
-    pair = (np.cumsum(new) - 1).astype(np.int32)
-    pk = key[new]
+    start = np.flatnonzero(new)
+    pk = key[start]
     del key, new
-    return (node, pair, (pk // n_units).astype(np.int32), (pk % n_units).astype(np.int32),
-            node_weight)
-
-
-def _gather_records(forest, Xc, wc, table, local_leaves=None):
-    """:func:`chunk_records` through a :class:`FirstUseTable`, in sub-blocks of rows."""
-    n, T, U = Xc.shape[0], forest.n_trees, table.n_units
-    leaves = np.empty((n, T), dtype=np.int32 if forest.n_nodes < 2**31 else np.int64)
-    for t in range(T):
-        leaves[:, t] = tree_leaves(forest, Xc, t) if local_leaves is None else \
-            local_leaves[:, t]
-        leaves[:, t] += forest.node_offset[t]
-    node_weight = table.node_weight(np.bincount(
-        leaves.ravel(), weights=np.repeat(np.asarray(wc, float), T), minlength=forest.n_nodes))
-    if U == 0 or n == 0:
-        empty = np.empty(0, np.int32)
-        return empty, empty, empty, empty, node_weight
-    step = max(1, DENSE_BLOCK_ENTRIES // max(T * U, 1))
-    nodes, cnts = [], []
-    for a in range(0, n, step):
-        # (rows, units, trees): C order is (row, unit, node) order, global ids grow with t
-        G = np.ascontiguousarray(table.first[leaves[a:a + step]].transpose(0, 2, 1))
-        used = G >= 0
-        nodes.append(G[used])
-        cnts.append(used.sum(axis=2, dtype=np.int32).ravel())
-        del G, used
-    node = np.concatenate(nodes) if len(nodes) > 1 else nodes[0]
-    cnt = np.concatenate(cnts) if len(cnts) > 1 else cnts[0]
-    has = np.flatnonzero(cnt)
-    pair = np.repeat(np.arange(has.size, dtype=np.int32), cnt[has])
-    return (node, pair, (has // U).astype(np.int32), (has % U).astype(np.int32), node_weight)
+    return (node, np.diff(np.append(start, node.size)), (pk // n_units).astype(np.int32),
+            (pk % n_units).astype(np.int32), node_weight)
 
 
 class _Grow:
@@ -453,29 +333,24 @@ def record_chunk_rows(forest, costs, chunk_size):
     return int(max(1, min(chunk_size, max(256, 2**22 // max(forest.n_trees, 1)), cap)))
 
 
-def assemble_records(blocks, n_rows, n_units, n_nodes, pair_start=False):
+def assemble_records(blocks, n_nodes):
     """Concatenate per-block records (in row order) into global arrays.
 
-    ``blocks`` yields ``(row_start, chunk_records(...) output)``.  With
-    ``pair_start`` each block gives the records per pair in place of each
-    record's pair, and the second array returned is the record offsets of
-    each pair (n_pairs + 1) rather than the pair of each record.
+    ``blocks`` yields ``(row_start, chunk_records(...) output)``.  Returns
+    ``(use_node, pair_start, pair_row, pair_unit, node_weight)``: ``pair_start``
+    the record offsets of each pair (n_pairs + 1).
     """
-    pair_dtype = np.int32 if n_rows * max(n_units, 1) < 2**31 else np.int64
-    use_node = _Grow(np.int32)
-    use_pair = _Grow(np.int64 if pair_start else pair_dtype)
+    use_node, count = _Grow(np.int32), _Grow(np.int64)
     pair_row, pair_unit = _Grow(np.int32), _Grow(np.int32)
     node_weight = np.zeros(n_nodes)
-    for start, (node, pair, prow, punit, nw) in blocks:
+    for start, (node, cnt, prow, punit, nw) in blocks:
         use_node.extend(node)
-        use_pair.extend(pair if pair_start else pair.astype(pair_dtype) + pair_row.n)
+        count.extend(cnt)
         pair_row.extend(prow + start)
         pair_unit.extend(punit)
         node_weight += nw
-    second = use_pair.array()
-    if pair_start:
-        second = np.concatenate([[0], np.cumsum(second)]).astype(np.int64)
-    return use_node.array(), second, pair_row.array(), pair_unit.array(), node_weight
+    pair_start = np.concatenate([[0], np.cumsum(count.array())]).astype(np.int64)
+    return use_node.array(), pair_start, pair_row.array(), pair_unit.array(), node_weight
 
 
 def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=DEFAULT_CHUNK,
@@ -514,8 +389,6 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
     if isinstance(tables, FirstUseTable):
         # the records are a function of the leaves: keep those (2 bytes per tree and
         # row), count the pairs and their records, and derive the records on demand
-        from ._leaf_records import LeafRecords
-
         leaves = leaf_matrix(forest, Xr, chunk_size) if leaves is None else leaves
         source = LeafRecords(leaves, tables, forest.node_offset)
         del leaves
@@ -525,22 +398,15 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
                            pair_row=prow, pair_unit=punit, total_weight=float(weight.sum()),
                            leaf_records=source)
     step = record_chunk_rows(forest, costs, chunk_size)
-
-    def block(s):
-        rows = slice(s, s + step)
-        node, pair, prow, punit, nw = chunk_records(forest, Xr[rows], weight[rows], fu, tables)
-        return node, np.bincount(pair, minlength=prow.size), prow, punit, nw
-
     node, pair_start, prow, punit, node_weight = assemble_records(
-        ((s, block(s)) for s in range(0, Xr.shape[0], step)), Xr.shape[0], costs.n_units,
-        forest.n_nodes, pair_start=True)
+        ((s, chunk_records(forest, Xr[s:s + step], weight[s:s + step], fu, tables))
+         for s in range(0, Xr.shape[0], step)), forest.n_nodes)
     return CostRouting(example_weight=weight, row_of_example=inverse, node_weight=node_weight,
                        use_node=node, pair_start=pair_start, pair_row=prow, pair_unit=punit,
                        total_weight=float(weight.sum()))
 
 
-def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CHUNK,
-                 leaves=None):
+def route_errors(forest, X, y_index, tree_weights, *, chunk_size=DEFAULT_CHUNK, leaves=None):
     """Node errors e_h from error data.
 
     Parameters
@@ -550,8 +416,8 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
     y_index : ndarray
         Labels encoded as class indices of the forest; for a regression
         forest, the real targets (float).
-    tree_weights : list of ndarray, optional
-        Per tree, the weight of each example (in-bag multiplicity); default 1.
+    tree_weights : list of ndarray
+        Per tree, the weight of each example (e.g. its in-bag multiplicity).
     leaves : ndarray (n_examples, n_trees), optional
         Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
 
@@ -564,70 +430,63 @@ def route_errors(forest, X, y_index, *, tree_weights=None, chunk_size=DEFAULT_CH
         variance of the targets (each row weighted by its total weight over
         the trees; 1 when the targets are constant, with a warning).
     """
-    n = X.shape[0]
-
-    def weight_of(t):
-        return np.ones(n) if tree_weights is None else np.asarray(tree_weights[t], dtype=float)
-
-    regression = forest.task == "regression"
-    if regression:
-        pooled = np.zeros(n)
-        for t in range(forest.n_trees):
-            pooled += weight_of(t)
+    tree_weight = np.array([w.sum() for w in tree_weights])
+    unit, scale, centre, y = 1.0, 1.0, 0.0, y_index
+    if forest.task == "regression":
+        pooled = np.zeros(X.shape[0])
+        for w in tree_weights:
+            pooled += w
         unit, scale, centre = regression_scale(y_index, pooled)
-        y_col = y_index / unit - centre
-    else:
-        scale, centre, y_col, unit = 1.0, 0.0, y_index, 1.0
+        y = y_index / unit - centre
+    stats = node_statistics(forest, X, y, tree_weights, chunk_size=chunk_size, leaves=leaves)
+    return node_errors(forest, stats, tree_weight, unit, scale, centre)
+
+
+def node_errors(forest, stats, tree_weight, unit=1.0, scale=1.0, centre=0.0):
+    """:class:`ErrorRouting` from the :func:`node_statistics` of the error data (for a
+    regression forest, of the targets ``y / unit - centre``, see :func:`regression_scale`)."""
+    if forest.task == "regression":
+        node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
+        return ErrorRouting(node_error=node_error, node_weight=stats[:, 0],
+                            tree_weight=tree_weight, error_scale=scale * unit * unit)
+    node_weight = stats.sum(axis=1)
+    majority = np.argmax(forest.value, axis=1)
+    node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
+    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
+
+
+def node_statistics(forest, X, y, tree_weights=None, *, chunk_size=DEFAULT_CHUNK, leaves=None,
+                    at_leaves=False):
+    """Weighted statistics of the rows reaching every node.
+
+    Classification (``y`` class indices): the class weights, (n_nodes, n_classes).
+    Regression (``y`` real): the weighted (count, sum y, sum y^2), (n_nodes, 3), from
+    which node variances (``sum y^2 / n - (sum y / n)^2``) follow where a forest does
+    not carry them.  ``X`` is checked; ``tree_weights[t]``: the rows' weights in tree
+    t (default 1); ``leaves``: the rows' local leaf ids when already routed;
+    ``at_leaves``: the statistics of the rows ending at each leaf only (not yet summed
+    up the trees: blocks of rows are added first).
+    """
+    n = X.shape[0]
+    regression = forest.task == "regression"
     width = 3 if regression else forest.n_classes
     stats = np.zeros((forest.n_nodes, width))
-    tree_weight = np.zeros(forest.n_trees)
     for t in range(forest.n_trees):
-        wt, sl = weight_of(t), forest.tree_slice(t)
-        tree_weight[t] = wt.sum()
+        wt, sl = np.ones(n) if tree_weights is None else tree_weights[t], forest.tree_slice(t)
+        size = sl.stop - sl.start
         sel = np.flatnonzero(wt > 0)
         for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
             idx = sel[start:start + chunk_size]
             leaf = (tree_leaves(forest, X[idx], t) if leaves is None
                     else leaves[idx, t]).astype(np.int64)
-            stats[sl] += _leaf_statistics(leaf, y_col[idx], wt[idx], sl.stop - sl.start,
-                                          width, regression)
-        _sum_up_tree(forest, stats, sl)  # ... then summed up to every ancestor
-    if regression:
-        node_weight = stats[:, 0]
-        node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
-    else:
-        node_weight = stats.sum(axis=1)
-        majority = np.argmax(forest.value, axis=1)
-        node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
-    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight,
-                        error_scale=scale * unit * unit)
-
-
-def node_moments(forest, X, y, sample_weight=None, chunk_size=DEFAULT_CHUNK):
-    """Weighted (count, sum y, sum y^2) of regression targets at every node, (n_nodes, 3).
-
-    ``X`` is checked, ``y`` real.  Used for node variances
-    (``sum y^2 / n - (sum y / n)^2``) where a forest does not carry them.
-    """
-    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-    stats = np.zeros((forest.n_nodes, 3))
-    for t in range(forest.n_trees):
-        sl = forest.tree_slice(t)
-        for start in range(0, X.shape[0], chunk_size):
-            rows = slice(start, start + chunk_size)
-            leaf = tree_leaves(forest, X[rows], t).astype(np.int64)
-            stats[sl] += _leaf_statistics(leaf, y[rows], w[rows], sl.stop - sl.start, 3, True)
-        _sum_up_tree(forest, stats, sl)
-    return stats
-
-
-def _leaf_statistics(leaf, y, w, size, width, regression):
-    """(size, width) per-leaf sums: class weights, or weight, sum y, sum y^2."""
-    if not regression:
-        return np.bincount(leaf * width + y, weights=w, minlength=size * width).reshape(
-            size, width)
-    return np.column_stack([np.bincount(leaf, weights=w * p, minlength=size)
-                            for p in (np.ones_like(y), y, y * y)])
+            if regression:
+                yi, wi = y[idx], wt[idx]
+                stats[sl] += np.column_stack([np.bincount(leaf, weights=wi * p, minlength=size)
+                                              for p in (np.ones_like(yi), yi, yi * yi)])
+            else:
+                stats[sl] += np.bincount(leaf * width + y[idx], weights=wt[idx],
+                                         minlength=size * width).reshape(size, width)
+    return stats if at_leaves else sum_up(node_levels(forest), stats)  # ... then up the trees
 
 
 def squared_error(value, moments):
@@ -651,14 +510,39 @@ def squared_error(value, moments):
     return np.where(sse > roundoff, sse, 0.0)
 
 
-def regression_scale(y, pooled):
-    """(unit, scale, centre) of regression targets with pooled row weights: the error
-    term works on ``y / unit - centre`` and divides squared errors by ``scale``
-    (all in units of ``unit``, a power of two: squares of targets near 1e160
-    would overflow)."""
+def regression_scale(y, w):
+    """``(unit, scale, centre)`` of regression targets with row weights ``w``: the error
+    term works on ``y / unit - centre`` (``centre`` the weighted mean) and divides
+    squared errors by ``scale`` (the weighted variance), all in units of ``unit`` (a
+    power of two, :func:`target_unit`: squares of targets near 1e160 would overflow).
+
+    A variance of 0 (constant targets) would make the normalised error undefined:
+    the scale is then 1 (the error term is the plain mean squared error, in units
+    of ``unit**2``) and a warning says so.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt._routing import regression_scale
+    >>> regression_scale(np.array([1.0, 3.0]), np.ones(2))
+    (1.0, 1.0, 2.0)
+    """
     unit = target_unit(y)
-    scale, centre = target_scale(y / unit, pooled, unit=unit)
-    return unit, scale, centre
+    y = y / unit
+    w = np.asarray(w, dtype=float)
+    total = w.sum()
+    if total <= 0:
+        return unit, 1.0, 0.0
+    centre = float(w @ y / total)
+    var = float(w @ (y - centre) ** 2 / total)
+    if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
+        units = "squared target units" if unit == 1.0 else f"units of ({unit:.6g})^2"
+        warnings.warn("the regression targets of the error data are constant (variance 0), "
+                      "so the error term cannot be normalised by their variance; it is the "
+                      f"plain mean squared error ({units}): choose lam on that "
+                      "scale", RuntimeWarning, stacklevel=2)
+        return unit, 1.0, centre
+    return unit, var, centre
 
 
 def target_unit(y):
@@ -681,57 +565,16 @@ def target_unit(y):
     return float(2.0 ** np.floor(np.log2(top)))
 
 
-def target_scale(y, w, *, unit=1.0):
-    """Weighted mean and variance of regression targets: the error term's (scale, centre).
-
-    A variance of 0 (constant targets) would make the normalised error
-    undefined: the scale is then 1 (the error term is the plain mean squared
-    error, in squared target units) and a warning says so.  ``y`` may be
-    given in units of ``unit`` (see :func:`target_unit`): the scale and
-    centre are then in those units too (for constant targets the error term
-    is then the mean squared error in units of ``unit**2``, which the
-    warning names: in squared target units it would overflow).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from prune_opt._routing import target_scale
-    >>> target_scale(np.array([1.0, 3.0]), np.ones(2))
-    (1.0, 2.0)
-    """
-    w = np.asarray(w, dtype=float)
-    total = w.sum()
-    if total <= 0:
-        return 1.0, 0.0
-    centre = float(w @ y / total)
-    var = float(w @ (y - centre) ** 2 / total)
-    if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
-        units = "squared target units" if unit == 1.0 else f"units of ({unit:.6g})^2"
-        warnings.warn("the regression targets of the error data are constant (variance 0), "
-                      "so the error term cannot be normalised by their variance; it is the "
-                      f"plain mean squared error ({units}): choose lam on that "
-                      "scale", RuntimeWarning, stacklevel=3)
-        return 1.0, centre
-    return var, centre
-
-
-def _sum_up_tree(forest, values, sl):
-    """Add every node's row of ``values`` into its parent's, deepest level first."""
-    depth = forest.depth[sl]
-    par = forest.parent[sl]
-    for d in range(int(depth.max()), 0, -1):  # one pass per level
-        at = np.flatnonzero(depth == d) + sl.start
-        np.add.at(values, par[at - sl.start], values[at])
-
-
-def in_bag_weights(forest, n_train):
-    """Per-tree in-bag multiplicities of the training examples, or None.
+def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):
+    """Per-tree in-bag multiplicities of the training examples.
 
     For sklearn forests this is ``estimators_samples_`` counted with
     multiplicity (all ones when ``bootstrap=False``), for a single sklearn
-    tree all ones; for array-built forests the ``in_bag`` they carry.  None
-    when the forest has no such record (a forest loaded from a file, a
-    sub-forest, a LightGBM import, the ``to_sklearn()`` export of one).
+    tree all ones; for array-built forests the ``in_bag`` they carry.  A forest
+    with no such record (loaded from a file, a sub-forest, a LightGBM import, the
+    ``to_sklearn()`` export of one) is refused with the fix (``alternative``):
+    counting every training row instead would silently charge each tree for the
+    rows it learned from.
     """
     est = forest.estimator
     if est is not None and hasattr(est, "estimators_"):
@@ -741,13 +584,12 @@ def in_bag_weights(forest, n_train):
                 f"train has {n_train} rows but the forest was fitted on {n_fit}; pass the exact "
                 "training data (X_train, y_train) used in fit"
             )
-        if n_fit is None:  # rebuilt from arrays, not fitted: how it was grown is unknown
-            return None
-        if not getattr(est, "bootstrap", False):
-            return [np.ones(n_train) for _ in range(forest.n_trees)]
-        return [np.bincount(s, minlength=n_train).astype(float)
-                for s in est.estimators_samples_]
-    if forest.in_bag is not None:
+        if n_fit is not None:  # None: rebuilt from arrays, how it was grown is unknown
+            if not getattr(est, "bootstrap", False):
+                return [np.ones(n_train) for _ in range(forest.n_trees)]
+            return [np.bincount(s, minlength=n_train).astype(float)
+                    for s in est.estimators_samples_]
+    elif forest.in_bag is not None:
         bags = [np.asarray(b, dtype=float) for b in forest.in_bag]
         if any(b.shape != (n_train,) for b in bags):
             raise ValueError(
@@ -755,22 +597,10 @@ def in_bag_weights(forest, n_train):
                 f"{bags[0].shape[0]}; pass the exact training data used in fit"
             )
         return bags
-    if est is not None:  # one sklearn tree: grown on every training row
+    elif est is not None:  # one sklearn tree: grown on every training row
         return [np.ones(n_train)]
-    return None
-
-
-def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):
-    """:func:`in_bag_weights`, refusing a forest without an in-bag record.
-
-    Counting every training row instead would silently charge each tree for
-    the rows it learned from, so ``train=`` is refused with the fix.
-    """
-    bags = in_bag_weights(forest, n_train)
-    if bags is None:
-        raise ValueError(
-            "train=: this forest records no in-bag (bootstrap) samples (it was loaded from "
-            "a file, is a sub-forest, a LightGBM import or the to_sklearn() export of one), "
-            "so errors cannot be counted on each tree's in-bag rows; pass the estimator as "
-            f"fitted, or {alternative}")
-    return bags
+    raise ValueError(
+        "train=: this forest records no in-bag (bootstrap) samples (it was loaded from "
+        "a file, is a sub-forest, a LightGBM import or the to_sklearn() export of one), "
+        "so errors cannot be counted on each tree's in-bag rows; pass the estimator as "
+        f"fitted, or {alternative}")

@@ -15,6 +15,9 @@ import math
 
 import numpy as np
 
+from ._leaf_records import node_levels
+from ._routing import feature_unit_bits, tree_leaves
+
 __all__ = ["resolve_cost_sample", "auto_sample_rows", "draw_cost_sample",
            "sampled_cost_interval", "full_average_cost", "cost_sample_report",
            "AUTO_HALF_WIDTH"]
@@ -108,12 +111,9 @@ def draw_cost_sample(n_rows, m, random_state=0):
 
 def row_costs(problem, split_mask):
     """Acquisition cost of each merged cost row under a pruning (n_rows,)."""
-    mask = np.asarray(split_mask, dtype=bool)
-    used = np.zeros(problem.n_pairs, dtype=bool)
-    used[problem.use_pair[mask[problem.use_node]]] = True
-    unit = problem.pair_unit[used]
-    return np.bincount(problem.pair_row[used], weights=problem.costs.unit_costs[unit],
-                       minlength=problem.n_rows)
+    used = problem.pairs_used(split_mask)
+    return np.bincount(problem.pair_row[used], weights=problem.costs.unit_costs[
+        problem.pair_unit[used]], minlength=problem.n_rows)
 
 
 def sampled_cost_interval(problem, split_mask, confidence=0.95):
@@ -152,8 +152,6 @@ def full_average_cost(forest, split_mask, costs, X, sample_weight=None, chunk_si
     the bitmask of units paid on the pruned path to the leaf it reaches, so the
     pass costs one prediction and ``O(chunk_size * units / 64)`` memory.
     """
-    from ._routing import tree_leaves
-
     bits = _pruned_path_units(forest, np.asarray(split_mask, dtype=bool), costs)
     unit_costs = np.asarray(costs.unit_costs, dtype=float)
     total, weight = 0.0, 0.0
@@ -174,20 +172,10 @@ def full_average_cost(forest, split_mask, costs, X, sample_weight=None, chunk_si
 def _pruned_path_units(forest, mask, costs):
     """(n_nodes, words) bitmask of the units paid on the pruned path down to each node
     (splits only pay; the mask is closed under parents, so below a cut nothing adds)."""
-    fu = costs.feature_units.tocsr()
-    n_units = fu.shape[1]
-    words = max(1, -(-n_units // 64))
-    fbits = np.zeros((fu.shape[0] + 1, words), dtype=np.uint64)  # last row: no feature
-    f_of = np.repeat(np.arange(fu.shape[0]), np.diff(fu.indptr))
-    u = fu.indices.astype(np.int64)
-    np.bitwise_or.at(fbits, (f_of, u // 64), np.left_shift(np.uint64(1), (u % 64).astype(
-        np.uint64)))
-    bits = fbits[np.where(mask & (forest.feature >= 0), forest.feature, -1)]
-    order = np.argsort(forest.depth, kind="stable")
-    bounds = np.searchsorted(forest.depth[order], np.arange(forest.max_depth + 2))
-    for d in range(1, forest.max_depth + 1):  # one pass per level, all trees at once
-        at = order[bounds[d]:bounds[d + 1]]
-        bits[at] |= bits[forest.parent[at]]
+    bits = feature_unit_bits(costs.feature_units)[
+        np.where(mask & (forest.feature >= 0), forest.feature, -1)]
+    for at, par in node_levels(forest):  # shallowest first
+        bits[at] |= bits[par]
     return bits
 
 

@@ -100,7 +100,7 @@ def test_cluster_compile_of_partitions_equals_single_process(process_client, for
     assert_same_problem(serial, remote)
     # the work was shared: the per-block routing tasks ran on both workers
     workers = {t["worker"] for t in stream.data
-               if str(t["key"]).lstrip("('").startswith(("_leaf_block", "_class_block"))}
+               if str(t["key"]).lstrip("('").startswith(("_leaf_block", "_stats_block"))}
     assert len(workers) == 2
     a, b = po.solve(serial, solver="mincut"), po.solve(remote, solver="mincut")
     assert np.array_equal(a.split_mask, b.split_mask) and a.objective == b.objective

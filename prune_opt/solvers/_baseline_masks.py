@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 
 from .._problem import close_under_parents
-from .._routing import node_moments
+from .._routing import node_statistics
 from .._validation import check_labels, fits_budget
 from ._budget_state import close_levels
 
@@ -380,7 +380,7 @@ def _node_variance(forest, X, y):
                          "was not built from scikit-learn trees); pass X and y to measure "
                          "them on data")
     Xc = forest.check_X(X)
-    m = node_moments(forest, Xc, check_labels(forest, y, Xc.shape[0]))
+    m = node_statistics(forest, Xc, check_labels(forest, y, Xc.shape[0]))
     n = np.where(m[:, 0] > 0, m[:, 0], 1.0)
     return np.maximum(m[:, 2] / n - (m[:, 1] / n) ** 2, 0.0)
 

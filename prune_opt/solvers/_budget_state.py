@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._leaf_records import node_levels
 from .._validation import fits_budget
 from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
@@ -267,23 +267,9 @@ def without_unit(forest, mask, users, u):
     return close_levels(forest, out)
 
 
-_LEVELS = weakref.WeakKeyDictionary()
-
-
 def close_levels(forest, mask):
     """``close_under_parents(forest, mask)`` (the same result) with the forest's
     depth levels computed once per forest; ``mask`` is modified in place and returned."""
-    levels = _LEVELS.get(forest)
-    if levels is None:
-        order = np.argsort(forest.depth, kind="stable")
-        at_depth = forest.depth[order]
-        bounds = np.searchsorted(at_depth, np.arange(forest.max_depth + 2))
-        levels = []
-        for d in range(1, forest.max_depth + 1):
-            at = order[bounds[d]:bounds[d + 1]]
-            at = at[forest.parent[at] >= 0]
-            levels.append((at, forest.parent[at]))
-        _LEVELS[forest] = levels
-    for at, parent in levels:
+    for at, parent in node_levels(forest):  # shallowest first
         mask[at] &= mask[parent]
     return mask

@@ -178,7 +178,7 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
     unit_matrix : callable, optional
         ``unit_matrix(u, pairs)``: the (trees x pairs) matrix of first-use nodes of
         the given pairs of unit ``u`` (without the ``drop`` nodes), when it can be
-        had without reading the records (see :class:`prune_opt._routing.LeafRecords`).
+        had without reading the records (see :class:`prune_opt._leaf_records.LeafRecords`).
 
     Returns
     -------
