@@ -21,10 +21,10 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._pruned import PrunedForest
 from .._routed import RoutedData
+from .._routing import paid_feature_units
 from .._validation import check_labels, check_nonneg_scalar, check_weights
 from ..solvers._budget_state import CostLedger, unit_nodes
 from ._base import Objective, check_objective_task, get_objective
@@ -59,10 +59,7 @@ class EnsembleState(CostLedger):
         self.weight = weight / weight.sum()
         self.lam, self.depth_cost = float(lam), float(depth_cost)
         unit_costs = costs.unit_costs
-        fu = sp.csr_matrix(costs.feature_units.multiply((unit_costs > 0)[None, :])
-                           .astype(bool))
-        fu.eliminate_zeros()
-        fu.sort_indices()
+        fu = paid_feature_units(costs)
         self.routed = RoutedData(forest, X) if routed is None else routed
         self.n_units = n_units = unit_costs.size
         rows, nodes, units = [], [], []
@@ -76,10 +73,9 @@ class EnsembleState(CostLedger):
         super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
                          np.zeros(forest.n_nodes, dtype=bool))
         self.unit_nodes = unit_nodes(forest, fu)
-        self.node_weight = np.zeros(forest.n_nodes)
-        for r in self.routed.paths:
-            self.node_weight += np.bincount(r["nodes"], weights=self.weight[r["rows"]],
-                                            minlength=forest.n_nodes)
+        # each node is in one tree: one bincount sums the same terms in the same order
+        self.node_weight = np.bincount(self.routed.nodes, weights=self.weight[self.routed.rows],
+                                       minlength=forest.n_nodes)
         self.leaf = None
         self._path_cache, self._path_cache_bytes = {}, [0]  # shared by copies
         self._buffer = [None]
