@@ -68,7 +68,7 @@ def cached_per_problem(problem, name, compute, forest_only=False):
     every problem compiled from the same forest (its split and value arrays).
     """
     a, b = ((problem.forest.feature, problem.forest.value) if forest_only
-            else (problem.node_error, problem.use_pair))
+            else (problem.node_error, problem.pair_start))
     key = (name, id(a), id(b))
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is a and hit[1]() is b:
@@ -172,14 +172,12 @@ def _greedy_path(problem):
     p = problem
     f = p.forest
     parent, has = f.parent, f.parent >= 0
-    order = np.argsort(f.depth, kind="stable")
-    levels = [order[(f.depth[order] == d) & has[order]] for d in range(1, f.max_depth + 1)]
+    levels = _levels(f, np.flatnonzero(has))[1:]  # every non-root node, by depth
     pair_cost = p.pair_cost()
     share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
     tested, col, ids, path, top, top_col = _feature_paths(f, levels, has)
     n_words = path.shape[1]
-    order = np.argsort(p.use_pair, kind="stable")  # records grouped by pair
-    rec_node, rec_pair = p.use_node[order], p.use_pair[order]
+    rec_node, rec_pair = p.use_node, p.use_pair  # records grouped by pair
     chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
     mask = f.full_split_mask()
     err = _error_term(p, mask)
@@ -281,12 +279,10 @@ def _freed_cost(anded, cost, n_tested):
 
 
 # ---------------------------------------------------------------- cost-complexity pruning
-def _levels(forest):
-    """Internal node ids grouped by depth, deepest first."""
-    internal = np.flatnonzero(~forest.is_leaf)
-    d = forest.depth[internal]
-    return [internal[d == k] for k in range(forest.max_depth, -1, -1)]
-
+def _levels(forest, nodes):
+    """``nodes`` (ascending ids) grouped by depth, the roots' level first."""
+    depth = forest.depth[nodes]
+    return [nodes[depth == k] for k in range(forest.max_depth + 1)]
 
 def node_risk(forest, problem=None):
     """R(h): the resubstitution risk of node h as a leaf, per tree normalised.
@@ -314,7 +310,7 @@ def _subtree_stats(forest, risk):
     """Risk and leaf count of the full subtree under every node (bottom-up by level)."""
     r_sub = risk.copy()
     n_leaves = forest.is_leaf.astype(float)
-    for ids in _levels(forest):
+    for ids in _levels(forest, np.flatnonzero(~forest.is_leaf))[::-1]:  # deepest first
         r_sub[ids] = r_sub[forest.left[ids]] + r_sub[forest.right[ids]]
         n_leaves[ids] = n_leaves[forest.left[ids]] + n_leaves[forest.right[ids]]
     return r_sub, n_leaves
@@ -351,8 +347,8 @@ def ccp_masks(forest, risk, alphas):
     once per alpha.
     """
     alphas = np.asarray(alphas, dtype=float)
-    levels = _levels(forest)
-    top_down = levels[::-1]
+    top_down = _levels(forest, np.flatnonzero(~forest.is_leaf))
+    levels = top_down[::-1]
     step = max(1, CCP_BLOCK_CELLS // max(forest.n_nodes, 1))
     out = []
     for lo in range(0, alphas.size, step):
