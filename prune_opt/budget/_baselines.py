@@ -37,6 +37,8 @@ from .._pruned import PrunedForest
 from .._routed import NestedScorer, RoutedData
 from .._validation import check_labels
 from ..solvers._baseline_masks import (
+    CCP_ALPHAS,
+    IMPURITY_THRESHOLDS,
     MASK_FAMILIES,
     ccp_path,
     greedy_path,
@@ -57,7 +59,7 @@ def _prunings(forest, path, costs, method, param):
             for v, mask in zip(*path)]
 
 
-def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None):
+def ccp_prunings(forest, *, alphas=None, n_alphas=CCP_ALPHAS, costs=None, problem=None):
     """Cost-complexity pruning of every tree at a common ``alpha``.
 
     Parameters
@@ -189,8 +191,8 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     return out
 
 
-def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, costs=None,
-                                X=None, y=None):
+def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=IMPURITY_THRESHOLDS,
+                                costs=None, X=None, y=None):
     """BudgetRF-style early stopping: a node stays a split only if its impurity
     (Gini; the target variance for a regression forest, see
     :func:`node_impurity`) exceeds the threshold (and its parent is a split).

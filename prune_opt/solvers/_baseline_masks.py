@@ -169,6 +169,7 @@ def greedy_path(problem):
 
 
 def _greedy_path(problem):
+    """:func:`greedy_path`, computed."""
     p = problem
     f = p.forest
     parent, has = f.parent, f.parent >= 0
@@ -179,6 +180,7 @@ def _greedy_path(problem):
     n_words = path.shape[1]
     rec_node, rec_pair = p.use_node, p.use_pair  # records grouped by pair
     chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
+    levels_up = levels[::-1]
     mask = f.full_split_mask()
     err = _error_term(p, mask)
     out, removed = [mask], []
@@ -186,7 +188,7 @@ def _greedy_path(problem):
         parent_split = np.ones(p.n_nodes, dtype=bool)
         parent_split[has] = mask[parent[has]]
         sub = np.where(parent_split & ~mask, share, 0.0)  # error under each node
-        for at in levels[::-1]:
+        for at in levels_up:
             np.add.at(sub, parent[at], sub[at])
         live_top = top & mask
         d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
