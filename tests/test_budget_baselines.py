@@ -8,6 +8,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import prune_opt as po
+from prune_opt._problem import close_under_parents
 from prune_opt.budget import (
     BASELINES,
     baseline_curve,
@@ -18,7 +19,7 @@ from prune_opt.budget import (
     impurity_threshold_prunings,
     sub_forest,
 )
-from prune_opt.solvers._baseline_masks import ccp_mask, node_impurity
+from prune_opt.solvers._baseline_masks import ccp_alphas, ccp_masks, node_impurity, node_risk
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
 
@@ -35,12 +36,10 @@ def test_ccp_matches_sklearn_ccp_alpha(seed):
     tree = DecisionTreeClassifier(random_state=seed).fit(Xt, yt)
     path = tree.cost_complexity_pruning_path(Xt, yt)
     f = po.Forest.from_sklearn(tree)
-    from prune_opt.solvers._baseline_masks import node_risk as _node_risk
-
-    risk = _node_risk(f)
-    for alpha in path.ccp_alphas[:-1]:
+    risk = node_risk(f)
+    masks = ccp_masks(f, risk, path.ccp_alphas[:-1])
+    for alpha, mask in zip(path.ccp_alphas[:-1], masks):
         ref = DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(Xt, yt)
-        mask = ccp_mask(f, risk, float(alpha))
         pf = po.PrunedForest(f, mask)
         assert 2 * mask.sum() + 1 == ref.tree_.node_count
         np.testing.assert_array_equal(pf.predict_proba(X), ref.predict_proba(X))
@@ -95,8 +94,6 @@ def test_greedy_removes_one_feature_per_step():
     # the first removal is the best ratio among all single-feature removals
     problem = po.compile_problem(rf, X, y, costs=costs)
     full = problem.evaluate(f.full_split_mask())
-    from prune_opt._problem import close_under_parents
-
     ratios = {}
     for k in prev_used | set(np.unique(f.feature[f.full_split_mask()]).tolist()):
         bd = problem.evaluate(close_under_parents(f, f.full_split_mask() & (f.feature != k)))
@@ -271,10 +268,25 @@ def test_baselines_take_the_problems_costs_when_costs_is_left_out():
             assert pf.average_cost(X) == pytest.approx(expected, rel=1e-12, abs=1e-12), name
 
 
-def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask():
-    """The vectorised cost-complexity path equals ccp_mask at every alpha, also on a
-    tree thousands of levels deep (one pass over the levels per block of alphas)."""
-    from prune_opt.solvers._baseline_masks import ccp_alphas, ccp_masks, node_risk
+def _ccp_mask(forest, risk, alpha):
+    """Reference: the smallest minimiser of ``R + alpha * #leaves`` at one alpha, by a
+    bottom-up dynamic programme over the internal nodes, deepest first."""
+    internal = np.flatnonzero(~forest.is_leaf)
+    best = risk + alpha
+    keep = np.zeros(forest.n_nodes, dtype=bool)
+    for d in range(forest.max_depth, -1, -1):
+        ids = internal[forest.depth[internal] == d]
+        below = best[forest.left[ids]] + best[forest.right[ids]]
+        keep[ids] = below < best[ids] - np.finfo(float).eps * 10
+        best[ids] = np.minimum(best[ids], below)
+    return close_under_parents(forest, keep)
+
+
+def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask(monkeypatch):
+    """The vectorised cost-complexity path equals the per-alpha dynamic programme at
+    every alpha, also on a tree thousands of levels deep (one pass over the levels
+    per block of alphas) and with several blocks."""
+    import prune_opt.solvers._baseline_masks as bm
 
     n = 1500
     X = np.arange(n, dtype=float)[:, None]
@@ -284,8 +296,9 @@ def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask():
     assert f.max_depth > 500
     risk = node_risk(f)
     alphas = ccp_alphas(f, risk, 40)
+    monkeypatch.setattr(bm, "CCP_BLOCK_CELLS", 7 * f.n_nodes)  # blocks of 7 alphas
     for a, m in zip(alphas, ccp_masks(f, risk, alphas)):
-        np.testing.assert_array_equal(m, ccp_mask(f, risk, float(a)))
+        np.testing.assert_array_equal(m, _ccp_mask(f, risk, float(a)))
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])

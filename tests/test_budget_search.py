@@ -16,7 +16,7 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.solvers._baseline_masks import MaskEvaluator
+from prune_opt.solvers._baseline_masks import _error_term, greedy_path
 from prune_opt.solvers._budget_mip import BudgetProgram, budget_scale, objective_scale
 from prune_opt.solvers._budget_search import budget_search
 from prune_opt.solvers._budget_state import ProblemState
@@ -157,9 +157,11 @@ def test_fast_greedy_is_greedy_by_brute_force(case):
     """Every GreedyPrune step removes one feature (its nodes and their subtrees) with
     the least error increase per cost saved, scored by ``evaluate`` (to round-off)."""
     problem = _problem(case)
-    fast, _ = MaskEvaluator(problem).greedy_path()
-    ref = [pf.split_mask for _, pf in greedy_prunings(None, None, None, problem=problem)]
-    assert len(ref) == len(fast) and all((a == b).all() for a, b in zip(ref, fast))
+    fast, removed = greedy_path(problem)
+    seq = greedy_prunings(None, None, None, problem=problem)
+    assert len(seq) == len(fast) and all((a == pf.split_mask).all()
+                                         for a, (_, pf) in zip(fast, seq))
+    assert seq[-1][1].solve_info["removed"] == removed
     _check_greedy(problem)
 
 
@@ -176,18 +178,21 @@ def test_fast_greedy_with_more_than_64_features(monkeypatch):
     _check_greedy(problem)
     import prune_opt.solvers._baseline_masks as bm
 
-    whole = MaskEvaluator(problem).greedy_path()
+    whole = greedy_path(problem)
     monkeypatch.setattr(bm, "GREEDY_CHUNK_CELLS", 5)  # many small blocks
-    blocks = MaskEvaluator(problem).greedy_path()
+    monkeypatch.setattr(bm, "_CACHE", {})  # computed again, not read from the cache
+    blocks = greedy_path(problem)
+    assert blocks is not whole
     assert whole[1] == blocks[1] and all((a == b).all() for a, b in zip(whole[0], blocks[0]))
 
 
 def _check_greedy(problem):
     f = problem.forest
-    fast, removed = MaskEvaluator(problem).greedy_path()
+    fast, removed = greedy_path(problem)
     assert not fast[-1].any() and len(removed) == len(fast) - 1
     for mask, nxt, k in zip(fast, fast[1:], removed):
         now = problem.evaluate(mask)
+        assert _error_term(problem, mask) == now.error_term  # bit-identical
         scores = {}
         for j in np.unique(f.feature[mask]):
             cand = close_under_parents(f, mask & (f.feature != j))

@@ -52,7 +52,7 @@ def test_scores_match_pruned_forest(case, objective):
 
 @given(case=forest_cases(), seed=st.integers(0, 10))
 @settings(max_examples=10, deadline=None)
-def test_score_also_matches_two_separate_scorings(case, seed):
+def test_scoring_also_another_objective_matches_two_separate_scorings(case, seed):
     """One routing scored in two objectives gives what each scorer gives alone."""
     f = po.Forest.from_sklearn(case["est"])
     X, y, costs = case["X_val"], case["y_val"], case["costs"]
@@ -62,6 +62,6 @@ def test_score_also_matches_two_separate_scorings(case, seed):
     mask = _random_mask(f, rng)
     trees = sorted(rng.choice(f.n_trees, size=max(1, f.n_trees // 2), replace=False))
     for t in (None, trees):
-        loss, cost, other = brier.score_also(acc, mask, t)
+        loss, cost, other = brier.score(mask, t, also=acc)
         assert (loss, cost) == brier.score(mask, t)
         assert other == acc.score(mask, t)[0]

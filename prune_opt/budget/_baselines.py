@@ -33,15 +33,16 @@ import numpy as np
 from .._compile import compile_problem
 from .._forest import Forest, as_forest
 from .._frames import records_frame
-from .._problem import close_under_parents
 from .._pruned import PrunedForest
 from .._routed import NestedScorer, RoutedData
 from .._validation import check_labels
 from ..solvers._baseline_masks import (
+    CCP_ALPHAS,
+    IMPURITY_THRESHOLDS,
     MASK_FAMILIES,
-    ccp_alphas,
-    ccp_masks,
+    ccp_path,
     greedy_path,
+    impurity_path,
     node_impurity,
     node_risk,
     register_baseline,
@@ -52,20 +53,13 @@ __all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
            "get_baseline", "register_baseline"]
 
 
-def _distinct_prunings(forest, params, mask_of, costs, info):
-    """``(param, PrunedForest)`` for each parameter whose mask is new (in order)."""
-    out, seen = [], set()
-    for param in params:
-        mask = mask_of(param)
-        key = mask.tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append((param, PrunedForest(forest, mask, costs=costs,
-                                            solve_info=info(param))))
-    return out
+def _prunings(forest, path, costs, method, param):
+    """``(param, PrunedForest)`` of each member of a baseline's ``(params, masks)``."""
+    return [(v, PrunedForest(forest, mask, costs=costs, solve_info={"method": method, param: v}))
+            for v, mask in zip(*path)]
 
 
-def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None):
+def ccp_prunings(forest, *, alphas=None, n_alphas=CCP_ALPHAS, costs=None, problem=None):
     """Cost-complexity pruning of every tree at a common ``alpha``.
 
     Parameters
@@ -97,13 +91,8 @@ def ccp_prunings(forest, *, alphas=None, n_alphas=200, costs=None, problem=None)
     True
     """
     f = as_forest(forest)
-    risk = node_risk(f, problem)
-    if alphas is None:
-        alphas = ccp_alphas(f, risk, n_alphas)
-    alphas = [float(a) for a in np.sort(np.asarray(alphas, dtype=float))]
-    masks = dict(zip(alphas, ccp_masks(f, risk, alphas)))
-    return _distinct_prunings(f, alphas, masks.__getitem__, _costs_of(costs, problem),
-                              lambda a: {"method": "ccp", "alpha": a})
+    return _prunings(f, ccp_path(f, node_risk(f, problem), alphas, n_alphas),
+                     _costs_of(costs, problem), "ccp", "alpha")
 
 
 def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
@@ -202,8 +191,8 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     return out
 
 
-def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, costs=None,
-                                X=None, y=None):
+def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=IMPURITY_THRESHOLDS,
+                                costs=None, X=None, y=None):
     """BudgetRF-style early stopping: a node stays a split only if its impurity
     (Gini; the target variance for a regression forest, see
     :func:`node_impurity`) exceeds the threshold (and its parent is a split).
@@ -220,17 +209,8 @@ def impurity_threshold_prunings(forest, *, thresholds=None, n_thresholds=100, co
     0
     """
     f = as_forest(forest)
-    imp = node_impurity(f, X, y)
-    internal = ~f.is_leaf
-    if thresholds is None:
-        vals = np.unique(np.concatenate([[-1.0], imp[internal]]))
-        if vals.size > n_thresholds:
-            vals = np.unique(np.quantile(vals, np.linspace(0, 1, n_thresholds)))
-        thresholds = vals
-    return _distinct_prunings(
-        f, [float(t) for t in np.sort(np.asarray(thresholds, dtype=float))],
-        lambda thr: close_under_parents(f, internal & (imp > thr)), costs,
-        lambda thr: {"method": "impurity", "threshold": thr})
+    path = impurity_path(f, node_impurity(f, X, y), thresholds, n_thresholds)
+    return _prunings(f, path, costs, "impurity", "threshold")
 
 
 def _costs_of(costs, problem):
@@ -285,11 +265,9 @@ class _Baselines(Mapping):
     registered with :func:`register_baseline` appears here too."""
 
     def __getitem__(self, name):
-        if name in _SEQUENCES and name in MASK_FAMILIES:
-            return _SEQUENCES[name]
-        if name in MASK_FAMILIES:
-            return _from_family(name)
-        raise KeyError(name)
+        if name not in MASK_FAMILIES:
+            raise KeyError(name)
+        return _SEQUENCES[name] if name in _SEQUENCES else _from_family(name)
 
     def __iter__(self):
         return iter(list(MASK_FAMILIES))

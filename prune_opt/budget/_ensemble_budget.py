@@ -105,7 +105,7 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
         def score(mask, ranked=ranked):
             if rank is None:
                 return scorer.score(mask)
-            loss, cost, other = scorer.score_also(rank, mask)
+            loss, cost, other = scorer.score(mask, also=rank)
             if fits_budget(cost, budget):
                 ranked.append(((other, loss, cost), mask))
             return loss, cost

@@ -60,13 +60,7 @@ class VoteScorer:
         self.y = check_labels(f, y, self.n, name="y")
         self.objective = get_objective(objective).for_data(self.y)
         self.weight = np.full(self.n, 1.0 / self.n)
-        self.width = f.value.shape[1]
         self.costs = costs
-        self.paths = [(p["nodes"], p["indptr"][:-1], p["rows"]) for p in self.routed.paths]
-
-    def leaves(self, mask, t):
-        """Global id of the pruned leaf each row reaches in tree t."""
-        return self.routed.leaves(mask, t)
 
     def loss_of(self, leaf_values):
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
@@ -76,23 +70,15 @@ class VoteScorer:
         """Average cost from a boolean (n, n_features) usage array."""
         return float(self.costs.cost_of_usage(used).mean())
 
-    def score(self, mask, trees=None):
+    def score(self, mask, trees=None, also=None):
         """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
-        the forest of the trees listed in ``trees`` only (the others dropped)."""
-        f = self.forest
+        the forest of the trees listed in ``trees`` only (the others dropped); with
+        ``also`` (a VoteScorer of the same forest and rows, another objective),
+        ``(loss, average cost, also's loss)`` from one routing of the pruning."""
         leaves = self.routed.all_leaves(mask)
-        values = list(f.value[leaves if trees is None else leaves[list(trees)]])
-        return self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
-
-    def score_also(self, other, mask, trees=None):
-        """``(loss, average cost, other's loss)``: :meth:`score` and the loss of the
-        VoteScorer ``other`` (same forest and rows, another objective) from one
-        routing of the pruning."""
-        f = self.forest
-        leaves = self.routed.all_leaves(mask)
-        values = list(f.value[leaves if trees is None else leaves[list(trees)]])
-        return (self.loss_of(values), self.cost_of(self.routed.used(mask, trees)),
-                other.loss_of(values))
+        values = list(self.forest.value[leaves if trees is None else leaves[list(trees)]])
+        out = self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
+        return out if also is None else (*out, also.loss_of(values))
 
     def prefix_scores(self):
         """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
@@ -101,9 +87,9 @@ class VoteScorer:
         values = []
         used = np.zeros((self.n, f.n_features), dtype=bool)
         out = []
-        for t in range(f.n_trees):
-            nodes, starts, rows = self.paths[t]
-            values.append(f.value[nodes[starts + np.diff(np.append(starts, nodes.size)) - 1]])
+        for p in self.routed.paths:
+            nodes, rows = p["nodes"], p["rows"]
+            values.append(f.value[nodes[p["indptr"][1:] - 1]])  # each row's leaf
             split = ~f.is_leaf[nodes]
             used[rows[split], f.feature[nodes[split]]] = True
             out.append((self.loss_of(values), self.cost_of(used)))

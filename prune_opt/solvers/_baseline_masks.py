@@ -1,46 +1,61 @@
-"""The baselines as nested families of split masks, and their fast exact evaluation.
+"""The baselines as nested families of split masks: the one baseline registry.
 
-:data:`MASK_FAMILIES` is the one baseline registry: name -> function of a
-compiled problem returning a nested family of split masks of its forest,
-costliest first (cost-complexity pruning, GreedyPrune, impurity thresholds,
-the first m trees).  The budget search seeds from every entry,
-``fit_budget``'s ensemble objectives take the best fitting member of every
-entry as a candidate, and :mod:`prune_opt.budget` wraps the same families as
-``PrunedForest`` sequences; registering a family (:func:`register_baseline`)
-makes it a candidate everywhere.
+:data:`MASK_FAMILIES` maps a name to a function of a compiled problem
+returning a nested family of split masks of its forest, costliest first
+(cost-complexity pruning, GreedyPrune, impurity thresholds, the first m
+trees).  The budget search seeds from every entry, ``fit_budget``'s ensemble
+objectives take the best fitting member of every entry as a candidate
+(:func:`best_in_nested`), and :mod:`prune_opt.budget` wraps the same families
+as ``PrunedForest`` sequences (:func:`ccp_path` and :func:`impurity_path`
+give their members with their parameters); registering a family
+(:func:`register_baseline`) makes it a candidate everywhere.
 
-
-:class:`MaskEvaluator` computes the error term and the average cost of a
-pruning with the same floating-point operations as
-:meth:`PruningProblem.evaluate` (so results are bit-identical and ties break
-the same way), but from cached arrays and, for the cost of a mask that only
-*removes* splits from a reference mask, from per-pair payment counts: the
-records of the removed nodes are subtracted instead of scanning every record.
-GreedyPrune (:meth:`MaskEvaluator.greedy_path`) scores every feature's
-removal at once from bitsets of the features on each node's root path.
+GreedyPrune (:func:`greedy_path`) scores every feature's removal at once from
+bitsets of the features on each node's root path.
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 
 import numpy as np
 
-from .._problem import close_under_parents
 from .._routing import node_statistics
 from .._validation import check_labels, fits_budget
 from ._budget_state import close_levels
 
-__all__ = ["MaskEvaluator", "greedy_masks", "greedy_path", "cached_per_problem", "MASK_FAMILIES",
-           "register_baseline", "mask_families", "ccp_mask", "ccp_masks", "ccp_alphas",
-           "node_impurity", "node_risk"]
+__all__ = ["MASK_FAMILIES", "register_baseline", "mask_families", "best_in_nested",
+           "cached_per_problem", "greedy_path", "ccp_path", "ccp_masks", "ccp_alphas",
+           "node_risk", "impurity_path", "node_impurity"]
 
 # GreedyPrune works on the records' feature bitsets in blocks of about this many
 # (record, 64-feature word) cells, and unpacks them in blocks of this many bits
 GREEDY_CHUNK_CELLS = 1 << 20
+# the cost-complexity path: at most this many alphas, and at most this many
+# (alpha, node) cells per vectorised block
+CCP_ALPHAS = 200
+CCP_BLOCK_CELLS = 4_000_000
+# the impurity path: at most this many thresholds
+IMPURITY_THRESHOLDS = 100
 # mask sequences (GreedyPrune, ...) of the last few problems, keyed by their routed data
 _CACHE = {}
 _CACHE_SIZE = 16
+
+#: The baseline registry: name -> ``family(problem)`` returning a
+#: nested list of split masks of ``problem.forest``, costliest first, or None
+#: when the baseline does not apply to this forest.
+MASK_FAMILIES = {}
+
+
+def register_baseline(name):
+    """Decorator: register ``family(problem)`` under ``name`` in
+    :data:`MASK_FAMILIES` (a candidate of the budget search and of every
+    ``fit_budget`` objective from then on)."""
+    def deco(fn):
+        MASK_FAMILIES[name] = fn
+        return fn
+    return deco
 
 
 def cached_per_problem(problem, name, compute, forest_only=False):
@@ -53,7 +68,7 @@ def cached_per_problem(problem, name, compute, forest_only=False):
     every problem compiled from the same forest (its split and value arrays).
     """
     a, b = ((problem.forest.feature, problem.forest.value) if forest_only
-            else (problem.node_error, problem.use_pair))
+            else (problem.node_error, problem.pair_start))
     key = (name, id(a), id(b))
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is a and hit[1]() is b:
@@ -65,193 +80,26 @@ def cached_per_problem(problem, name, compute, forest_only=False):
     return value
 
 
-def greedy_path(problem):
-    """GreedyPrune's ``(masks, removed features)`` of ``problem`` (costliest first),
-    computed once per compiled data (see :func:`cached_per_problem`)."""
-    return cached_per_problem(problem, "greedy", lambda p: MaskEvaluator(p).greedy_path())
+def _forest_only(name, forest):
+    """Whether a built-in family depends on the forest alone (not on the problem's
+    error or cost data): the first m trees, impurity thresholds, and cost-complexity
+    pruning of a forest that carries sklearn's node impurities."""
+    return name in ("fewer-trees", "impurity") or (name == "ccp"
+                                                  and forest.estimator is not None)
 
 
-def greedy_masks(problem):
-    """GreedyPrune's masks of ``problem``, costliest first."""
-    return greedy_path(problem)[0]
-
-
-class MaskEvaluator:
-    """Cached evaluation of split masks of one problem.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.ensemble import RandomForestClassifier
-    >>> import prune_opt as po
-    >>> X, y = load_iris(return_X_y=True)
-    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    >>> p = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5])
-    >>> ev = MaskEvaluator(p)
-    >>> m = p.forest.full_split_mask()
-    >>> ev.error_term(m) == p.evaluate(m).error_term
-    True
-    """
-
-    def __init__(self, problem):
-        self.problem = p = problem
-        f = p.forest
-        self.pair_cost = p.pair_cost()
-        self.has_parent = f.parent >= 0
-        order = np.argsort(f.depth, kind="stable")
-        self.level_nodes = [order[(f.depth[order] == d) & self.has_parent[order]]
-                            for d in range(1, f.max_depth + 1)]
-
-    def close(self, mask):
-        """Largest sub-mask closed under parents (as ``close_under_parents``)."""
-        out = np.asarray(mask, dtype=bool).copy()
-        parent = self.problem.forest.parent
-        for at in self.level_nodes:
-            out[at] &= out[parent[at]]
-        return out
-
-    def error_term(self, mask):
-        """Error term of ``mask``, bit-identical to ``problem.evaluate(mask).error_term``."""
-        p = self.problem
-        f = p.forest
-        parent_split = np.ones(p.n_nodes, dtype=bool)
-        parent_split[self.has_parent] = mask[f.parent[self.has_parent]]
-        pruned_leaf = parent_split & ~mask
-        err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=p.node_error[pruned_leaf],
-                            minlength=p.n_trees)
-        return float(np.mean(err_t / p.tree_error_weight))
-
-    def counts(self, mask):
-        """Per-pair number of records whose node stays a split."""
-        p = self.problem
-        return np.bincount(p.use_pair[mask[p.use_node]], minlength=p.n_pairs)
-
-    def cost_from_counts(self, counts):
-        """Average cost, bit-identical to ``evaluate`` for the mask with these counts."""
-        return float(self.pair_cost[counts > 0].sum())
-
-    def greedy_masks(self):
-        """GreedyPrune's masks, costliest first (same sequence as ``greedy_prunings``)."""
-        return self.greedy_path()[0]
-
-    def greedy_path(self):
-        """GreedyPrune's masks, costliest first, and the feature each step removed.
-
-        A node is cut by removing feature ``k`` exactly when ``k`` is tested on
-        its root path (itself included), a set fixed by the forest: it is kept
-        as a bitset per node (one bit per feature the forest tests).  Every step
-        then scores the removal of each feature still tested at once: the error
-        change is the share of the topmost ``k`` nodes as leaves minus the error
-        of their current subtrees (one bottom-up pass by level), and a cost pair
-        stops being paid when ``k`` is in the AND of the bitsets of its kept
-        records (one reduction over the records).  The chosen mask's error term
-        is then recomputed exactly as :meth:`PruningProblem.evaluate` does.
-        """
-        p = self.problem
-        f = p.forest
-        parent, has = f.parent, self.has_parent
-        share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
-        tested, col, ids, path, top, top_col = _feature_paths(f, self.level_nodes, has)
-        n_words = path.shape[1]
-        order = np.argsort(p.use_pair, kind="stable")  # records grouped by pair
-        rec_node, rec_pair = p.use_node[order], p.use_pair[order]
-        chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
-        levels_up = self.level_nodes[::-1]
-        mask = f.full_split_mask()
-        err = self.error_term(mask)
-        out, removed = [mask], []
-        while mask.any():  # one step per feature
-            parent_split = np.ones(p.n_nodes, dtype=bool)
-            parent_split[has] = mask[parent[has]]
-            sub = np.where(parent_split & ~mask, share, 0.0)  # error under each node
-            for at in levels_up:
-                np.add.at(sub, parent[at], sub[at])
-            live_top = top & mask
-            d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
-                                minlength=tested.size)
-            alive = mask[rec_node]  # a removed node's records never come back
-            rec_node, rec_pair = rec_node[alive], rec_pair[alive]
-            starts = np.flatnonzero(np.r_[rec_pair.size > 0, rec_pair[1:] != rec_pair[:-1]])
-            saved = np.zeros(tested.size)
-            g = 0
-            while g < starts.size:  # blocks of whole pairs, about `chunk` records each
-                lo = starts[g]
-                g2 = max(g + 1, int(np.searchsorted(starts, lo + chunk)))
-                hi = starts[g2] if g2 < starts.size else rec_node.size
-                anded = np.bitwise_and.reduceat(path[rec_node[lo:hi]], starts[g:g2] - lo,
-                                                axis=0)  # features freeing each pair
-                saved += _freed_cost(anded, self.pair_cost[rec_pair[starts[g:g2]]],
-                                     tested.size)
-                g = g2
-            best = None
-            for c in np.unique(col[mask[ids]]):
-                d = d_err[c]
-                if abs(d) <= 1e-12 * max(abs(err), 1e-300):
-                    d = 0.0  # round-off: the error does not change
-                # least error per cost saved; ties: the larger saving
-                score = (0, d / saved[c], -saved[c]) if saved[c] > 1e-15 else (1, d, 0.0)
-                if best is None or score < best[0]:
-                    best = (score, c)
-            c = best[1]
-            w, b = divmod(int(c), 64)
-            mask = mask & ((path[:, w] >> np.uint64(b)) & np.uint64(1) == 0)
-            err = self.error_term(mask)
-            out.append(mask)
-            removed.append(int(tested[c]))
-        return out, removed
-
-    def best_in_nested(self, masks, budget):
-        """Best-objective mask among nested ``masks`` that fits ``budget``, or None."""
-        p = self.problem
-
-        def score(m):
-            value = self.error_term(m) if p.lam == 0 else p.evaluate(m).objective
-            return value, self.cost_from_counts(self.counts(m))
-
-        best = best_in_nested(masks, budget, score)
-        return None if best is None else best[2]
-
-
-
-def _feature_paths(forest, level_nodes, has_parent):
-    """Per node, the bitset of features tested on its root path (itself included).
-
-    Returns ``(tested, col, ids, path, top, top_col)``: the features the forest
-    tests, each internal node's column in ``tested``, the internal node ids, the
-    (n_nodes, words) bitsets, whether no ancestor tests the node's own feature,
-    and that node's column (-1 for a leaf).
-    """
-    f, has = forest, has_parent
-    internal = ~f.is_leaf
-    tested, col = np.unique(f.feature[internal], return_inverse=True)
-    n_words = max(1, -(-tested.size // 64))
-    bit = np.zeros((f.n_nodes, n_words), dtype=np.uint64)  # own feature's bit
-    ids = np.flatnonzero(internal)
-    bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
-    path = bit.copy()
-    for at in level_nodes:
-        path[at] |= path[f.parent[at]]
-    top = internal.copy()
-    top[has] &= ~(path[f.parent[has]] & bit[has]).any(axis=1)
-    top_col = np.full(f.n_nodes, -1)
-    top_col[ids] = col
-    return tested, col, ids, path, top, top_col
-
-def _freed_cost(anded, cost, n_tested):
-    """Per feature bit: total ``cost`` of the pairs whose bitset in ``anded`` has it
-    (pairs with the same bitset are summed first)."""
-    if anded.shape[1] == 1:
-        sets, which = np.unique(anded[:, 0], return_inverse=True)
-        sets = sets[:, None]
-    else:
-        sets, which = np.unique(anded, axis=0, return_inverse=True)
-    cost = np.bincount(which.ravel(), weights=cost, minlength=sets.shape[0])
-    out = np.zeros(n_tested)
-    step = max(1, GREEDY_CHUNK_CELLS // (64 * sets.shape[1]))
-    for lo in range(0, sets.shape[0], step):
-        bits = np.unpackbits(sets[lo:lo + step].astype("<u8").view(np.uint8), axis=1,
-                             bitorder="little")
-        out += cost[lo:lo + step] @ bits[:, :n_tested].astype(float)
+def mask_families(problem, deadline=None, names=None):
+    """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
+    computed once per compiled problem; families that do not apply are left out.
+    GreedyPrune is skipped once ``deadline`` has passed."""
+    out = {}
+    for name in MASK_FAMILIES if names is None else names:
+        if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
+            continue
+        masks = cached_per_problem(problem, f"family:{name}", MASK_FAMILIES[name],
+                                   forest_only=_forest_only(name, problem.forest))
+        if masks:
+            out[name] = masks
     return out
 
 
@@ -278,12 +126,165 @@ def best_in_nested(masks, budget, score):
     return best
 
 
-def _levels(forest):
-    """Internal node ids grouped by depth, deepest first."""
-    internal = np.flatnonzero(~forest.is_leaf)
-    d = forest.depth[internal]
-    return [internal[d == k] for k in range(forest.max_depth, -1, -1)]
+def _distinct(params, masks):
+    """``(params, masks)`` of the masks not seen before (in order), params as floats."""
+    kept_params, kept, seen = [], [], set()
+    for param, mask in zip(params, masks):
+        key = mask.tobytes()
+        if key not in seen:
+            seen.add(key)
+            kept_params.append(float(param))
+            kept.append(mask)
+    return kept_params, kept
 
+
+# ---------------------------------------------------------------- GreedyPrune
+def greedy_path(problem):
+    """GreedyPrune's masks of ``problem``, costliest first, and the feature each step
+    removed: ``(masks, removed)``, computed once per compiled data (see
+    :func:`cached_per_problem`).
+
+    A node is cut by removing feature ``k`` exactly when ``k`` is tested on
+    its root path (itself included), a set fixed by the forest: it is kept
+    as a bitset per node (one bit per feature the forest tests).  Every step
+    then scores the removal of each feature still tested at once: the error
+    change is the share of the topmost ``k`` nodes as leaves minus the error
+    of their current subtrees (one bottom-up pass by level), and a cost pair
+    stops being paid when ``k`` is in the AND of the bitsets of its kept
+    records (one reduction over the records).  The chosen mask's error term
+    is then recomputed exactly as :meth:`PruningProblem.evaluate` does.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> masks, removed = greedy_path(po.compile_problem(rf, X, y, costs=[1, 1, 5, 5]))
+    >>> len(masks) == len(removed) + 1, bool(masks[-1].any())
+    (True, False)
+    """
+    return cached_per_problem(problem, "greedy", _greedy_path)
+
+
+def _greedy_path(problem):
+    """:func:`greedy_path`, computed."""
+    p = problem
+    f = p.forest
+    parent, has = f.parent, f.parent >= 0
+    levels = _levels(f, np.flatnonzero(has))[1:]  # every non-root node, by depth
+    pair_cost = p.pair_cost()
+    share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
+    tested, col, ids, path, top, top_col = _feature_paths(f, levels, has)
+    n_words = path.shape[1]
+    rec_node, rec_pair = p.use_node, p.use_pair  # records grouped by pair
+    chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
+    levels_up = levels[::-1]
+    mask = f.full_split_mask()
+    err = _error_term(p, mask)
+    out, removed = [mask], []
+    while mask.any():  # one step per feature
+        parent_split = np.ones(p.n_nodes, dtype=bool)
+        parent_split[has] = mask[parent[has]]
+        sub = np.where(parent_split & ~mask, share, 0.0)  # error under each node
+        for at in levels_up:
+            np.add.at(sub, parent[at], sub[at])
+        live_top = top & mask
+        d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
+                            minlength=tested.size)
+        alive = mask[rec_node]  # a removed node's records never come back
+        rec_node, rec_pair = rec_node[alive], rec_pair[alive]
+        starts = np.flatnonzero(np.r_[rec_pair.size > 0, rec_pair[1:] != rec_pair[:-1]])
+        saved = np.zeros(tested.size)
+        g = 0
+        while g < starts.size:  # blocks of whole pairs, about `chunk` records each
+            lo = starts[g]
+            g2 = max(g + 1, int(np.searchsorted(starts, lo + chunk)))
+            hi = starts[g2] if g2 < starts.size else rec_node.size
+            anded = np.bitwise_and.reduceat(path[rec_node[lo:hi]], starts[g:g2] - lo,
+                                            axis=0)  # features freeing each pair
+            saved += _freed_cost(anded, pair_cost[rec_pair[starts[g:g2]]], tested.size)
+            g = g2
+        best = None
+        for c in np.unique(col[mask[ids]]):
+            d = d_err[c]
+            if abs(d) <= 1e-12 * max(abs(err), 1e-300):
+                d = 0.0  # round-off: the error does not change
+            # least error per cost saved; ties: the larger saving
+            score = (0, d / saved[c], -saved[c]) if saved[c] > 1e-15 else (1, d, 0.0)
+            if best is None or score < best[0]:
+                best = (score, c)
+        c = best[1]
+        w, b = divmod(int(c), 64)
+        mask = mask & ((path[:, w] >> np.uint64(b)) & np.uint64(1) == 0)
+        err = _error_term(p, mask)
+        out.append(mask)
+        removed.append(int(tested[c]))
+    return out, removed
+
+
+def _error_term(problem, mask):
+    """Error term of ``mask``, bit-identical to ``problem.evaluate(mask).error_term``
+    (without its cost, which reads every record)."""
+    p, f = problem, problem.forest
+    has_parent = f.parent >= 0
+    parent_split = np.ones(p.n_nodes, dtype=bool)
+    parent_split[has_parent] = mask[f.parent[has_parent]]
+    pruned_leaf = parent_split & ~mask
+    err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=p.node_error[pruned_leaf],
+                        minlength=p.n_trees)
+    return float(np.mean(err_t / p.tree_error_weight))
+
+
+def _feature_paths(forest, level_nodes, has_parent):
+    """Per node, the bitset of features tested on its root path (itself included).
+
+    Returns ``(tested, col, ids, path, top, top_col)``: the features the forest
+    tests, each internal node's column in ``tested``, the internal node ids, the
+    (n_nodes, words) bitsets, whether no ancestor tests the node's own feature,
+    and that node's column (-1 for a leaf).
+    """
+    f, has = forest, has_parent
+    internal = ~f.is_leaf
+    tested, col = np.unique(f.feature[internal], return_inverse=True)
+    n_words = max(1, -(-tested.size // 64))
+    bit = np.zeros((f.n_nodes, n_words), dtype=np.uint64)  # own feature's bit
+    ids = np.flatnonzero(internal)
+    bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
+    path = bit.copy()
+    for at in level_nodes:
+        path[at] |= path[f.parent[at]]
+    top = internal.copy()
+    top[has] &= ~(path[f.parent[has]] & bit[has]).any(axis=1)
+    top_col = np.full(f.n_nodes, -1)
+    top_col[ids] = col
+    return tested, col, ids, path, top, top_col
+
+
+def _freed_cost(anded, cost, n_tested):
+    """Per feature bit: total ``cost`` of the pairs whose bitset in ``anded`` has it
+    (pairs with the same bitset are summed first)."""
+    if anded.shape[1] == 1:
+        sets, which = np.unique(anded[:, 0], return_inverse=True)
+        sets = sets[:, None]
+    else:
+        sets, which = np.unique(anded, axis=0, return_inverse=True)
+    cost = np.bincount(which.ravel(), weights=cost, minlength=sets.shape[0])
+    out = np.zeros(n_tested)
+    step = max(1, GREEDY_CHUNK_CELLS // (64 * sets.shape[1]))
+    for lo in range(0, sets.shape[0], step):
+        bits = np.unpackbits(sets[lo:lo + step].astype("<u8").view(np.uint8), axis=1,
+                             bitorder="little")
+        out += cost[lo:lo + step] @ bits[:, :n_tested].astype(float)
+    return out
+
+
+# ---------------------------------------------------------------- cost-complexity pruning
+def _levels(forest, nodes):
+    """``nodes`` (ascending ids) grouped by depth, the roots' level first."""
+    depth = forest.depth[nodes]
+    return [nodes[depth == k] for k in range(forest.max_depth + 1)]
 
 def node_risk(forest, problem=None):
     """R(h): the resubstitution risk of node h as a leaf, per tree normalised.
@@ -311,27 +312,10 @@ def _subtree_stats(forest, risk):
     """Risk and leaf count of the full subtree under every node (bottom-up by level)."""
     r_sub = risk.copy()
     n_leaves = forest.is_leaf.astype(float)
-    for ids in _levels(forest):
+    for ids in _levels(forest, np.flatnonzero(~forest.is_leaf))[::-1]:  # deepest first
         r_sub[ids] = r_sub[forest.left[ids]] + r_sub[forest.right[ids]]
         n_leaves[ids] = n_leaves[forest.left[ids]] + n_leaves[forest.right[ids]]
     return r_sub, n_leaves
-
-
-def ccp_mask(forest, risk, alpha):
-    """Split mask of the smallest minimiser of ``R + alpha * #leaves`` in every tree.
-
-    Bottom-up dynamic programme over levels: node h keeps its split iff its
-    best subtree's value is strictly below ``R(h) + alpha``; the result is the
-    subtree sklearn's weakest-link pruning returns for ``ccp_alpha=alpha``.
-    """
-    best = risk + alpha
-    keep = np.zeros(forest.n_nodes, dtype=bool)
-    for ids in _levels(forest):
-        below = best[forest.left[ids]] + best[forest.right[ids]]
-        # the same round-off guard sklearn uses in its pruning loop
-        keep[ids] = below < best[ids] - np.finfo(float).eps * 10
-        best[ids] = np.minimum(best[ids], below)
-    return close_under_parents(forest, keep)
 
 
 def ccp_alphas(forest, risk, n_alphas=None):
@@ -353,6 +337,49 @@ def ccp_alphas(forest, risk, n_alphas=None):
     return vals
 
 
+def ccp_masks(forest, risk, alphas):
+    """Split mask of the smallest minimiser of ``R + alpha * #leaves`` in every tree,
+    at every alpha (in the given order).
+
+    Bottom-up dynamic programme over levels: node h keeps its split iff its
+    best subtree's value is strictly below ``R(h) + alpha``; the result is the
+    subtree sklearn's weakest-link pruning returns for ``ccp_alpha=alpha``.
+    Vectorised over blocks of alphas: one bottom-up pass over the levels per
+    block instead of one per alpha, so a deep tree costs its depth once, not
+    once per alpha.
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    top_down = _levels(forest, np.flatnonzero(~forest.is_leaf))
+    levels = top_down[::-1]
+    step = max(1, CCP_BLOCK_CELLS // max(forest.n_nodes, 1))
+    out = []
+    for lo in range(0, alphas.size, step):
+        a = alphas[lo:lo + step]
+        best = risk[None, :] + a[:, None]
+        keep = np.zeros(best.shape, dtype=bool)
+        for ids in levels:
+            below = best[:, forest.left[ids]] + best[:, forest.right[ids]]
+            # the same round-off guard sklearn uses in its pruning loop
+            keep[:, ids] = below < best[:, ids] - np.finfo(float).eps * 10
+            best[:, ids] = np.minimum(best[:, ids], below)
+        for ids in top_down:  # close under parents, roots first
+            has = forest.parent[ids] >= 0
+            keep[:, ids[has]] &= keep[:, forest.parent[ids[has]]]
+        out.extend(keep)
+    return out
+
+
+def ccp_path(forest, risk, alphas=None, n_alphas=CCP_ALPHAS):
+    """``(alphas, masks)``: the distinct cost-complexity prunings at ``alphas``
+    (ascending, so costliest first; default :func:`ccp_alphas` of at most
+    ``n_alphas``)."""
+    if alphas is None:
+        alphas = ccp_alphas(forest, risk, n_alphas)
+    alphas = np.sort(np.asarray(alphas, dtype=float))
+    return _distinct(alphas, ccp_masks(forest, risk, alphas))
+
+
+# ---------------------------------------------------------------- impurity thresholds
 def node_impurity(forest, X=None, y=None):
     """Impurity of every node: Gini impurity of its class distribution, or, for a
     regression forest, its target variance.
@@ -385,78 +412,38 @@ def _node_variance(forest, X, y):
     return np.maximum(m[:, 2] / n - (m[:, 1] / n) ** 2, 0.0)
 
 
-
-# the cost-complexity path: at most this many alphas, and at most this many
-# (alpha, node) cells per vectorised block
-CCP_ALPHAS = 200
-CCP_BLOCK_CELLS = 4_000_000
-
-
-def ccp_masks(forest, risk, alphas):
-    """:func:`ccp_mask` at every alpha (in the given order), vectorised over blocks
-    of alphas: one bottom-up pass over the levels per block instead of one per
-    alpha, so a deep tree costs its depth once, not once per alpha.
-    """
-    alphas = np.asarray(alphas, dtype=float)
-    levels = _levels(forest)
-    top_down = levels[::-1]
-    step = max(1, CCP_BLOCK_CELLS // max(forest.n_nodes, 1))
-    out = []
-    for lo in range(0, alphas.size, step):
-        a = alphas[lo:lo + step]
-        best = risk[None, :] + a[:, None]
-        keep = np.zeros(best.shape, dtype=bool)
-        for ids in levels:
-            below = best[:, forest.left[ids]] + best[:, forest.right[ids]]
-            keep[:, ids] = below < best[:, ids] - np.finfo(float).eps * 10
-            best[:, ids] = np.minimum(best[:, ids], below)
-        for ids in top_down:  # close under parents, roots first
-            has = forest.parent[ids] >= 0
-            keep[:, ids[has]] &= keep[:, forest.parent[ids[has]]]
-        out.extend(keep)
-    return out
+def impurity_path(forest, imp, thresholds=None, n_thresholds=IMPURITY_THRESHOLDS):
+    """``(thresholds, masks)``: the distinct prunings keeping a split only while its
+    impurity ``imp`` exceeds the threshold (and its parent is a split), at
+    ``thresholds`` (ascending, so costliest first; default: the internal nodes'
+    impurities and -1, at most ``n_thresholds`` of them by quantile)."""
+    internal = ~forest.is_leaf
+    if thresholds is None:
+        thresholds = np.unique(np.concatenate([[-1.0], imp[internal]]))
+        if thresholds.size > n_thresholds:
+            thresholds = np.unique(np.quantile(thresholds, np.linspace(0, 1, n_thresholds)))
+    thresholds = np.sort(np.asarray(thresholds, dtype=float))
+    return _distinct(thresholds, [close_levels(forest, internal & (imp > t))
+                                  for t in thresholds])
 
 
-def _unique(masks):
-    out, seen = [], set()
-    for m in masks:
-        key = m.tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
-
-
-#: The baseline registry: name -> ``family(problem)`` returning a
-#: nested list of split masks of ``problem.forest``, costliest first, or None
-#: when the baseline does not apply to this forest.
-MASK_FAMILIES = {}
-
-
-def register_baseline(name):
-    """Decorator: register ``family(problem)`` under ``name`` in
-    :data:`MASK_FAMILIES` (a candidate of the budget search and of every
-    ``fit_budget`` objective from then on)."""
-    def deco(fn):
-        MASK_FAMILIES[name] = fn
-        return fn
-    return deco
-
-
+# ---------------------------------------------------------------- the built-in families
 @register_baseline("ccp")
 def _ccp_family(problem):
-    f = problem.forest
-    risk = node_risk(f, problem)
-    return _unique(ccp_masks(f, risk, ccp_alphas(f, risk, CCP_ALPHAS)))
+    """Cost-complexity pruning of every tree at a common alpha."""
+    risk = node_risk(problem.forest, problem)
+    return ccp_path(problem.forest, risk)[1]
 
 
 @register_baseline("greedy")
 def _greedy_family(problem):
-    return greedy_masks(problem)
+    """GreedyPrune: drop the feature with the least error per cost saved."""
+    return greedy_path(problem)[0]
 
 
 @register_baseline("fewer-trees")
 def _fewer_trees_family(problem):
+    """The first m trees (the others cut to their root)."""
     f = problem.forest
     full, out = f.full_split_mask(), []
     for m in range(f.n_trees, 0, -1):
@@ -468,39 +455,9 @@ def _fewer_trees_family(problem):
 
 @register_baseline("impurity")
 def _impurity_family(problem):
-    f = problem.forest
+    """Impurity-threshold early stopping (BudgetRF style)."""
     try:
-        imp = node_impurity(f)
+        imp = node_impurity(problem.forest)
     except ValueError:  # a regression forest that carries no node impurities
         return None
-    internal = ~f.is_leaf
-    vals = np.unique(np.concatenate([[-1.0], imp[internal]]))
-    if vals.size > 100:
-        vals = np.unique(np.quantile(vals, np.linspace(0, 1, 100)))
-    return _unique([close_levels(f, internal & (imp > t)) for t in vals])
-
-
-def _forest_only(name, forest):
-    """Whether a built-in family depends on the forest alone (not on the problem's
-    error or cost data): the first m trees, impurity thresholds, and cost-complexity
-    pruning of a forest that carries sklearn's node impurities."""
-    return name in ("fewer-trees", "impurity") or (name == "ccp"
-                                                  and forest.estimator is not None)
-
-
-def mask_families(problem, deadline=None, names=None):
-    """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
-    computed once per compiled problem; families that do not apply are left out.
-    GreedyPrune is skipped once ``deadline`` has passed."""
-    import time
-
-    out = {}
-    for name in MASK_FAMILIES if names is None else names:
-        if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
-            continue
-        masks = cached_per_problem(problem, f"family:{name}",
-                                   lambda p, n=name: MASK_FAMILIES[n](p),
-                                   forest_only=_forest_only(name, problem.forest))
-        if masks:
-            out[name] = masks
-    return out
+    return impurity_path(problem.forest, imp)[1]

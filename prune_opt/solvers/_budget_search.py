@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import fits_budget
-from ._baseline_masks import MaskEvaluator, mask_families
+from ._baseline_masks import best_in_nested, mask_families
 from ._budget_state import ProblemState, descend, unit_nodes, without_unit
 from ._closure import MultiplierClosure
 
@@ -295,9 +295,15 @@ def baseline_masks(problem, budget, deadline, names=None):
     that fits is found by bisection on cost.  GreedyPrune is skipped once the
     deadline has passed.
     """
-    ev = MaskEvaluator(problem)
-    return {name: ev.best_in_nested(masks, budget)
-            for name, masks in mask_families(problem, deadline, names).items()}
+    def score(mask):
+        b = problem.evaluate(mask)
+        return b.objective, b.average_cost
+
+    out = {}
+    for name, masks in mask_families(problem, deadline, names).items():
+        best = best_in_nested(masks, budget, score)
+        out[name] = None if best is None else best[2]
+    return out
 
 
 @contextmanager
