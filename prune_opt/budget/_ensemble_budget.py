@@ -83,9 +83,10 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
     result is judged by its accuracy."""
     obj = get_objective(objective)
-    check_objective_task(obj, problem.forest if problem is not None else as_forest(forest))
-    t0 = time.perf_counter()
     f = problem.forest if problem is not None else as_forest(forest)
+    check_objective_task(obj, f)
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
     if routed is None or routed.forest is not f:
         routed = RoutedData(f, f.check_X(X))  # X is routed once, for the compile too
     if problem is None:
@@ -118,13 +119,10 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
             if mask is not best[2]:
                 pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
 
-    def left(share=1.0):
-        if time_limit is None:
-            return None
-        return max(share * (time_limit - (time.perf_counter() - t0)), 0.0)
-
     if paper is None:
-        paper_mask, paper_info = _paper_descent(problem, pool, budget, left(PAPER_SHARE))
+        paper_mask, paper_info = _paper_descent(
+            problem, pool, budget, None if deadline is None else time.perf_counter()
+            + PAPER_SHARE * max(deadline - time.perf_counter(), 0.0))
     else:
         paper_mask, paper_info = paper.split_mask, paper.solve_info
     pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
@@ -134,17 +132,15 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     state = EnsembleState(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
                           lam=0.0, routed=routed)
     starts = [("paper", tree_optimum(problem)), ("full", f.full_split_mask())]
-    limit = left()
     search = search_budget(state, budget, starts, [(k, v[2]) for k, v in pool.items()],
-                           deadline=None if limit is None else time.perf_counter() + limit,
-                           verbose=verbose)
+                           deadline=deadline, verbose=verbose)
     _, run = search.best()
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
     ens = {"start": run["start"], "n_lams": search.n_lams, "status": "within_budget"}
     return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
 
 
-def _paper_descent(problem, pool, budget, time_limit):
+def _paper_descent(problem, pool, budget, deadline):
     """The paper objective's candidate: budget descent on the error term (the paper
     search's local-search move, the shared tree descent) from the fitting baseline
     with the lowest error term.  ``(mask, info)``."""
@@ -153,29 +149,9 @@ def _paper_descent(problem, pool, budget, time_limit):
     root = np.zeros(p0.n_nodes, dtype=bool)
     err, name, start = min(starts, default=(p0.evaluate(root).error_term, "root-only", root),
                            key=lambda e: e[0])
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
     run = descend(ProblemState(p0, start), start, budget, deadline=deadline)
     return run["mask"], {"status": "converged" if run["converged"] else "stopped",
                          "found_by": f"descent({name})", "gap": None, "bound": None}
-
-
-def _without_stumps(problem, scorer, pool, budget):
-    """Each candidate with its root-only trees dropped from the vote, when that scores
-    better: ``{name: (loss, cost, mask, kept trees)}``.
-
-    A tree cut to its root adds the same class distribution (its in-bag class
-    shares) to every example's vote, a bias towards the frequent classes that
-    weighs more the more trees are cut; dropping those trees costs nothing.
-    """
-    f = problem.forest
-    out = {}
-    for name, (loss, _, mask) in pool.items():
-        kept = [t for t in range(f.n_trees) if mask[f.node_offset[t]]]
-        if 0 < len(kept) < f.n_trees:
-            d_loss, d_cost = scorer.score(mask, kept)
-            if fits_budget(d_cost, budget) and d_loss < loss:
-                out[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
-    return out
 
 
 def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
@@ -183,7 +159,16 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
     (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
     f = problem.forest
     fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
-    fitting.update(_without_stumps(problem, scorer, pool, budget))
+    # each candidate with its root-only trees dropped from the vote, when that scores
+    # better: a tree cut to its root adds the same class distribution (its in-bag class
+    # shares) to every example's vote, a bias towards the frequent classes that weighs
+    # more the more trees are cut; dropping those trees costs nothing
+    for name, (loss, _, mask) in pool.items():
+        kept = np.flatnonzero(mask[f.node_offset[:-1]]).tolist()
+        if 0 < len(kept) < f.n_trees:
+            d_loss, d_cost = scorer.score(mask, kept)
+            if fits_budget(d_cost, budget) and d_loss < loss:
+                fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
     subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
             if fits_budget(cost, budget)]
     if subs:
