@@ -297,18 +297,23 @@ class PruningProblem:
         -------
         ObjectiveBreakdown
         """
-        f = self.forest
-        mask = f.check_split_mask(split_mask)
-        pruned_leaf = f.leaves_of(mask)
-        err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=self.node_error[pruned_leaf],
-                            minlength=self.n_trees)
-        error_term = float(np.mean(err_t / self.tree_error_weight))
+        mask = self.forest.check_split_mask(split_mask)
+        error_term = self.error_term(mask)
         used = self.pairs_used(mask)
         avg_cost = float(self.pair_cost()[used].sum())
         avg_depth = float(self.node_cost_weight[mask].sum() / self.total_weight)
         obj = error_term + self.lam * (avg_cost + self.depth_cost * avg_depth)
         return ObjectiveBreakdown(objective=obj, error_term=error_term, average_cost=avg_cost,
                                   average_depth=avg_depth, n_splits=int(mask.sum()))
+
+    def error_term(self, mask):
+        """The mean per-tree error of the closed split mask ``mask`` (unchecked): the
+        error part of :meth:`evaluate`, without the cost, which reads every record."""
+        f = self.forest
+        pruned_leaf = f.leaves_of(mask)
+        err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=self.node_error[pruned_leaf],
+                            minlength=self.n_trees)
+        return float(np.mean(err_t / self.tree_error_weight))
 
     # ------------------------------------------------------------ LP form
     def ancestors(self):

@@ -16,7 +16,7 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.solvers._baseline_masks import _error_term, greedy_path
+from prune_opt.solvers._baseline_masks import greedy_path
 from prune_opt.solvers._budget_mip import BudgetProgram, budget_scale, objective_scale
 from prune_opt.solvers._budget_search import budget_search
 from prune_opt.solvers._budget_state import ProblemState
@@ -192,7 +192,6 @@ def _check_greedy(problem):
     assert not fast[-1].any() and len(removed) == len(fast) - 1
     for mask, nxt, k in zip(fast, fast[1:], removed):
         now = problem.evaluate(mask)
-        assert _error_term(problem, mask) == now.error_term  # bit-identical
         scores = {}
         for j in np.unique(f.feature[mask]):
             cand = close_under_parents(f, mask & (f.feature != j))

@@ -182,7 +182,7 @@ def _greedy_path(problem):
     chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
     levels_up = levels[::-1]
     mask = f.full_split_mask()
-    err = _error_term(p, mask)
+    err = p.error_term(mask)
     out, removed = [mask], []
     while mask.any():  # one step per feature
         parent_split = np.ones(p.n_nodes, dtype=bool)
@@ -218,23 +218,10 @@ def _greedy_path(problem):
         c = best[1]
         w, b = divmod(int(c), 64)
         mask = mask & ((path[:, w] >> np.uint64(b)) & np.uint64(1) == 0)
-        err = _error_term(p, mask)
+        err = p.error_term(mask)
         out.append(mask)
         removed.append(int(tested[c]))
     return out, removed
-
-
-def _error_term(problem, mask):
-    """Error term of ``mask``, bit-identical to ``problem.evaluate(mask).error_term``
-    (without its cost, which reads every record)."""
-    p, f = problem, problem.forest
-    has_parent = f.parent >= 0
-    parent_split = np.ones(p.n_nodes, dtype=bool)
-    parent_split[has_parent] = mask[f.parent[has_parent]]
-    pruned_leaf = parent_split & ~mask
-    err_t = np.bincount(f.tree_of_node[pruned_leaf], weights=p.node_error[pruned_leaf],
-                        minlength=p.n_trees)
-    return float(np.mean(err_t / p.tree_error_weight))
 
 
 def _feature_paths(forest, level_nodes, has_parent):
