@@ -67,3 +67,17 @@ def sklearn_tree_arrays(est):
     trees = est.estimators_ if hasattr(est, "estimators_") else [est]
     return [(t.tree_.children_left, t.tree_.children_right, t.tree_.feature,
              t.tree_.threshold) for t in trees]
+
+
+def ensemble_search(est, X, y, *, budget, objective="brier", costs=None, candidates=()):
+    """The budgeted ensemble search (what fit_budget runs for an ensemble objective) on
+    its own: ``(forest, search, best run)``."""
+    from prune_opt.objectives import EnsembleState, get_objective
+    from prune_opt.objectives._search import Setup, search_budget
+
+    setup = Setup(est, X, y, costs=costs, depth_cost=0.0, sample_weight=None, solver="auto",
+                  objective=get_objective(objective))
+    state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs,
+                          setup.objective, lam=0.0)
+    search = search_budget(state, budget, setup.starts("best", 0.0), candidates)
+    return setup.forest, search, search.best()[1]

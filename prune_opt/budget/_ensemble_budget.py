@@ -8,8 +8,8 @@ Candidates, all fitting the budget on the pruning data ``(X, y)``:
   data, cost-complexity pruning, impurity thresholds, the first m trees both
   as a sub-forest and as a mask with the other trees cut to their roots), the
   best of each family by the chosen objective;
-* the ensemble search (:func:`prune_opt.objectives.fit_budget_ensemble`'s, on the
-  same routed rows) started from those candidates: budget descent from the best of them (exact
+* the ensemble search (:func:`~prune_opt.objectives._search.search_budget`, on
+  the same routed rows) started from those candidates: budget descent from the best of them (exact
   block moves, loss never increasing, every iterate within the budget), then
   its lambda continuation, greedy repair and descent again.
 

@@ -10,7 +10,8 @@ over trees (see ``docs/math/ensemble_objective.md``).
 Modules: ``_base`` (the loss protocol and registry; one module per loss),
 ``_state`` (routed data and a running pruning, the from-scratch referee),
 ``_descent`` (tree blocks, budgeted tree blocks, unit moves) and ``_search``
-(``optimize_ensemble``, ``fit_budget_ensemble``, inputs and starts).
+(``optimize_ensemble``, ``search_budget``: the budgeted search that
+:func:`prune_opt.fit_budget` runs for an ensemble objective, inputs and starts).
 """
 
 from ..solvers._tree_dp import best_tree_pruning, pruning_value
@@ -23,9 +24,9 @@ from ._base import (
                     register_objective,
 )
 from ._descent import block_descent
-from ._search import fit_budget_ensemble, optimize_ensemble
+from ._search import optimize_ensemble
 from ._state import EnsembleState, evaluate_objective
 
 __all__ = ["Objective", "available_objectives", "check_objective_task", "get_objective", "register_objective",
-           "optimize_ensemble", "fit_budget_ensemble", "evaluate_objective",
+           "optimize_ensemble", "evaluate_objective",
            "best_tree_pruning", "pruning_value", "block_descent", "EnsembleState"]

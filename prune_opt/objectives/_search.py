@@ -2,9 +2,10 @@
 
 * :func:`optimize_ensemble` -- block descent at a fixed ``lam`` from the
   paper's optimum and from the unpruned forest;
-* :func:`fit_budget_ensemble` -- the best-loss pruning within an average-cost
-  budget: given candidates, budget descent from the best of them; a
-  continuation in ``lam``, greedy repair and budget descent again;
+* :func:`search_budget` -- the best-loss pruning within an average-cost
+  budget on a ready state (what :func:`prune_opt.fit_budget` runs for an
+  ensemble objective): given candidates, budget descent from the best of
+  them; a continuation in ``lam``, greedy repair and budget descent again;
 * :class:`Setup` -- validated inputs (forest, data, costs, starts) and the
   result, re-evaluated from scratch.
 """
@@ -34,8 +35,7 @@ from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
 from ._state import EnsembleState
 
-__all__ = ["optimize_ensemble", "fit_budget_ensemble", "search_budget", "tree_optimum",
-           "Setup"]
+__all__ = ["optimize_ensemble", "search_budget", "tree_optimum", "Setup"]
 
 # from-scratch objective of the result vs the optimiser's running value (relative)
 RESULT_RTOL = 1e-9
@@ -308,17 +308,6 @@ def _mask_run(state, mask, start):
             "converged": False, "changes": [], "breakdown": b, "start": start}
 
 
-def _check_candidates(forest, candidates):
-    """``[(name, closed split mask)]`` from the ``candidates`` argument."""
-    out = []
-    for item in candidates or ():
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
-            raise ValueError("candidates must be a list of (name, split_mask) pairs, got "
-                             f"an item {item!r:.60}")
-        out.append((item[0], forest.check_split_mask(item[1], name=f"candidates[{item[0]!r}]")))
-    return out
-
-
 def _lam_scale(full_run, root_run):
     """A first lam: loss gained by the full model per unit of its cost."""
     gain = root_run["breakdown"]["loss"] - full_run["breakdown"]["loss"]
@@ -352,109 +341,53 @@ def _continuation(search, lam, mask, max_lams):
     return n
 
 
-def fit_budget_ensemble(forest, X, y, *, objective="brier", budget, costs=None,
-                        time_limit=None, depth_cost=0.0, sample_weight=None, max_iter=50,
-                        max_lams=24, solver="auto", verbose=False, candidates=None,
-                        routed=None):
-    """Best-loss pruning whose average acquisition cost on X is at most ``budget``.
+def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams=24,
+                  deadline=None, verbose=False):
+    """The lowest-loss pruning within an average-cost budget, searched on a ready
+    state (at lam 0, the rows routed): the ensemble search of
+    :func:`prune_opt.fit_budget` with an ensemble objective.
 
     A continuation in ``lam``: starting from the best pruning at ``lam = 0``
-    (block descent from the paper's optimum and from the unpruned forest),
-    lam grows geometrically and block descent at each lam is warm-started
-    from the previous (costlier) end point, so the chain prunes step by step
-    instead of jumping between "everything" and "root only".  Once the chain
-    fits, the last lam step is bisected; it also stops when two lam steps
-    change nothing.  The cheapest end points over the budget are then made to
-    fit by greedy unit removal (drop, from every tree, the unit with the least
-    loss increase per cost saved until the budget holds), because no lam may
-    give a pruning near the budget.  Of every end point, the one with the
-    lowest loss (the objective without the cost term) that fits is returned;
-    the all-root pruning always fits, so a result always exists.
+    (block descent from each of ``starts``), lam grows geometrically and block
+    descent at each lam is warm-started from the previous (costlier) end
+    point, so the chain prunes step by step instead of jumping between
+    "everything" and "root only".  Once the chain fits, the last lam step is
+    bisected; it also stops when two lam steps change nothing.  The cheapest
+    end points over the budget are then made to fit by greedy unit removal
+    (drop, from every tree, the unit with the least loss increase per cost
+    saved until the budget holds), because no lam may give a pruning near the
+    budget, and budget descent runs from the lowest-loss fitting end points.
 
-    ``candidates`` (other prunings, e.g. the baselines' or the paper search's)
-    join the end points before anything else runs, and budget descent starts
-    first from the lowest-loss one that fits, so the result's loss is never
-    above any fitting candidate's.
-
-    Parameters
-    ----------
-    forest : PruningProblem, fitted estimator or Forest
-    X, y : array-like
-        Validation data: loss and budget are measured on it.
-    objective : str or Objective, default "brier"
-    budget : float
-        Maximum average acquisition cost per example on X.
-    costs : FeatureCosts, array-like or mapping, optional
-    time_limit : float, optional
-        Seconds; the search stops after the lam being solved when exceeded.
-    depth_cost : float
-    sample_weight : array-like, optional
-    max_iter : int
-        Sweeps per block descent.
-    max_lams : int
-        Maximum number of lam values tried after lam = 0.
-    solver : str
-        Kept for compatibility: the paper start at lam = 0 is solved exactly
-        without a backend (the trees are independent there).
-    verbose : bool
-    candidates : list of (str, ndarray of bool), optional
-        Named split masks of the same forest to consider and start from.
-    routed : RoutedData, optional
-        ``X`` already routed through the forest (it is then not routed again).
+    ``candidates`` (closed ``[(name, mask)]``, e.g. the baselines') join the end
+    points before anything else runs, and budget descent starts first from
+    the lowest-loss one that fits, so the result's loss is never above any
+    fitting candidate's.  The root-only pruning is always an end point, so a
+    fitting one always exists.
 
     Returns
     -------
-    PrunedForest
-        ``solve_info`` adds ``budget``, ``n_lams`` and ``points`` (lam, start,
-        loss and average cost of every end point); ``status`` is
-        ``"within_budget"`` and ``lam``/``start`` are those of the returned point
-        (``start`` is ``"warm"``, ``"paper"``, ``"full"``, ``"repair"``,
-        ``"budget-descent"``, ``"root"`` or a candidate's name).
+    The search: ``points`` holds every end point ``(lam, run)`` (``run["start"]``
+    is ``"root"``, a start's or a candidate's name, ``"warm"``, ``"repair"`` or
+    ``"budget-descent"``; ``run["breakdown"]`` its loss and average cost),
+    ``best()`` the lowest-loss one that fits (ties: the cheaper), ``n_lams`` the
+    lams tried.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.ensemble import RandomForestClassifier
-    >>> from prune_opt.objectives import fit_budget_ensemble
+    >>> import prune_opt as po
+    >>> from prune_opt.objectives import EnsembleState, get_objective
     >>> X, y = load_iris(return_X_y=True)
-    >>> rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
-    >>> pf = fit_budget_ensemble(rf, X, y, objective="brier", budget=1.0)
-    >>> bool(pf.average_cost(X) <= 1.0)
+    >>> f = po.Forest.from_sklearn(RandomForestClassifier(5, random_state=0).fit(X, y))
+    >>> state = EnsembleState(f, X, y, np.ones(len(y)), po.FeatureCosts.uniform(4),
+    ...                       get_objective("brier"), lam=0.0)
+    >>> search = search_budget(state, 1.0, [("full", f.full_split_mask())])
+    >>> lam, run = search.best()
+    >>> po.budget.fits_budget(run["breakdown"]["average_cost"], 1.0)  # the one tolerance
     True
     """
-    t0 = time.perf_counter()
-    obj = get_objective(objective)
-    budget = check_nonneg_scalar(budget, "budget")
-    time_limit = check_time_limit(time_limit)
-    max_iter = check_max_iter(max_iter)
-    check_max_iter(max_lams, "max_lams")
-    setup = Setup(forest, X, y, costs=costs, depth_cost=check_nonneg_scalar(
-        depth_cost, "depth_cost"), sample_weight=sample_weight, solver=solver, objective=obj)
-    obj = setup.objective
-    state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
-                          lam=0.0, depth_cost=setup.depth_cost, routed=routed)
-    search = search_budget(state, budget, setup.starts("best", 0.0),
-                           _check_candidates(setup.forest, candidates), max_iter=max_iter,
-                           max_lams=max_lams, verbose=verbose,
-                           deadline=None if time_limit is None else t0 + time_limit)
-    lam, run = search.best()
-    points = [{"lam": lm, "start": r["start"], "loss": r["breakdown"]["loss"],
-               "average_cost": r["breakdown"]["average_cost"]} for lm, r in search.points]
-    info = {"budget": budget, "n_lams": search.n_lams, "points": points,
-            "seconds": time.perf_counter() - t0, "status": "within_budget"}
-    return setup.result(run, obj, lam, info, state)
-
-
-def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams=24,
-                  deadline=None, verbose=False):
-    """The search of :func:`fit_budget_ensemble` on a ready state (lam 0, the rows
-    already routed): every end point, in the returned search's ``points``
-    (``best()`` is the lowest-loss one that fits; ``n_lams`` the lams tried).
-
-    ``starts``: ``[(name, mask)]`` block descent starts at lam 0 (the first
-    lam of the continuation follows the best of them); ``candidates``: closed
-    ``[(name, mask)]`` joining the end points first, budget descent running
-    from the lowest-loss one that fits."""
     search = _Search(state, budget, max_iter, deadline, verbose)
     at0 = state.with_lam(0.0)
     root = _mask_run(at0, np.zeros(state.forest.n_nodes, dtype=bool), "root")
