@@ -31,6 +31,7 @@ import numpy as np
 
 from .._compile import compile_problem
 from .._forest import as_forest
+from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import fits_budget
@@ -69,10 +70,11 @@ def _check_problem(problem, scorer):
                          "budget and the objective are both measured on X)")
 
 
-def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objective,
-                         time_limit, verbose, solver_options, routed=None, paper=None,
-                         extra=None, select=None):
-    """The lowest-loss fitting candidate (see the module docstring); a PrunedForest.
+def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objective,
+                         time_limit, verbose, solver_options, cost_sample=None, client=None,
+                         routed=None, paper=None, extra=None, select=None):
+    """``fit_budget`` with an ensemble objective: the lowest-loss fitting candidate (see
+    the module docstring); a PrunedForest.
 
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
@@ -82,7 +84,17 @@ def fit_budget_objective(forest, X, y, *, costs, budget, train, problem, objecti
     whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
     everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
     result is judged by its accuracy."""
-    obj = get_objective(objective)
+    if cost_sample is not None or client is not None:
+        raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
+                         "objective scores every row of X in process); compile the problem "
+                         "with cost_sample and pass it first instead")
+    obj = get_objective(objective)  # a clear error listing the objectives for a wrong name
+    if X is None or y is None:
+        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
+                         "the pruning data X and y (with a problem, the data it was "
+                         "compiled on)")
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    forest = None if problem is not None else problem_or_forest
     f = problem.forest if problem is not None else as_forest(forest)
     check_objective_task(obj, f)
     t0 = time.perf_counter()

@@ -13,7 +13,6 @@ from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
-from ..objectives import get_objective
 from ..solvers._baseline_masks import MASK_FAMILIES
 from ._curve import LagrangianHull, check_hull_solver
 from ._ensemble_budget import fit_budget_objective
@@ -254,11 +253,11 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
                              solver_options=solver_options, random_state=random_state)
     target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
-        return _fit_objective(forest if problem is None else problem, X, y, costs=costs,
-                              budget=budget, train=train, objective=objective,
-                              time_limit=target, verbose=verbose,
-                              solver_options=solver_options, cost_sample=cost_sample,
-                              client=client)
+        return fit_budget_objective(forest if problem is None else problem, X, y,
+                                    costs=costs, budget=budget, train=train,
+                                    objective=objective, time_limit=target, verbose=verbose,
+                                    solver_options=solver_options, cost_sample=cost_sample,
+                                    client=client)
     if problem is None and (X is None or y is None):
         raise ValueError("X and y are needed to prune a forest (pass the validation rows "
                          "and labels), or pass a compiled PruningProblem first")
@@ -355,27 +354,6 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
                         breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
 
 
-def _fit_objective(problem_or_forest, X, y, *, costs, budget, train, objective, time_limit,
-                   verbose, solver_options, cost_sample, client, routed=None, paper=None,
-                   extra=None, select=None):
-    """``fit_budget`` with an ensemble objective: checks, then the candidate search."""
-    if cost_sample is not None or client is not None:
-        raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
-                         "objective scores every row of X in process); compile the problem "
-                         "with cost_sample and pass it first instead")
-    get_objective(objective)  # a clear error listing the objectives for a wrong name
-    if X is None or y is None:
-        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
-                         "the pruning data X and y (with a problem, the data it was "
-                         "compiled on)")
-    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    return fit_budget_objective(problem_or_forest if problem is None else None, X, y,
-                                costs=costs, budget=budget, train=train, problem=problem,
-                                objective=objective, time_limit=time_limit, verbose=verbose,
-                                solver_options=solver_options, routed=routed, paper=paper,
-                                extra=extra, select=select)
-
-
 def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
     """What ``objective="auto"`` runs: the paper objective where only it applies (the
     hull, a sampled or distributed compile, a problem without its rows), else "auto"."""
@@ -460,8 +438,8 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     t_final = time.perf_counter()
     own_run = dict(costs=None, train=None, budget=budget, objective=own,
                    time_limit=None if left is None else TARGET_SHARE * left,
-                   solver_options=solver_options, verbose=verbose, cost_sample=None,
-                   client=None, routed=routed, extra=starts, select=rank)
+                   solver_options=solver_options, verbose=verbose, routed=routed,
+                   extra=starts, select=rank)
     if chosen == "paper":
         out = fit_budget(problem, X, y, budget=budget, objective=chosen, time_limit=left,
                          solver_options=solver_options, verbose=verbose)
@@ -470,9 +448,9 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
             # paper result among its candidates) finds a fitting pruning that scores
             # better whenever one is among them
             chosen = own
-            out = _fit_objective(problem, X, y, paper=out, **own_run)
+            out = fit_budget_objective(problem, X, y, paper=out, **own_run)
     else:  # the forest's own loss, on the paths routed above
-        out = _fit_objective(problem, X, y, **own_run)
+        out = fit_budget_objective(problem, X, y, **own_run)
     final_seconds = time.perf_counter() - t_final
     mask = _full_mask(forest, out)
     loss = (0.0 if rank is None else VoteScorer(forest, X, y, out.costs, rank,
@@ -513,11 +491,11 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
         paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
                            time_limit=share, solver_options=quick)
         # the own-loss run takes the paper search just run as its paper candidate
-        mine = _fit_objective(half, _rows(X, fit), yv[fit], costs=None, budget=budget,
-                              train=None, objective=own, verbose=False,
-                              time_limit=None if share is None else TARGET_SHARE * share,
-                              solver_options=quick, cost_sample=None, client=None,
-                              paper=paper, routed=routed.subset(fit))
+        mine = fit_budget_objective(half, _rows(X, fit), yv[fit], costs=None,
+                                    budget=budget, train=None, objective=own, verbose=False,
+                                    time_limit=None if share is None else TARGET_SHARE * share,
+                                    solver_options=quick, paper=paper,
+                                    routed=routed.subset(fit))
     holdout, starts = {}, []
     for obj, pf in (("paper", paper), (own, mine)):
         mask = _full_mask(forest, pf)

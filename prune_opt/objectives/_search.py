@@ -262,20 +262,21 @@ class _Search:
     def out_of_time(self):
         return self.deadline is not None and time.perf_counter() > self.deadline
 
-    def _distinct(self, key, digits, n_points, keep):
-        """Indices of the first ``n_points`` points by ``key`` (one per value of
-        ``key`` rounded to ``digits``) among those ``keep`` accepts."""
+    def _distinct(self, field, digits, n_points, fitting):
+        """Indices of the first ``n_points`` end points by ``breakdown[field]``, one per
+        value rounded to ``digits``, among those that fit (``fitting``) or not; the
+        root-only start is never one."""
         chosen = {}
-        for value, i in sorted([(key(r), i) for i, (_, r) in enumerate(self.points)
-                                if keep(r)]):
+        for value, i in sorted([(r["breakdown"][field], i)
+                                for i, (_, r) in enumerate(self.points)
+                                if self.fits(r) == fitting and r["start"] != "root"]):
             if len(chosen) < n_points:
                 chosen.setdefault(round(value, digits), i)
         return list(chosen.values())
 
     def repair(self, n_points=REPAIR_POINTS):
         """Make the cheapest over-budget end points fit by greedy unit removal."""
-        for i in self._distinct(lambda r: r["breakdown"]["average_cost"], 9, n_points,
-                                lambda r: not self.fits(r)):
+        for i in self._distinct("average_cost", 9, n_points, fitting=False):
             lam, run = self.points[i]
             st = self.state.with_lam(lam)
             mask = greedy_repair(st, run["mask"], self.budget, deadline=self.deadline)
@@ -283,8 +284,7 @@ class _Search:
 
     def polish(self, n_points=POLISH_POINTS):
         """Budget descent from the lowest-loss feasible end points (distinct losses)."""
-        for i in self._distinct(lambda r: r["breakdown"]["loss"], 6, n_points,
-                                lambda r: self.fits(r) and r["start"] != "root"):
+        for i in self._distinct("loss", 6, n_points, fitting=True):
             if self.out_of_time():
                 break
             mask, losses = budget_descent(self.state, self.points[i][1]["mask"], self.budget,
