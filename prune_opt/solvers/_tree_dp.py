@@ -89,13 +89,17 @@ class TreeLayout:
         internal = np.flatnonzero(self.left >= 0)
         order = internal[np.argsort(depth[internal], kind="stable")]
         bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
-        self.levels = [order[bounds[d]:bounds[d + 1]] for d in range(bounds.size - 1)][::-1]
-        self.levels = [lv for lv in self.levels if lv.size]
-        # per level (deepest first): the nodes with their children's ids, and (for
-        # close, shallowest first) the nodes that have a parent with the parents' ids
-        self.level_children = [(lv, self.left[lv], self.right[lv]) for lv in self.levels]
-        self.level_parents = [(lv[self.parent[lv] >= 0], self.parent[lv][self.parent[lv] >= 0])
-                              for lv in self.levels[::-1]]
+        # per level with internal nodes, deepest first: the nodes with their children's
+        # ids; and (for close, shallowest first) the nodes that have a parent with the
+        # parents' ids
+        self.levels, self.level_children, self.level_parents = [], [], []
+        for d in range(bounds.size - 2, -1, -1):
+            lv = order[bounds[d]:bounds[d + 1]]
+            if lv.size:
+                self.levels.append(lv)
+                self.level_children.append((lv, self.left[lv], self.right[lv]))
+                up = self.parent[lv] >= 0
+                self.level_parents.insert(0, (lv[up], self.parent[lv][up]))
 
     @property
     def n_nodes(self):
