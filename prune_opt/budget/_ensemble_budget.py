@@ -157,10 +157,12 @@ def _paper_descent(problem, pool, budget, deadline):
     search's local-search move, the shared tree descent) from the fitting baseline
     with the lowest error term.  ``(mask, info)``."""
     p0 = problem.with_lam(0.0)
-    starts = [(p0.evaluate(m).error_term, name, m) for name, (_, _, m) in pool.items()]
-    root = np.zeros(p0.n_nodes, dtype=bool)
-    err, name, start = min(starts, default=(p0.evaluate(root).error_term, "root-only", root),
-                           key=lambda e: e[0])
+    best = None
+    for name, (_, _, m) in pool.items():  # the error term alone: no record is read
+        err = p0.error_term(m)
+        if best is None or err < best[0]:
+            best = (err, name, m)
+    _, name, start = best or (None, "root-only", np.zeros(p0.n_nodes, dtype=bool))
     run = descend(ProblemState(p0, start), start, budget, deadline=deadline)
     return run["mask"], {"status": "converged" if run["converged"] else "stopped",
                          "found_by": f"descent({name})", "gap": None, "bound": None}
