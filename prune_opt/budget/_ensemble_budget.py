@@ -78,59 +78,36 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
 
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
-    run (it is then the paper candidate, instead of budget descent on the error term); ``extra``: more named split masks of the
-    same forest (e.g. earlier results on part of the rows) that join the
+    run (it is then the paper candidate, instead of budget descent on the error
+    term); ``extra``: more named split masks of the same forest (e.g. earlier results on part of the rows) that join the
     candidates and the ensemble search's starts; ``select``: an objective
     whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
     everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
     result is judged by its accuracy."""
     if cost_sample is not None or client is not None:
         raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
-                         "objective scores every row of X in process); compile the problem "
-                         "with cost_sample and pass it first instead")
+                         "objective scores every row of X in process); compile the "
+                         "problem with cost_sample and pass it first instead")
     obj = get_objective(objective)  # a clear error listing the objectives for a wrong name
     if X is None or y is None:
-        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass "
-                         "the pruning data X and y (with a problem, the data it was "
-                         "compiled on)")
+        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass the "
+                         "pruning data X and y (with a problem, the data it was compiled on)")
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    forest = None if problem is not None else problem_or_forest
-    f = problem.forest if problem is not None else as_forest(forest)
+    f = problem.forest if problem is not None else as_forest(problem_or_forest)
     check_objective_task(obj, f)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     if routed is None or routed.forest is not f:
         routed = RoutedData(f, f.check_X(X))  # X is routed once, for the compile too
     if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
+        problem = compile_problem(problem_or_forest, X, y, costs=costs, lam=0.0, train=train,
                                   routed=routed)
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
-    rank = None
-    if select is not None and get_objective(select).name != obj.name:
-        rank = VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
-    pool = {}
-    # the baselines first: the paper search then reuses the cached GreedyPrune sequence
-    names = (solver_options or {}).get("baselines")
-    for name, masks in mask_families(problem, names=names).items():
-        ranked = []
-
-        def score(mask, ranked=ranked):
-            if rank is None:
-                return scorer.score(mask)
-            loss, cost, other = scorer.score(mask, also=rank)
-            if fits_budget(cost, budget):
-                ranked.append(((other, loss, cost), mask))
-            return loss, cost
-
-        best = best_in_nested(masks, budget, score)
-        if best is not None:
-            pool[f"baseline:{name}"] = best
-        if ranked:  # the family's best member by the ranking loss too
-            (_, loss, cost), mask = min(ranked, key=lambda e: e[0])
-            if mask is not best[2]:
-                pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
-
+    rank = (VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
+            if select is not None and get_objective(select).name != obj.name else None)
+    pool = _baseline_pool(problem, scorer, rank, budget,
+                          (solver_options or {}).get("baselines"))
     if paper is None:
         paper_mask, paper_info = _paper_descent(
             problem, pool, budget, None if deadline is None else time.perf_counter()
@@ -150,6 +127,30 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
     ens = {"start": run["start"], "n_lams": search.n_lams, "status": "within_budget"}
     return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
+
+
+def _baseline_pool(problem, scorer, rank, budget, names):
+    """The best fitting member of every registered baseline family (``names``: those
+    only) in the scorer's loss, and with ``rank`` (a VoteScorer), the best in its loss
+    too: ``{name: (loss, cost, mask)}``."""
+    pool = {}
+    for name, masks in mask_families(problem, names=names).items():
+        ranked = []
+
+        def score(mask, ranked=ranked):
+            loss, cost, other = scorer.score(mask, also=rank)
+            if fits_budget(cost, budget):
+                ranked.append(((other, loss, cost), mask))
+            return loss, cost
+
+        best = best_in_nested(masks, budget, scorer.score if rank is None else score)
+        if best is not None:
+            pool[f"baseline:{name}"] = best
+        if ranked:  # the family's best member by the ranking loss too
+            (_, loss, cost), mask = min(ranked, key=lambda e: e[0])
+            if mask is not best[2]:
+                pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
+    return pool
 
 
 def _paper_descent(problem, pool, budget, deadline):
