@@ -48,3 +48,26 @@ def test_fit_budget_with_an_ensemble_objective_touches_no_other_backend():
     assert not {("prune_opt/solvers/_registry.py", n) for n in ("_load", "auto_solver")} & seen
     # the lam = 0 start is the trees' own optimum: no min-cut solver run for it
     assert ("prune_opt/solvers/mincut.py", "_solve") not in seen
+
+
+def test_fit_budget_with_an_ensemble_objective_routes_x_once():
+    """One fit_budget(objective="brier") call routes X through the trees once: the
+    compile, the baselines' scorer and the ensemble search share one RoutedData (its
+    decision paths, one per tree), and nothing routes the rows again."""
+    X, y = make_classification(200, 6, n_informative=3, random_state=1)
+    rf = RandomForestClassifier(5, max_depth=4, random_state=0).fit(X, y)
+    routings = ("decision_paths", "leaf_matrix", "apply", "apply_tree")
+    calls = []
+
+    def prof(frame, event, arg):
+        if event == "call" and ROOT in frame.f_code.co_filename \
+                and frame.f_code.co_name in routings:
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(prof)
+    try:
+        fit_budget(rf, X, y, costs=np.arange(1.0, 7.0), budget=2.0, objective="brier",
+                   time_limit=5)
+    finally:
+        sys.setprofile(None)
+    assert calls == ["decision_paths"] * rf.n_estimators
