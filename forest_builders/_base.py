@@ -195,8 +195,14 @@ class ForestPredictions:
 
     Shared by every grower whose fitted trees live in a :class:`prune_opt.Forest`
     (``forest_``), with the checked costs in ``costs_``.  Rows are cast to
-    float32 first, as the trees were grown on (and scikit-learn compares).
+    float32 first, as the trees were grown on (and scikit-learn compares); NaN is
+    allowed (the trees route it).
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
     def predict_proba(self, X):
         """Average of the trees' leaf class distributions.
@@ -309,11 +315,6 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
         "bootstrap": ["boolean"],
         "n_jobs": [Integral, None],
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
 
     # ------------------------------------------------------------ validation
     def _fit_validate(self, X, y, X_val, y_val):

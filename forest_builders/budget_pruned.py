@@ -301,7 +301,6 @@ class _BudgetPrunedForest(BaseEstimator):
                 bar.grow_total(1)
                 bar.phase("regrowing the winner on the grow and select rows")
                 self.pruned_ = self._regrow(data, fc, recipes, deadline)
-                self._record()
                 bar.phase("regrowing the winner on the grow and select rows", advance=1)
         finally:
             bar.close()
@@ -390,9 +389,7 @@ class _BudgetPrunedForest(BaseEstimator):
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
         self.candidates_ = pd.DataFrame([row], columns=_CANDIDATE_COLUMNS)
-        self._record()
         self.fit_seconds_ = time.perf_counter() - t_start
-        return self
 
     def _random_forest(self, X, y, names, seed, **kw):
         """A scikit-learn random forest (``kw``: extra hyperparameters) fitted on ``X, y``,

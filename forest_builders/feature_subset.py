@@ -382,11 +382,6 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Choose the columns, then grow the forest on them.

@@ -174,8 +174,6 @@ def read_cost_file(path, feature_names):
         spec = json.loads(text)
     except json.JSONDecodeError:
         spec = _cost_lines(path, text)
-    if isinstance(spec, list):
-        return FeatureCosts(spec, feature_names=feature_names)
     if isinstance(spec, dict) and "costs" in spec:
         return _costs_by_name(path, spec, feature_names)
     return FeatureCosts(spec, feature_names=feature_names)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..solvers import list_solvers
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -156,7 +157,7 @@ def _parse_baselines(text):
 
 def add_vs_best(rows):
     """Each row's relative distance to the best exact backend's objective at its lambda."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     for lam in {r["lam"] for r in rows}:
         at = [r for r in rows if r["lam"] == lam]
         exact = [r["objective"] for r in at if kinds[r["solver"]]["exact"]]
@@ -361,15 +362,9 @@ def _unpruned_figures(args, exp):
     return base
 
 
-def _solver_kinds():
-    from ..solvers import list_solvers
-
-    return list_solvers()
-
-
 def _jobs(lams, lp_lams, solvers):
     """(lam, solver) pairs: matrix-based backends only at ``lp_lams``."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     return [(lam, s) for lam in sorted(set(lams) | set(lp_lams)) for s in solvers
             if kinds[s]["kind"] not in ("lp", "ip") or lam in lp_lams]
 
@@ -399,7 +394,7 @@ def _solve_grid(exp, jobs, *, progress=True):
 
 def _agreement_lines(rows):
     """Per lambda: how closely the exact backends agree, how far the others are."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     lines = []
     for lam in sorted({r["lam"] for r in rows}):
         at = [r for r in rows if r["lam"] == lam]

@@ -98,8 +98,7 @@ class BudgetProgram:
         live = (n_rec > 0) & (raw > 0)
         single = live & (n_rec == 1)
         multi = np.flatnonzero(live & (n_rec > 1))
-        ipair, rhs, self.row_exact = budget_scale(raw, budget * p.total_weight)
-        self.rhs = rhs
+        ipair, self.rhs, self.row_exact = budget_scale(raw, budget * p.total_weight)
         sel = single[use_pair]
         n_int = self.internal.size
         self.node_row = np.bincount(vid[use_node[sel]], weights=ipair[use_pair[sel]],
@@ -162,14 +161,12 @@ class BudgetProgram:
         solver.parameters.cp_model_presolve = False
         st = solver.solve(m)
         name = solver.status_name(st)
-        mask = None
+        mask = bound = None  # CP-SAT reports no meaningful bound before its first solution
         if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            vals = np.array([solver.boolean_value(v) for v in x], dtype=bool)
             mask = np.zeros(self.problem.n_nodes, dtype=bool)
-            mask[self.internal] = vals
-        bound = None  # CP-SAT reports no meaningful bound before its first solution
-        if self.row_exact and st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            bound = self.constant + solver.best_objective_bound / self.K - self.slack
+            mask[self.internal] = [solver.boolean_value(v) for v in x]
+            if self.row_exact:
+                bound = self.constant + solver.best_objective_bound / self.K - self.slack
         return {"mask": mask, "bound": bound, "status": name,
                 "seconds": solver.wall_time, "scale": self.K, "slack": self.slack,
                 "row_exact": self.row_exact}
