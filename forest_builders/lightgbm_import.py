@@ -179,7 +179,7 @@ def lightgbm_trees(model):
 
 
 def _route(tree, X):
-    """Visited nodes of one tree: the (rows, nodes) pairs of every example's path.
+    """Visited nodes of one tree: (rows, nodes) pairs and the final node per example.
 
     Implements LightGBM's ``NumericalDecision`` vectorised over examples, one
     numpy step per level.
@@ -201,7 +201,7 @@ def _route(tree, X):
         rows.append(active)
         nodes.append(node[active])
         active = active[left[node[active]] >= 0]
-    return np.concatenate(rows), np.concatenate(nodes)
+    return np.concatenate(rows), np.concatenate(nodes), node
 
 
 def _check_matrix(X, n_features, name="X"):
@@ -256,7 +256,7 @@ def lightgbm_feature_usage(model, X):
     X = _check_matrix(X, n_features)
     used = sp.csr_matrix((X.shape[0], n_features), dtype=bool)
     for tree in lightgbm_trees(dump):  # loop over trees only
-        rows, nodes = _route(tree, X)
+        rows, nodes, _ = _route(tree, X)
         keep = tree["feature"][nodes] >= 0
         used = used + sp.csr_matrix(
             (np.ones(int(keep.sum()), dtype=bool), (rows[keep], tree["feature"][nodes[keep]])),
@@ -364,7 +364,7 @@ def forest_from_lightgbm(model, X_train, y_train, *, classes=None, feature_names
     out, leaf_maps = [], []
     for tree in trees:  # loop over trees only
         n = tree["left"].size
-        rows, nodes = _route(tree, X)
+        rows, nodes, _ = _route(tree, X)
         value = np.bincount(nodes * C + codes[rows], minlength=n * C).reshape(n, C).astype(float)
         parent = np.full(n, -1, dtype=np.int64)
         internal = tree["left"] >= 0
