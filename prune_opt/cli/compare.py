@@ -16,6 +16,7 @@ import os
 import signal
 import time
 import traceback
+import tracemalloc
 
 import numpy as np
 
@@ -139,8 +140,6 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
     rss0 = proc_status_kb("VmRSS")
     reset = method == "fork" and reset_peak_rss()
     if not reset:
-        import tracemalloc
-
         tracemalloc.start()
     t0 = time.perf_counter()
     pruned = solve(problem, solver=solver, time_limit=time_limit,
@@ -151,8 +150,6 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
         total_mb = proc_status_kb("VmHWM") / 1024.0
         how = "rss-hwm"
     else:
-        import tracemalloc
-
         peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         total_mb = None

@@ -125,13 +125,15 @@ def run(args):
     print(format_table(rows, TABLE_COLUMNS))
     for line in _agreement_lines(rows):
         print(line)
-    curves = _frontier(exp, baselines, args.hull_resolution, progress=progress)
+    full = unpruned["validation_cost"]  # the budgets and the hull resolution are shares of it
+    curves = _frontier(exp, baselines, args.hull_resolution * full, progress=progress)
     cegb = None if args.no_cegb or not cegb_available() else _cegb_models(exp, progress)
     if cegb:
         curves["cegb (LightGBM)"] = [{"param": m["tradeoff"], "average_cost": m["val_cost"],
                                       "accuracy_eval": m["test_accuracy"],
                                       "cost_eval": m["test_cost"]} for m in cegb]
-    budget_rows = _budget_table(exp, shares, limits, cegb, progress=progress)
+    budget_rows = _budget_table(exp, [s * full for s in shares], shares, limits, cegb,
+                                progress=progress)
     if budget_rows:
         print("\naccuracy at a budget, on the test split")
         print(BUDGET_LEGEND)
@@ -170,15 +172,15 @@ def add_vs_best(rows):
 
 
 def _frontier(exp, baselines, resolution, *, progress=True):
-    """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
-    from .. import acquisition_cost, compile_problem
+    """The exact hull (test accuracy and cost of every vertex, traced to gaps of
+    ``resolution`` in average cost) and the baseline curves."""
+    from .. import compile_problem
     from .curve import baseline_rows
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
-    full = float(acquisition_cost(rf, Xv, costs).mean())
     curves = {"BudgetPrune exact hull": hull_rows(problem, Xv, exp["X_test"], exp["y_test"],
-                                                  cost_resolution=resolution * full,
+                                                  cost_resolution=resolution,
                                                   progress=progress)}
     for m in baselines:
         curves[m] = baseline_rows(exp, problem, m, BASELINE_POINTS, progress=progress)
@@ -297,14 +299,11 @@ def _cegb_row(cegb, budget):
             "seconds": sum(c["seconds"] for c in cegb)}
 
 
-def _budget_table(exp, shares, limits, cegb=None, *, progress=True):
-    """Every method of :data:`BUDGET_METHODS` (and CEGB when given) at each budget share."""
-    from .. import acquisition_cost
-
-    full = float(acquisition_cost(exp["forest"], exp["X_val"], exp["costs"]).mean())
+def _budget_table(exp, budgets, shares, limits, cegb=None, *, progress=True):
+    """Every method of :data:`BUDGET_METHODS` (and CEGB when given) at each budget (the
+    given ``shares`` of the unpruned forest's validation cost)."""
     rows = []
-    for share in shares:
-        budget = share * full
+    for budget, share in zip(budgets, shares):
         for label, fit in BUDGET_METHODS.items():
             rows.append({"budget_share": share, "budget": budget, "method": label,
                          **fit(exp, budget, limits, progress)})

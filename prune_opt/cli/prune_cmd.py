@@ -124,7 +124,6 @@ def _check_goal(args):
 
 def _prune(args, exp):
     from .. import prune
-    from ..budget import fit_budget
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     train = (exp["X_train"], exp["y_train"])
@@ -133,7 +132,7 @@ def _prune(args, exp):
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                      time_limit=args.time_limit)
-    return _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train)
+    return _fit_to_budget(args, rf, Xv, yv, costs, train)
 
 
 def _prune_ensemble_objective(args, rf, Xv, yv, costs):
@@ -151,9 +150,11 @@ def _prune_ensemble_objective(args, rf, Xv, yv, costs):
                           time_limit=_time_limit(args))
 
 
-def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
+def _fit_to_budget(args, rf, Xv, yv, costs, train):
     """``fit_budget`` as the options ask: the hard-budget search by default, the
     Lagrangian hull vertex with ``--budget-method hull`` or a non-budget ``--solver``."""
+    from ..budget import fit_budget
+
     method = args.budget_method
     if method == "search" and args.solver.lower() not in ("auto", "budget"):
         print(f"note: --solver {args.solver} cannot meet a hard budget; returning the "
@@ -162,13 +163,12 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
         method = "hull"
     if method == "hull" and args.objective == "auto":
         args.objective = "paper"  # the hull's vertices are the paper objective's
-    objective = args.objective
     with warnings.catch_warnings():  # notes are printed from solve_info
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
                           solver="auto" if method == "search" else args.solver,
-                          method=method, objective=objective, time_limit=_time_limit(args))
+                          method=method, objective=args.objective, time_limit=_time_limit(args))
 
 
 def _time_limit(args):
