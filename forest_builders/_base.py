@@ -134,6 +134,26 @@ def bootstrap_weights(rng, n, bootstrap):
     return np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
 
 
+def preorder(root, children):
+    """The nodes of a nested tree in preorder (parents first), with the ``left`` and
+    ``right`` child row of each (-1 at a leaf); ``children(node)`` is the pair
+    ``(left, right)``, or None at a leaf."""
+    nodes, left, right = [], [], []
+    stack = [(root, -1, False)]
+    while stack:  # one tree
+        node, parent, is_left = stack.pop()
+        h = len(nodes)
+        if parent >= 0:
+            (left if is_left else right)[parent] = h
+        nodes.append(node)
+        left.append(-1)
+        right.append(-1)
+        pair = children(node)
+        if pair is not None:
+            stack += [(pair[1], h, False), (pair[0], h, True)]
+    return nodes, np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+
+
 class _TreeArrays:
     """Growable node arrays of one tree (ids in creation order)."""
 

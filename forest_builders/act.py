@@ -71,8 +71,7 @@ class _ACTBase(CostAwareClassifier):
         self.classes_, codes = np.unique(y, return_inverse=True)
         self._names = self._fit_costs(X.shape[1])
         self.misclassification_cost_ = self._cost_matrix(self.costs_)
-        X32 = X.astype(np.float32)
-        return X32, codes
+        return X.astype(np.float32), codes
 
     def _cost_matrix(self, fc):
         C = self.classes_.size
@@ -135,8 +134,7 @@ class _ACTBase(CostAwareClassifier):
         pred = self.predict(X)
         y = column_or_1d(y, warn=True)
         check_consistent_length(pred, y)
-        truth = np.searchsorted(self.classes_, y)
-        truth = np.clip(truth, 0, self.classes_.size - 1)
+        truth = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
         if not np.all(self.classes_[truth] == y):
             raise ValueError("y contains labels unknown to the estimator")
         guess = np.searchsorted(self.classes_, pred)
