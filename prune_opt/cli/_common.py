@@ -48,7 +48,11 @@ def add_data_options(p, *, task=True, dataset_default="digits"):
                         "(matched by feature name) or 'name:cost' lines (default: the "
                         "dataset's real costs, else uniform)")
     if task:
-        add_task_argument(p)
+        p.add_argument("--task", choices=TASKS, default="auto",
+                       help="classification (random forest classifier) or regression (random "
+                            "forest regressor, squared-error node loss, R^2/MSE reported); auto "
+                            "(default): the dataset's own task, else regression for a float "
+                            f"target with more than {MAX_CLASSES_AUTO} distinct values")
 
 
 def add_forest_options(p, *, trees=40):
@@ -114,14 +118,6 @@ def check_solver_name(name):
 TASKS = ("auto", "classification", "regression")
 #: --task auto: a float target with more distinct values than this is a regression target
 MAX_CLASSES_AUTO = 20
-
-
-def add_task_argument(p):
-    p.add_argument("--task", choices=TASKS, default="auto",
-                   help="classification (random forest classifier) or regression (random "
-                        "forest regressor, squared-error node loss, R^2/MSE reported); auto "
-                        "(default): the dataset's own task, else regression for a float "
-                        f"target with more than {MAX_CLASSES_AUTO} distinct values")
 
 
 def detect_task(requested, ds):

@@ -20,6 +20,7 @@ budget there).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +128,8 @@ def run(args):
         print(line)
     full = unpruned["validation_cost"]  # the budgets and the hull resolution are shares of it
     curves = _frontier(exp, baselines, args.hull_resolution * full, progress=progress)
-    cegb = None if args.no_cegb or not cegb_available() else _cegb_models(exp, progress)
+    lightgbm = importlib.util.find_spec("lightgbm") is not None  # for CEGB
+    cegb = None if args.no_cegb or not lightgbm else _cegb_models(exp, progress)
     if cegb:
         curves["cegb (LightGBM)"] = [{"param": m["tradeoff"], "average_cost": m["val_cost"],
                                       "accuracy_eval": m["test_accuracy"],
@@ -185,13 +187,6 @@ def _frontier(exp, baselines, resolution, *, progress=True):
     for m in baselines:
         curves[m] = baseline_rows(exp, problem, m, BASELINE_POINTS, progress=progress)
     return curves
-
-
-def cegb_available():
-    """Whether LightGBM (for CEGB) can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("lightgbm") is not None
 
 
 def _cegb_models(exp, progress):

@@ -216,9 +216,7 @@ class Solver:
                 f"{avail / 2**30:.1f} GiB is available; use solver='mincut', which solves the "
                 "same program exactly without building the matrix"
             )
-        if self.max_nnz is None:
-            return
-        if nnz > self.max_nnz:
+        if self.max_nnz is not None and nnz > self.max_nnz:
             raise ValueError(
                 f"solver={self.name!r}: the LP has {nnz:,} nonzeros, above this backend's "
                 f"limit of {self.max_nnz:,}; use solver='mincut' (exact, scales to millions "
