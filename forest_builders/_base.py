@@ -138,8 +138,7 @@ def preorder(root, children):
     """The nodes of a nested tree in preorder (parents first), with the ``left`` and
     ``right`` child row of each (-1 at a leaf); ``children(node)`` is the pair
     ``(left, right)``, or None at a leaf."""
-    nodes, left, right = [], [], []
-    stack = [(root, -1, False)]
+    nodes, left, right, stack = [], [], [], [(root, -1, False)]
     while stack:  # one tree
         node, parent, is_left = stack.pop()
         h = len(nodes)

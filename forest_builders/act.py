@@ -300,11 +300,8 @@ class ACTForestClassifier(_ACTBase):
         cfg = self._config(X32, codes, self._n_candidates(F))
         rs = check_random_state(self.random_state)
         seeds = rs.randint(np.iinfo(np.int32).max, size=(self.n_estimators, 2))
-        samples = []
-        for s in seeds:  # one bootstrap per tree
-            idx = np.random.default_rng(s[0]).integers(0, n, n) if self.bootstrap \
-                else np.arange(n)
-            samples.append(np.sort(idx))
+        samples = [np.sort(np.random.default_rng(s[0]).integers(0, n, n)) if self.bootstrap
+                   else np.arange(n) for s in seeds]  # one bootstrap per tree
         self.trees_ = Parallel(n_jobs=self.n_jobs)(
             delayed(grow_tree)(cfg, idx, np.random.default_rng(s[1]))
             for idx, s in zip(samples, seeds))

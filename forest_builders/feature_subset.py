@@ -232,7 +232,6 @@ def _widened_forest(rf, columns, X, classes, names):
                   in_bag=bags)
 
 
-
 def _fill_within(costs, ranking, max_cost):
     """The ranking's features taken in order, each kept when the subset still costs at
     most ``max_cost``: the longest prefix within it, then every later feature that

@@ -356,9 +356,8 @@ def forest_from_lightgbm(model, X_train, y_train, *, classes=None, feature_names
     if feature_names is None:
         feature_names = _feature_names(dump)
     C = classes.size
-    trees = lightgbm_trees(dump)
     out, leaf_maps = [], []
-    for tree in trees:  # loop over trees only
+    for tree in lightgbm_trees(dump):  # loop over trees only
         n = tree["left"].size
         rows, nodes, _ = _route(tree, X)
         value = np.bincount(nodes * C + codes[rows], minlength=n * C).reshape(n, C).astype(float)

@@ -317,9 +317,8 @@ def run(args):
         elif r.get("note"):
             print(r["note"])
     method = next((r["memory_method"] for r in rows if "memory_method" in r), None)
-    note = ("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
-            if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
-    print(note)
+    print("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
+          if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
                                "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,

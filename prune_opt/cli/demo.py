@@ -234,8 +234,8 @@ def _estimator_row(exp, budget, limits, progress):
     kwargs = {} if limits["estimator"] == "default" else {"time_limit": limits["estimator"]}
     est = BudgetPrunedForestClassifier(budget=budget, costs=exp["costs"],
                                        n_estimators=len(exp["forest"].estimators_),
-                                       random_state=exp["seed"], verbose=progress, **kwargs)
-    est.fit(X, y)
+                                       random_state=exp["seed"], verbose=progress,
+                                       **kwargs).fit(X, y)
     win = est.candidates_[est.candidates_["chosen"]].iloc[0]
     return {"picked": str(win["name"]), "test_accuracy": est.score(exp["X_test"], exp["y_test"]),
             "test_cost": est.average_cost(exp["X_test"]),

@@ -175,25 +175,19 @@ def _time_limit(args):
     return "default" if args.time_limit is None else args.time_limit
 
 
-def _loss_name(args, info):
-    """What the pruning minimised: 'paper', an ensemble objective's name, or
-    'auto: <chosen>'."""
-    chosen = info.get("auto", {}).get("chosen")
-    if chosen:
-        return f"auto: {chosen}"
-    return info.get("objective") or args.objective
-
-
 def _summary(args, exp, pruned, seconds):
     from .. import acquisition_cost, as_forest
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
+    chosen = info.get("auto", {}).get("chosen")  # what objective="auto" picked
     summary = {
         "dataset": exp["dataset"].name, "task": exp["task"], "trees": args.trees,
         "lam": info.get("lam", args.lam), "budget": args.budget,
-        # 'objective' is the value reached, 'loss' the name of what was minimised
-        "objective": pruned.objective, "loss": _loss_name(args, info),
+        # 'objective' is the value reached, 'loss' the name of what was minimised ('paper',
+        # an ensemble objective or 'auto: <chosen>')
+        "objective": pruned.objective,
+        "loss": f"auto: {chosen}" if chosen else info.get("objective") or args.objective,
         "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
         # the whole fitted forest (an ensemble objective may keep a sub-forest)

@@ -241,10 +241,9 @@ class Solver:
 
     def solve(self, problem, *, time_limit=None, verbose=False):
         """Solve ``problem`` and return a :class:`SolveResult`."""
-        installed = self.is_installed()
-        reason = "" if installed else (type(self).install_status()[1]
-                                       or f"{type(self).__name__}.is_installed() is False")
-        if not installed:
+        if not self.is_installed():
+            reason = (type(self).install_status()[1]
+                      or f"{type(self).__name__}.is_installed() is False")
             raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint} "
                               f"({reason})")
         self.check_problem(problem)
