@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaincinv, entr
 
+from ._base import preorder
 from ._splits import split_threshold
 
 __all__ = ["ACTConfig", "best_splits", "grow_tree", "pessimistic_rate", "leaf_costs"]
@@ -167,9 +168,10 @@ class _Grower:
         return (depth >= self.cfg.max_depth or idx.size < self.cfg.min_samples_split
                 or (counts > 0).sum() <= 1)
 
-    def _children(self, idx, f, t):
+    def _children(self, idx, paid, f, t):
+        """Rows of the two children of the cut ``x_f <= t`` and the units paid below it."""
         go_left = self.cfg.X32[idx, f] <= t
-        return idx[go_left], idx[~go_left]
+        return idx[go_left], idx[~go_left], paid | self.cfg.feature_units[f]
 
     def _icf(self, gain, cost):
         return (np.exp2(gain) - 1.0) / (cost + 1.0) ** self.cfg.w
@@ -193,8 +195,7 @@ class _Grower:
             j = self.rng.choice(feats.size, p=icf / icf.sum())
         else:
             j = int(np.argmax(icf))
-        li, ri = self._children(idx, feats[j], thr[j])
-        new_paid = paid | cfg.feature_units[feats[j]]
+        li, ri, new_paid = self._children(idx, paid, feats[j], thr[j])
         below = idx.size * cost[j]
         if below >= leaf:
             return leaf
@@ -228,13 +229,11 @@ class _Grower:
         else:
             est = np.empty(feats.size)
             for c in range(feats.size):  # candidate splits of this node
-                li, ri = self._children(idx, feats[c], thr[c])
-                p = paid | cfg.feature_units[feats[c]]
+                li, ri, p = self._children(idx, paid, feats[c], thr[c])
                 est[c] = (idx.size * cost[c] + self._estimate(li, p, depth + 1)
                           + self._estimate(ri, p, depth + 1))
             j = int(np.argmin(est))
-        li, ri = self._children(idx, feats[j], thr[j])
-        p = paid | cfg.feature_units[feats[j]]
+        li, ri, p = self._children(idx, paid, feats[j], thr[j])
         left, lc = self.grow(li, p, depth + 1)
         right, rc = self.grow(ri, p, depth + 1)
         subtree = idx.size * cost[j] + lc + rc
@@ -251,23 +250,10 @@ def grow_tree(cfg, idx, rng):
     -------
     dict of preorder arrays: left, right, feature, threshold, value (class counts)
     """
-    U = cfg.unit_costs.size
-    root, _ = _Grower(cfg, rng).grow(np.asarray(idx, dtype=np.int64), np.zeros(U, dtype=bool),
-                                     0)
-    left, right, feature, threshold, value = [], [], [], [], []
-    stack = [(root, -1, False)]
-    while stack:  # flatten one tree in preorder
-        node, parent, is_left = stack.pop()
-        h = len(left)
-        if parent >= 0:
-            (left if is_left else right)[parent] = h
-        left.append(-1)
-        right.append(-1)
-        feature.append(node.get("feature", -1))
-        threshold.append(node.get("threshold", 0.0))
-        value.append(node["counts"])
-        if "left" in node:
-            stack.append((node["right"], h, False))
-            stack.append((node["left"], h, True))
-    return dict(left=np.asarray(left), right=np.asarray(right), feature=np.asarray(feature),
-                threshold=np.asarray(threshold), value=np.asarray(value))
+    root, _ = _Grower(cfg, rng).grow(np.asarray(idx, dtype=np.int64),
+                                     np.zeros(cfg.unit_costs.size, dtype=bool), 0)
+    nodes, left, right = preorder(root, lambda n: (n["left"], n["right"]) if "left" in n
+                                  else None)
+    return dict(left=left, right=right, feature=np.asarray([n.get("feature", -1) for n in nodes]),
+                threshold=np.asarray([n.get("threshold", 0.0) for n in nodes]),
+                value=np.asarray([n["counts"] for n in nodes]))

@@ -134,6 +134,25 @@ def bootstrap_weights(rng, n, bootstrap):
     return np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
 
 
+def preorder(root, children):
+    """The nodes of a nested tree in preorder (parents first), with the ``left`` and
+    ``right`` child row of each (-1 at a leaf); ``children(node)`` is the pair
+    ``(left, right)``, or None at a leaf."""
+    nodes, left, right, stack = [], [], [], [(root, -1, False)]
+    while stack:  # one tree
+        node, parent, is_left = stack.pop()
+        h = len(nodes)
+        if parent >= 0:
+            (left if is_left else right)[parent] = h
+        nodes.append(node)
+        left.append(-1)
+        right.append(-1)
+        pair = children(node)
+        if pair is not None:
+            stack += [(pair[1], h, False), (pair[0], h, True)]
+    return nodes, np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+
+
 class _TreeArrays:
     """Growable node arrays of one tree (ids in creation order)."""
 
@@ -195,8 +214,14 @@ class ForestPredictions:
 
     Shared by every grower whose fitted trees live in a :class:`prune_opt.Forest`
     (``forest_``), with the checked costs in ``costs_``.  Rows are cast to
-    float32 first, as the trees were grown on (and scikit-learn compares).
+    float32 first, as the trees were grown on (and scikit-learn compares); NaN is
+    allowed (the trees route it).
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
     def predict_proba(self, X):
         """Average of the trees' leaf class distributions.
@@ -309,11 +334,6 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
         "bootstrap": ["boolean"],
         "n_jobs": [Integral, None],
     }
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
 
     # ------------------------------------------------------------ validation
     def _fit_validate(self, X, y, X_val, y_val):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import _partition
+from ._base import _partition, _TreeArrays
 from ._splits import candidates_from_sorted
 
 __all__ = ["LazyTreeSpec", "grow_lazy_tree", "mark_paid"]
@@ -120,22 +120,17 @@ def grow_lazy_tree(spec, X, y, w, n_classes, paid, rng):
     """
     rows = np.flatnonzero(w > 0)
     S = rows[np.argsort(X[rows], axis=0, kind="stable")]
-    nodes = {"left": [], "right": [], "feature": [], "threshold": [], "value": []}
-
-    def new_node(total):
-        for key, val in zip(nodes, (-1, -1, -1, -2.0, total)):
-            nodes[key].append(val)
-        return len(nodes["left"]) - 1
-
+    tree = _TreeArrays(n_classes)
     go = np.zeros(X.shape[0], dtype=bool)
     stack = [(S, 0, np.zeros(spec.unit_costs.size, dtype=bool), None, None)]
     while stack:
         S, depth, path_paid, parent, side = stack.pop()
         idx = S[:, 0]
         total = np.bincount(y[idx], weights=w[idx], minlength=n_classes)
-        node = new_node(total)
+        node = tree.new_node()
+        tree.value[node] = total
         if parent is not None:
-            nodes[side][parent] = node
+            getattr(tree, side)[parent] = node
         if ((spec.max_depth is not None and depth >= spec.max_depth)
                 or total.sum() < spec.min_samples_split or np.count_nonzero(total) <= 1):
             continue
@@ -147,17 +142,11 @@ def grow_lazy_tree(spec, X, y, w, n_classes, paid, rng):
         if children is None:
             continue
         SL, SR = children
-        nodes["feature"][node], nodes["threshold"][node] = f, thr
+        tree.feature[node], tree.threshold[node] = f, thr
         child_paid = path_paid | spec.feature_units[f]
         stack.append((SR, depth + 1, child_paid, node, "right"))
         stack.append((SL, depth + 1, child_paid, node, "left"))
-    n = len(nodes["left"])
-    return dict(left=np.asarray(nodes["left"], dtype=np.int64),
-                right=np.asarray(nodes["right"], dtype=np.int64),
-                feature=np.asarray(nodes["feature"], dtype=np.int64),
-                threshold=np.asarray(nodes["threshold"], dtype=float),
-                value=np.asarray(nodes["value"], dtype=float).reshape(n, n_classes),
-                missing_go_to_left=np.zeros(n, dtype=np.uint8))
+    return tree.arrays()
 
 
 def mark_paid(tree, X, feature_units, paid):

@@ -117,9 +117,6 @@ def candidate_splits(Xn, yn, wn, n_classes, n_thresholds=None, rng=None):
     >>> c.threshold[:, 0].tolist(), c.left[:, 0].tolist()
     ([0.5, 1.5], [[1.0, 0.0], [2.0, 0.0]])
     """
-    n, m = Xn.shape
-    if n < 2 or m == 0:
-        return None
     order = np.argsort(Xn, axis=0, kind="stable")  # NaN last
     xs = np.take_along_axis(Xn, order, axis=0)
     yn = np.asarray(yn)

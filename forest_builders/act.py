@@ -71,8 +71,7 @@ class _ACTBase(CostAwareClassifier):
         self.classes_, codes = np.unique(y, return_inverse=True)
         self._names = self._fit_costs(X.shape[1])
         self.misclassification_cost_ = self._cost_matrix(self.costs_)
-        X32 = X.astype(np.float32)
-        return X32, codes
+        return X.astype(np.float32), codes
 
     def _cost_matrix(self, fc):
         C = self.classes_.size
@@ -135,8 +134,7 @@ class _ACTBase(CostAwareClassifier):
         pred = self.predict(X)
         y = column_or_1d(y, warn=True)
         check_consistent_length(pred, y)
-        truth = np.searchsorted(self.classes_, y)
-        truth = np.clip(truth, 0, self.classes_.size - 1)
+        truth = np.clip(np.searchsorted(self.classes_, y), 0, self.classes_.size - 1)
         if not np.all(self.classes_[truth] == y):
             raise ValueError("y contains labels unknown to the estimator")
         guess = np.searchsorted(self.classes_, pred)
@@ -302,11 +300,8 @@ class ACTForestClassifier(_ACTBase):
         cfg = self._config(X32, codes, self._n_candidates(F))
         rs = check_random_state(self.random_state)
         seeds = rs.randint(np.iinfo(np.int32).max, size=(self.n_estimators, 2))
-        samples = []
-        for s in seeds:  # one bootstrap per tree
-            idx = np.random.default_rng(s[0]).integers(0, n, n) if self.bootstrap \
-                else np.arange(n)
-            samples.append(np.sort(idx))
+        samples = [np.sort(np.random.default_rng(s[0]).integers(0, n, n)) if self.bootstrap
+                   else np.arange(n) for s in seeds]  # one bootstrap per tree
         self.trees_ = Parallel(n_jobs=self.n_jobs)(
             delayed(grow_tree)(cfg, idx, np.random.default_rng(s[1]))
             for idx, s in zip(samples, seeds))

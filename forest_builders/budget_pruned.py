@@ -157,32 +157,6 @@ def _objectives(task):
     return ["paper"] + ([own] if own in offered else [])
 
 
-class _Progress:
-    """A tqdm bar over the fit's steps, naming the phase (a no-op unless verbose)."""
-
-    def __init__(self, verbose, total):
-        self.bar = None
-        if verbose:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc="budget-pruned forest", unit="step", leave=True)
-
-    def phase(self, text, advance=0):
-        if self.bar is not None:
-            self.bar.set_description(text)
-            if advance:
-                self.bar.update(advance)
-
-    def grow_total(self, extra):
-        if self.bar is not None:
-            self.bar.total += extra
-            self.bar.refresh()
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 class _BudgetPrunedForest(BaseEstimator):
     """Shared fit / predict of the budget-pruned forest estimators."""
 
@@ -286,23 +260,28 @@ class _BudgetPrunedForest(BaseEstimator):
         data = _Data(X, y, grow, prune, select, float(self.budget) / scale)
         fc = fc_n  # costs and budget in units of the mean unit cost from here on
         deadline = t_start + float(self.time_limit)
-        bar = _Progress(self.verbose, total=2)
+        from tqdm.auto import tqdm
+
+        # a bar over the fit's steps naming the phase (disabled, a no-op, unless verbose)
+        bar = tqdm(total=2, desc="budget-pruned forest", unit="step", leave=True,
+                   disable=not self.verbose)
         try:
-            bar.phase("growing candidate forests")
+            bar.set_description("growing candidate forests")
             models, recipes = self._grow_candidates(data, fc, names, seed)
-            bar.phase("pruning to the budget", advance=1)
+            bar.set_description("pruning to the budget")
+            bar.update()
             prune_deadline = t_start + float(self.time_limit) * (REGROW_SHARE if self.regrow
                                                                    else 1.0)
             rows = self._prune_and_score(models, data, fc, prune_deadline, bar)
-            bar.phase("selecting on held-out rows", advance=1)
+            bar.set_description("selecting on held-out rows")
+            bar.update()
             self._choose(rows)
             self.selected_ = self.pruned_
             if self.regrow:
-                bar.grow_total(1)
-                bar.phase("regrowing the winner on the grow and select rows")
+                bar.total += 1
+                bar.set_description("regrowing the winner on the grow and select rows")
                 self.pruned_ = self._regrow(data, fc, recipes, deadline)
-                self._record()
-                bar.phase("regrowing the winner on the grow and select rows", advance=1)
+                bar.update()
         finally:
             bar.close()
         if self.final_refit and self.pruned_.n_splits > 0:
@@ -390,9 +369,7 @@ class _BudgetPrunedForest(BaseEstimator):
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
         self.candidates_ = pd.DataFrame([row], columns=_CANDIDATE_COLUMNS)
-        self._record()
         self.fit_seconds_ = time.perf_counter() - t_start
-        return self
 
     def _random_forest(self, X, y, names, seed, **kw):
         """A scikit-learn random forest (``kw``: extra hyperparameters) fitted on ``X, y``,
@@ -487,7 +464,8 @@ class _BudgetPrunedForest(BaseEstimator):
         over = [not fits_budget(pf.average_cost(Xb), budget) for pf in full]
         n_over = sum(over)
         calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
-        bar.grow_total(calls)
+        bar.total += calls
+        bar.refresh()
         rows, problems, screen = [], {}, []
         state = {"calls": calls}
 
@@ -498,7 +476,7 @@ class _BudgetPrunedForest(BaseEstimator):
 
         def prune(i, obj):
             name, forest = models[i]
-            bar.phase(f"pruning {name} ({obj})")
+            bar.set_description(f"pruning {name} ({obj})")
             t0 = time.perf_counter()
             if i not in problems:
                 problems[i] = po.compile_problem(forest, Xb, yb, costs=fc, train=(Xa, ya))
@@ -514,7 +492,7 @@ class _BudgetPrunedForest(BaseEstimator):
                 rows.append(self._failed_row(name, obj, str(exc)))
                 return None
             finally:
-                bar.phase(f"pruning {name} ({obj})", advance=1)
+                bar.update()
             label = f"{name} / fit_budget({obj})"
             add(label, name, obj, False, pruned, time.perf_counter() - t0)
             if self.refit and pruned.n_splits > 0:

@@ -273,8 +273,7 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
             val_costs = self.val_costs_
             self._finish(trees, bags)
             if tune:
-                acc = float(np.mean(self.predict(X_val) == y_val))
-                scores[a] = acc
+                acc = scores[a] = float(np.mean(self.predict(X_val) == y_val))
                 if best is None or acc > best[0]:
                     best = (acc, a, trees, bags, val_costs)
         if tune:

@@ -158,8 +158,7 @@ class CEGBClassifier(CostAwareClassifier):
         X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
         check_classification_targets(y)
         names = self._fit_costs(X.shape[1])
-        penalty = self.costs_.feature_cost()
-        self.feature_penalty_ = penalty
+        penalty = self.feature_penalty_ = self.costs_.feature_cost()
         params = dict(
             boosting_type=self.boosting_type, n_estimators=self.n_estimators,
             learning_rate=self.learning_rate, num_leaves=self.num_leaves,
@@ -175,15 +174,13 @@ class CEGBClassifier(CostAwareClassifier):
         if self.penalty in ("coupled", "both"):
             params["cegb_penalty_feature_coupled"] = penalty.tolist()
         params.update(self.lgbm_params or {})
-        model = lgb.LGBMClassifier(**params)
-        model.fit(X, y)
+        model = lgb.LGBMClassifier(**params).fit(X, y)
         _warn_if_no_split(model.booster_)
         self.model_ = model
         self.booster_ = model.booster_
         self.classes_ = model.classes_
-        self.forest_ = None
-        if self.boosting_type == "rf":
-            self.forest_ = forest_from_lightgbm(model, X, y, feature_names=names, check=False)
+        self.forest_ = (forest_from_lightgbm(model, X, y, feature_names=names, check=False)
+                        if self.boosting_type == "rf" else None)
         return self
 
     # ------------------------------------------------------------- predicting

@@ -161,8 +161,7 @@ class CostSensitiveRandomForestClassifier(ArrayForestClassifier):
         self
         """
         X, y_enc, X_val, y_val = self._fit_validate(X, y, X_val, y_val)
-        seed = self._seed()
         chooser = cost_gain_chooser(get_impurity(self.criterion), self.cost_mode,
                                     float(self.beta))
-        trees, bags = self._grow_forest(X, y_enc, X_val, chooser, seed)
+        trees, bags = self._grow_forest(X, y_enc, X_val, chooser, self._seed())
         return self._finish(trees, bags)

@@ -232,7 +232,6 @@ def _widened_forest(rf, columns, X, classes, names):
                   in_bag=bags)
 
 
-
 def _fill_within(costs, ranking, max_cost):
     """The ranking's features taken in order, each kept when the subset still costs at
     most ``max_cost``: the longest prefix within it, then every later feature that
@@ -381,11 +380,6 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         self.ranking_step = ranking_step
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -38,6 +38,8 @@ import scipy.sparse as sp
 
 from prune_opt import Forest, as_feature_costs
 
+from ._base import preorder
+
 __all__ = [
     "LIGHTGBM_HINT",
     "forest_from_lightgbm",
@@ -137,33 +139,27 @@ def lightgbm_trees(model):
             )
         if info.get("is_linear"):
             raise ValueError("linear trees (linear_tree=True) are not supported; refit without")
-        rows = []  # preorder: (node dict, parent row, is_left)
-        stack = [(info["tree_structure"], -1, False)]
-        while stack:  # walk one tree
-            node, parent, is_left = stack.pop()
-            rows.append((node, parent, is_left))
-            if "split_index" in node:
-                if node.get("decision_type", "<=") != "<=":
-                    raise ValueError(
-                        f"tree {info.get('tree_index')}: decision type "
-                        f"{node.get('decision_type')!r} (categorical split) is not supported; "
-                        "encode categorical columns as numbers"
-                    )
-                idx = len(rows) - 1
-                stack.append((node["right_child"], idx, False))
-                stack.append((node["left_child"], idx, True))
-        n = len(rows)
-        left = np.full(n, -1, dtype=np.int64)
-        right = np.full(n, -1, dtype=np.int64)
+
+        def children(node, info=info):
+            if "split_index" not in node:
+                return None
+            if node.get("decision_type", "<=") != "<=":
+                raise ValueError(
+                    f"tree {info.get('tree_index')}: decision type "
+                    f"{node.get('decision_type')!r} (categorical split) is not supported; "
+                    "encode categorical columns as numbers"
+                )
+            return node["left_child"], node["right_child"]
+
+        nodes, left, right = preorder(info["tree_structure"], children)
+        n = len(nodes)
         feature = np.full(n, -1, dtype=np.int64)
         threshold = np.zeros(n)
         default_left = np.zeros(n, dtype=bool)
         missing = np.zeros(n, dtype=np.int8)
         leaf_index = np.full(n, -1, dtype=np.int64)
         leaf_value = np.zeros(n)
-        for h, (node, parent, is_left) in enumerate(rows):
-            if parent >= 0:
-                (left if is_left else right)[parent] = h
+        for h, node in enumerate(nodes):
             if "split_index" in node:
                 feature[h] = node["split_feature"]
                 threshold[h] = float(node["threshold"])
@@ -360,13 +356,11 @@ def forest_from_lightgbm(model, X_train, y_train, *, classes=None, feature_names
     if feature_names is None:
         feature_names = _feature_names(dump)
     C = classes.size
-    trees = lightgbm_trees(dump)
     out, leaf_maps = [], []
-    for tree in trees:  # loop over trees only
+    for tree in lightgbm_trees(dump):  # loop over trees only
         n = tree["left"].size
         rows, nodes, _ = _route(tree, X)
-        counts = np.bincount(nodes * C + codes[rows], minlength=n * C).reshape(n, C)
-        value = counts.astype(float)
+        value = np.bincount(nodes * C + codes[rows], minlength=n * C).reshape(n, C).astype(float)
         parent = np.full(n, -1, dtype=np.int64)
         internal = tree["left"] >= 0
         parent[tree["left"][internal]] = np.flatnonzero(internal)

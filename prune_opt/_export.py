@@ -60,17 +60,17 @@ def build_program(problem, *, integer=False, names=True):
     n = A.shape[1]
     model = mb.Model()
     model.name = "budgetprune"
-    model.helper.fill_model_from_sparse_data(np.zeros(n), np.ones(n),
-                                             np.asarray(sf["c"], dtype=float), lo, hi, A)
     h = model.helper
+    h.fill_model_from_sparse_data(np.zeros(n), np.ones(n), np.asarray(sf["c"], dtype=float),
+                                  lo, hi, A)
     if integer:
         for j in range(n):  # the helper has no bulk setter for integrality
             h.set_var_integrality(j, True)
     if names:
         sl = problem.variable_slices()
         for prefix, s in (("z", sl["z"]), ("wt", sl["wt"]), ("w", sl["w"])):
-            for k, j in enumerate(range(s.start, s.stop)):
-                h.set_var_name(j, f"{prefix}{k}")
+            for k in range(s.stop - s.start):
+                h.set_var_name(s.start + k, f"{prefix}{k}")
         n_leaves = int(problem.forest.is_leaf.sum())
         row_names = ([f"path{k}" for k in range(n_leaves)]
                      + [f"use{k}" for k in range(n_eq - n_leaves)]
@@ -99,9 +99,7 @@ def program_text(problem, fmt="mps", *, integer=False):
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
     model = build_program(problem, integer=integer)
-    if fmt == "mps":
-        return model.export_to_mps_string()
-    return model.export_to_lp_string()
+    return model.export_to_mps_string() if fmt == "mps" else model.export_to_lp_string()
 
 
 def write_program(problem, path, fmt=None, *, integer=False):

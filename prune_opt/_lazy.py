@@ -242,8 +242,7 @@ class _State:
         self.n = X.shape[0]
         self.known = ~np.isnan(X)
         self.paid = np.zeros((self.n, costs.n_units), dtype=bool)
-        own = np.arange(f.n_features)
-        self.paid[:, own] = self.known  # a feature known up front: its own unit is paid
+        self.paid[:, :f.n_features] = self.known  # a feature known up front: its own unit is paid
         self.fetched = np.zeros_like(self.paid)
         self.unit_costs = costs.unit_costs  # the predictor's costs, not the pruning's
         self.node = np.ascontiguousarray(np.repeat(f.node_offset[:-1][None, :].astype(np.int64),
@@ -302,10 +301,9 @@ def _describe_units(costs):
 def _fetch_order(costs):
     """Group units first, then own units by the size of their feature's unit closure
     (a feature computed from others has a strictly larger closure than each of them)."""
-    n = costs.n_features
     closure_size = np.diff(costs.feature_units.tocsr().indptr)
     own = np.argsort(closure_size, kind="stable")
-    groups = np.arange(n, costs.n_units)
+    groups = np.arange(costs.n_features, costs.n_units)
     return np.concatenate([groups, own]).astype(np.int64)
 
 

@@ -48,7 +48,11 @@ def add_data_options(p, *, task=True, dataset_default="digits"):
                         "(matched by feature name) or 'name:cost' lines (default: the "
                         "dataset's real costs, else uniform)")
     if task:
-        add_task_argument(p)
+        p.add_argument("--task", choices=TASKS, default="auto",
+                       help="classification (random forest classifier) or regression (random "
+                            "forest regressor, squared-error node loss, R^2/MSE reported); auto "
+                            "(default): the dataset's own task, else regression for a float "
+                            f"target with more than {MAX_CLASSES_AUTO} distinct values")
 
 
 def add_forest_options(p, *, trees=40):
@@ -116,14 +120,6 @@ TASKS = ("auto", "classification", "regression")
 MAX_CLASSES_AUTO = 20
 
 
-def add_task_argument(p):
-    p.add_argument("--task", choices=TASKS, default="auto",
-                   help="classification (random forest classifier) or regression (random "
-                        "forest regressor, squared-error node loss, R^2/MSE reported); auto "
-                        "(default): the dataset's own task, else regression for a float "
-                        f"target with more than {MAX_CLASSES_AUTO} distinct values")
-
-
 def detect_task(requested, ds):
     """``(task, reason)`` for ``--task``: the requested one, or detected from the data.
 
@@ -174,8 +170,6 @@ def read_cost_file(path, feature_names):
         spec = json.loads(text)
     except json.JSONDecodeError:
         spec = _cost_lines(path, text)
-    if isinstance(spec, list):
-        return FeatureCosts(spec, feature_names=feature_names)
     if isinstance(spec, dict) and "costs" in spec:
         return _costs_by_name(path, spec, feature_names)
     return FeatureCosts(spec, feature_names=feature_names)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._memory import _status_bytes
+
 __all__ = ["proc_status_kb", "reset_peak_rss"]
 
 
@@ -14,14 +16,8 @@ def proc_status_kb(key):
     >>> proc_status_kb("NoSuchKey") is None
     True
     """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+    value = _status_bytes(key)
+    return None if value is None else value // 1024
 
 
 def reset_peak_rss():

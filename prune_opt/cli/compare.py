@@ -16,6 +16,7 @@ import os
 import signal
 import time
 import traceback
+import tracemalloc
 
 import numpy as np
 
@@ -139,8 +140,6 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
     rss0 = proc_status_kb("VmRSS")
     reset = method == "fork" and reset_peak_rss()
     if not reset:
-        import tracemalloc
-
         tracemalloc.start()
     t0 = time.perf_counter()
     pruned = solve(problem, solver=solver, time_limit=time_limit,
@@ -151,8 +150,6 @@ def _solve_and_report(problem, solver, *, time_limit, solver_options, test, meth
         total_mb = proc_status_kb("VmHWM") / 1024.0
         how = "rss-hwm"
     else:
-        import tracemalloc
-
         peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         total_mb = None
@@ -320,9 +317,8 @@ def run(args):
         elif r.get("note"):
             print(r["note"])
     method = next((r["memory_method"] for r in rows if "memory_method" in r), None)
-    note = ("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
-            if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
-    print(note)
+    print("peak_mb: extra resident memory of the solve (VmHWM - VmRSS in a forked child)"
+          if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
                                "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,

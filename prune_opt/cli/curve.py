@@ -282,8 +282,8 @@ def run(args):
         from ..objectives import get_objective
 
         get_objective(args.objective)
-    if args.objective != "paper" and "budgetprune" not in methods:
-        raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
+        if "budgetprune" not in methods:
+            raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     exp = setup_experiment(args)
     print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]

@@ -20,10 +20,12 @@ budget there).
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 
+from ..solvers import list_solvers
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -124,13 +126,16 @@ def run(args):
     print(format_table(rows, TABLE_COLUMNS))
     for line in _agreement_lines(rows):
         print(line)
-    curves = _frontier(exp, baselines, args.hull_resolution, progress=progress)
-    cegb = None if args.no_cegb or not cegb_available() else _cegb_models(exp, progress)
+    full = unpruned["validation_cost"]  # the budgets and the hull resolution are shares of it
+    curves = _frontier(exp, baselines, args.hull_resolution * full, progress=progress)
+    lightgbm = importlib.util.find_spec("lightgbm") is not None  # for CEGB
+    cegb = None if args.no_cegb or not lightgbm else _cegb_models(exp, progress)
     if cegb:
         curves["cegb (LightGBM)"] = [{"param": m["tradeoff"], "average_cost": m["val_cost"],
                                       "accuracy_eval": m["test_accuracy"],
                                       "cost_eval": m["test_cost"]} for m in cegb]
-    budget_rows = _budget_table(exp, shares, limits, cegb, progress=progress)
+    budget_rows = _budget_table(exp, [s * full for s in shares], shares, limits, cegb,
+                                progress=progress)
     if budget_rows:
         print("\naccuracy at a budget, on the test split")
         print(BUDGET_LEGEND)
@@ -156,7 +161,7 @@ def _parse_baselines(text):
 
 def add_vs_best(rows):
     """Each row's relative distance to the best exact backend's objective at its lambda."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     for lam in {r["lam"] for r in rows}:
         at = [r for r in rows if r["lam"] == lam]
         exact = [r["objective"] for r in at if kinds[r["solver"]]["exact"]]
@@ -169,26 +174,19 @@ def add_vs_best(rows):
 
 
 def _frontier(exp, baselines, resolution, *, progress=True):
-    """The exact hull (test accuracy and cost of every vertex) and the baseline curves."""
-    from .. import acquisition_cost, compile_problem
+    """The exact hull (test accuracy and cost of every vertex, traced to gaps of
+    ``resolution`` in average cost) and the baseline curves."""
+    from .. import compile_problem
     from .curve import baseline_rows
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     problem = compile_problem(rf, Xv, yv, costs=costs, train=(exp["X_train"], exp["y_train"]))
-    full = float(acquisition_cost(rf, Xv, costs).mean())
     curves = {"BudgetPrune exact hull": hull_rows(problem, Xv, exp["X_test"], exp["y_test"],
-                                                  cost_resolution=resolution * full,
+                                                  cost_resolution=resolution,
                                                   progress=progress)}
     for m in baselines:
         curves[m] = baseline_rows(exp, problem, m, BASELINE_POINTS, progress=progress)
     return curves
-
-
-def cegb_available():
-    """Whether LightGBM (for CEGB) can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("lightgbm") is not None
 
 
 def _cegb_models(exp, progress):
@@ -236,8 +234,8 @@ def _estimator_row(exp, budget, limits, progress):
     kwargs = {} if limits["estimator"] == "default" else {"time_limit": limits["estimator"]}
     est = BudgetPrunedForestClassifier(budget=budget, costs=exp["costs"],
                                        n_estimators=len(exp["forest"].estimators_),
-                                       random_state=exp["seed"], verbose=progress, **kwargs)
-    est.fit(X, y)
+                                       random_state=exp["seed"], verbose=progress,
+                                       **kwargs).fit(X, y)
     win = est.candidates_[est.candidates_["chosen"]].iloc[0]
     return {"picked": str(win["name"]), "test_accuracy": est.score(exp["X_test"], exp["y_test"]),
             "test_cost": est.average_cost(exp["X_test"]),
@@ -296,14 +294,11 @@ def _cegb_row(cegb, budget):
             "seconds": sum(c["seconds"] for c in cegb)}
 
 
-def _budget_table(exp, shares, limits, cegb=None, *, progress=True):
-    """Every method of :data:`BUDGET_METHODS` (and CEGB when given) at each budget share."""
-    from .. import acquisition_cost
-
-    full = float(acquisition_cost(exp["forest"], exp["X_val"], exp["costs"]).mean())
+def _budget_table(exp, budgets, shares, limits, cegb=None, *, progress=True):
+    """Every method of :data:`BUDGET_METHODS` (and CEGB when given) at each budget (the
+    given ``shares`` of the unpruned forest's validation cost)."""
     rows = []
-    for share in shares:
-        budget = share * full
+    for budget, share in zip(budgets, shares):
         for label, fit in BUDGET_METHODS.items():
             rows.append({"budget_share": share, "budget": budget, "method": label,
                          **fit(exp, budget, limits, progress)})
@@ -361,15 +356,9 @@ def _unpruned_figures(args, exp):
     return base
 
 
-def _solver_kinds():
-    from ..solvers import list_solvers
-
-    return list_solvers()
-
-
 def _jobs(lams, lp_lams, solvers):
     """(lam, solver) pairs: matrix-based backends only at ``lp_lams``."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     return [(lam, s) for lam in sorted(set(lams) | set(lp_lams)) for s in solvers
             if kinds[s]["kind"] not in ("lp", "ip") or lam in lp_lams]
 
@@ -399,7 +388,7 @@ def _solve_grid(exp, jobs, *, progress=True):
 
 def _agreement_lines(rows):
     """Per lambda: how closely the exact backends agree, how far the others are."""
-    kinds = _solver_kinds()
+    kinds = list_solvers()
     lines = []
     for lam in sorted({r["lam"] for r in rows}):
         at = [r for r in rows if r["lam"] == lam]

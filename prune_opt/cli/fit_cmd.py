@@ -68,13 +68,6 @@ def _check(args):
                          "prunes them to the budget); leave it out")
 
 
-def _estimator_class(task):
-    from ._plugins import estimator_class
-
-    return estimator_class("BudgetPrunedForestRegressor" if task == "regression"
-                           else "BudgetPrunedForestClassifier")
-
-
 def _frame(X, names):
     import pandas as pd
 
@@ -82,6 +75,9 @@ def _frame(X, names):
 
 
 def run(args):
+    from .. import acquisition_cost
+    from ._plugins import estimator_class
+
     _check(args)
     exp = setup_experiment(args, fit=args.budget_share is not None)
     print(task_line(exp))
@@ -93,16 +89,17 @@ def run(args):
     X_fit = np.concatenate([exp["X_train"], exp["X_val"]])
     y_fit = np.concatenate([exp["y_train"], exp["y_val"]])
     if args.budget_share is not None:
-        full = float(np.mean(_full_cost(exp)))
+        full = float(np.mean(acquisition_cost(exp["forest"], exp["X_val"], exp["costs"])))
         budget = args.budget_share * full
         print(f"budget: {budget:.6g} per example ({args.budget_share:.0%} of the random "
               f"forest's {full:.6g} on the validation split)")
     else:
         budget = args.budget
     kwargs = {} if args.time_limit is None else {"time_limit": args.time_limit}
-    est = _estimator_class(exp["task"])(budget=budget, costs=costs, n_estimators=args.trees,
-                                        random_state=args.seed, verbose=not args.quiet,
-                                        **kwargs)
+    cls = estimator_class("BudgetPrunedForestRegressor" if exp["task"] == "regression"
+                          else "BudgetPrunedForestClassifier")
+    est = cls(budget=budget, costs=costs, n_estimators=args.trees, random_state=args.seed,
+              verbose=not args.quiet, **kwargs)
     est.fit(_frame(X_fit, names), y_fit)
     table = est.candidates_
     print(format_table(table.to_dict(orient="records"), list(TABLE_COLUMNS), align="left"))
@@ -127,9 +124,3 @@ def run(args):
         write_json(args.json, {**summary, "candidates": table.to_dict(orient="records")})
         print(f"wrote {args.json}")
     return 0
-
-
-def _full_cost(exp):
-    from .. import acquisition_cost
-
-    return acquisition_cost(exp["forest"], exp["X_val"], exp["costs"])

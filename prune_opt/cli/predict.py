@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from ._common import add_output_argument, naming_errors, write_csv
+from ._common import add_output_argument, write_csv
 
 
 def add_parser(sub):
@@ -66,7 +66,6 @@ def run(args):
         else:
             acc = float(np.mean(pred.astype(str) == np.asarray(y).astype(str)))
             print(f"target column {enc['target']!r} present: accuracy {acc:.4f}")
-    with naming_errors(args.out):
-        write_csv(args.out, rows)
+    write_csv(args.out, rows)
     print(f"wrote {args.out}")
     return 0

@@ -124,7 +124,6 @@ def _check_goal(args):
 
 def _prune(args, exp):
     from .. import prune
-    from ..budget import fit_budget
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
     train = (exp["X_train"], exp["y_train"])
@@ -133,7 +132,7 @@ def _prune(args, exp):
     if args.lam is not None:
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
                      time_limit=args.time_limit)
-    return _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train)
+    return _fit_to_budget(args, rf, Xv, yv, costs, train)
 
 
 def _prune_ensemble_objective(args, rf, Xv, yv, costs):
@@ -151,9 +150,11 @@ def _prune_ensemble_objective(args, rf, Xv, yv, costs):
                           time_limit=_time_limit(args))
 
 
-def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
+def _fit_to_budget(args, rf, Xv, yv, costs, train):
     """``fit_budget`` as the options ask: the hard-budget search by default, the
     Lagrangian hull vertex with ``--budget-method hull`` or a non-budget ``--solver``."""
+    from ..budget import fit_budget
+
     method = args.budget_method
     if method == "search" and args.solver.lower() not in ("auto", "budget"):
         print(f"note: --solver {args.solver} cannot meet a hard budget; returning the "
@@ -162,26 +163,16 @@ def _fit_to_budget(fit_budget, args, rf, Xv, yv, costs, train):
         method = "hull"
     if method == "hull" and args.objective == "auto":
         args.objective = "paper"  # the hull's vertices are the paper objective's
-    objective = args.objective
     with warnings.catch_warnings():  # notes are printed from solve_info
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
         return fit_budget(rf, Xv, yv, costs=costs, budget=args.budget, train=train,
                           solver="auto" if method == "search" else args.solver,
-                          method=method, objective=objective, time_limit=_time_limit(args))
+                          method=method, objective=args.objective, time_limit=_time_limit(args))
 
 
 def _time_limit(args):
     return "default" if args.time_limit is None else args.time_limit
-
-
-def _loss_name(args, info):
-    """What the pruning minimised: 'paper', an ensemble objective's name, or
-    'auto: <chosen>'."""
-    chosen = info.get("auto", {}).get("chosen")
-    if chosen:
-        return f"auto: {chosen}"
-    return info.get("objective") or args.objective
 
 
 def _summary(args, exp, pruned, seconds):
@@ -189,11 +180,14 @@ def _summary(args, exp, pruned, seconds):
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
     info = pruned.solve_info
+    chosen = info.get("auto", {}).get("chosen")  # what objective="auto" picked
     summary = {
         "dataset": exp["dataset"].name, "task": exp["task"], "trees": args.trees,
         "lam": info.get("lam", args.lam), "budget": args.budget,
-        # 'objective' is the value reached, 'loss' the name of what was minimised
-        "objective": pruned.objective, "loss": _loss_name(args, info),
+        # 'objective' is the value reached, 'loss' the name of what was minimised ('paper',
+        # an ensemble objective or 'auto: <chosen>')
+        "objective": pruned.objective,
+        "loss": f"auto: {chosen}" if chosen else info.get("objective") or args.objective,
         "status": info.get("status"),
         "solver": info.get("solver"), "splits": pruned.n_splits,
         # the whole fitted forest (an ensemble objective may keep a sub-forest)

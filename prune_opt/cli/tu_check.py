@@ -94,7 +94,7 @@ def run(args):
 
     if args.time_limit is not None and not args.time_limit > 0:
         raise ValueError(f"--time-limit must be positive, got {args.time_limit}")
-    out = {}
+    out, notes = {}, []
     if args.matrix and args.dataset:
         raise ValueError("--dataset and --matrix both given; check one pruning program "
                          "(--dataset) or one matrix file (--matrix)")
@@ -104,7 +104,6 @@ def run(args):
         if args.budget is not None or args.vertices is not None:
             raise ValueError("--budget and --vertices need --dataset (a pruning program)")
         A = load_matrix(args.matrix)
-        notes = []
         if A.nnz and (A.data != np.round(A.data)).any():
             A, factors = scale_rows_to_integers(A)
             notes.append(f"{len(factors)} row(s) with fractional entries scaled to primitive "
@@ -112,7 +111,6 @@ def run(args):
         target, desc = A, f"matrix {args.matrix}"
     elif args.dataset:
         target, desc = _problem_from_dataset(args)
-        notes = []
         out["problem"] = target.size()
     else:
         raise ValueError("pass --dataset NAME (a small pruning program) or --matrix FILE")

@@ -216,9 +216,7 @@ class Solver:
                 f"{avail / 2**30:.1f} GiB is available; use solver='mincut', which solves the "
                 "same program exactly without building the matrix"
             )
-        if self.max_nnz is None:
-            return
-        if nnz > self.max_nnz:
+        if self.max_nnz is not None and nnz > self.max_nnz:
             raise ValueError(
                 f"solver={self.name!r}: the LP has {nnz:,} nonzeros, above this backend's "
                 f"limit of {self.max_nnz:,}; use solver='mincut' (exact, scales to millions "
@@ -243,10 +241,9 @@ class Solver:
 
     def solve(self, problem, *, time_limit=None, verbose=False):
         """Solve ``problem`` and return a :class:`SolveResult`."""
-        installed = self.is_installed()
-        reason = "" if installed else (type(self).install_status()[1]
-                                       or f"{type(self).__name__}.is_installed() is False")
-        if not installed:
+        if not self.is_installed():
+            reason = (type(self).install_status()[1]
+                      or f"{type(self).__name__}.is_installed() is False")
             raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint} "
                               f"({reason})")
         self.check_problem(problem)

@@ -87,19 +87,16 @@ class BudgetProgram:
 
     def __init__(self, problem, budget):
         self.problem = p = problem
-        f = p.forest
-        self.internal = np.flatnonzero(~f.is_leaf)
-        vid = np.full(p.n_nodes, -1, dtype=np.int64)
+        self.internal = np.flatnonzero(~p.forest.is_leaf)
+        self.vid = vid = np.full(p.n_nodes, -1, dtype=np.int64)
         vid[self.internal] = np.arange(self.internal.size)
-        self.vid = vid
         raw = p.costs.unit_costs[p.pair_unit] * p.row_weight[p.pair_row]
         use_node, use_pair = p.use_node, p.use_pair  # use_pair is derived: read once
         n_rec = np.bincount(use_pair, minlength=p.n_pairs)
         live = (n_rec > 0) & (raw > 0)
         single = live & (n_rec == 1)
         multi = np.flatnonzero(live & (n_rec > 1))
-        ipair, rhs, self.row_exact = budget_scale(raw, budget * p.total_weight)
-        self.rhs = rhs
+        ipair, self.rhs, self.row_exact = budget_scale(raw, budget * p.total_weight)
         sel = single[use_pair]
         n_int = self.internal.size
         self.node_row = np.bincount(vid[use_node[sel]], weights=ipair[use_pair[sel]],
@@ -161,15 +158,12 @@ class BudgetProgram:
         # programs (~1e5 implications) and finds little; the hint is then used at once
         solver.parameters.cp_model_presolve = False
         st = solver.solve(m)
-        name = solver.status_name(st)
-        mask = None
+        mask = bound = None  # CP-SAT reports no meaningful bound before its first solution
         if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            vals = np.array([solver.boolean_value(v) for v in x], dtype=bool)
             mask = np.zeros(self.problem.n_nodes, dtype=bool)
-            mask[self.internal] = vals
-        bound = None  # CP-SAT reports no meaningful bound before its first solution
-        if self.row_exact and st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            bound = self.constant + solver.best_objective_bound / self.K - self.slack
-        return {"mask": mask, "bound": bound, "status": name,
+            mask[self.internal] = [solver.boolean_value(v) for v in x]
+            if self.row_exact:
+                bound = self.constant + solver.best_objective_bound / self.K - self.slack
+        return {"mask": mask, "bound": bound, "status": solver.status_name(st),
                 "seconds": solver.wall_time, "scale": self.K, "slack": self.slack,
                 "row_exact": self.row_exact}

@@ -62,18 +62,20 @@ def budget_rounding(problem, x):
     return min((mask_at(i) for i in picks), key=lambda m: problem.evaluate(m).objective)
 
 
-def lp_result(problem, x, *, scaled_objective, scaled_bound, status, iterations=None,
-              info=None):
+def lp_result(problem, x, *, status, objective=None, iterations=None, message=None):
     """Build a SolveResult from an LP/IP point (or its absence).
 
-    ``status`` is the mapped status of the solve.  A non-optimal point is
-    rounded and compared with :func:`fallback_mask`; under a budget row a
-    fractional or over-budget point goes through :func:`budget_rounding` and
-    the LP value becomes the bound.
+    ``status`` is the mapped status of the solve; ``objective`` (scaled, read
+    only at ``"optimal"``, where it is the bound) the solver's value of ``x``;
+    ``message`` the solver's words, kept in ``info`` unless optimal.  A
+    non-optimal point is rounded and compared with :func:`fallback_mask`;
+    under a budget row a fractional or over-budget point goes through
+    :func:`budget_rounding` and the LP value becomes the bound.
     """
-    info = dict(info or {})
-    bound = None if scaled_bound is None or not np.isfinite(scaled_bound) else (
-        scaled_bound / problem.scale)
+    optimal = status == "optimal"
+    info = {"message": message} if message is not None and not optimal else {}
+    bound = None if not optimal or objective is None or not np.isfinite(objective) else (
+        objective / problem.scale)
     if x is None:
         mask, frac = fallback_mask(problem), float("nan")
         info["note"] = "no primal point returned; fell back to the better trivial pruning"
@@ -82,16 +84,16 @@ def lp_result(problem, x, *, scaled_objective, scaled_bound, status, iterations=
         if problem.budget is not None and not within_budget(problem, mask):
             mask = budget_rounding(problem, x)
             info["note"] = "LP point over budget after rounding; best feasible rounding kept"
-        if status != "optimal":
+        if not optimal:
             mask = min((mask, fallback_mask(problem)), key=lambda m: problem.evaluate(m).objective)
-    objective = problem.evaluate(mask).objective
-    if status == "optimal" and x is not None:
+    value = problem.evaluate(mask).objective
+    if optimal and x is not None:
         if problem.budget is None or (frac <= INTEGRAL_TOL and "note" not in info):
-            objective = scaled_objective / problem.scale
-        elif objective > bound + 1e-9 * max(1.0, abs(bound)):
+            value = objective / problem.scale
+        elif value > bound + 1e-9 * max(1.0, abs(bound)):
             status = "feasible"  # a fractional LP optimum under a budget row: a bound
             info["lp_objective"] = bound
-    return SolveResult(split_mask=mask, objective=float(objective),
-                       bound=float(0.0 if bound is None else min(bound, objective)),
+    return SolveResult(split_mask=mask, objective=float(value),
+                       bound=float(0.0 if bound is None else min(bound, value)),
                        status=status, seconds=0.0, iterations=iterations,
                        max_fractionality=frac, info=info)

@@ -93,9 +93,9 @@ class CbcLpSolver(_PulpCbc):
     def _solve(self, problem, *, time_limit, verbose):
         import pulp
 
-        from .ortools_lp import build_model
+        from .._export import build_program
 
-        model = build_model(problem)
+        model = build_program(problem, names=False)
         n = problem.n_nodes + problem.n_uses + problem.n_pairs
         with tempfile.TemporaryDirectory(prefix="prune-opt-cbc-") as tmp:
             mps, sol = os.path.join(tmp, "model.mps"), os.path.join(tmp, "solution.txt")
@@ -109,9 +109,8 @@ class CbcLpSolver(_PulpCbc):
                 # CBC's own -sec does not stop its initial LP solve, so the clock is ours
                 run = subprocess.run(args, capture_output=True, text=True, timeout=time_limit)
             except subprocess.TimeoutExpired:
-                return lp_result(problem, None, scaled_objective=None, scaled_bound=None,
-                                 status="time_limit",
-                                 info={"message": "CBC stopped at the time limit"})
+                return lp_result(problem, None, status="time_limit",
+                                 message="CBC stopped at the time limit")
             if verbose:
                 print(run.stdout)
             if not os.path.exists(sol):
@@ -122,10 +121,9 @@ class CbcLpSolver(_PulpCbc):
         status = self.map_status(native, time_limited=time_limit is not None, message=header)
         # the LP value of the returned point at full precision: CBC prints its objective
         # with 8 significant digits, too few for non-integral (regression) error terms
-        obj = float(problem.objective_vector() @ x) if status == "optimal" else None
-        return lp_result(problem, x if status == "optimal" else None, scaled_objective=obj,
-                         scaled_bound=obj, status=status,
-                         info={} if status == "optimal" else {"message": header})
+        optimal = status == "optimal"
+        return lp_result(problem, x if optimal else None, status=status, message=header,
+                         objective=float(problem.objective_vector() @ x) if optimal else None)
 
 
 def _read_cbc_solution(path, n):
@@ -140,14 +138,12 @@ def _read_cbc_solution(path, n):
     return header, x
 
 
-def build_pulp_model(sf, integral):
-    """The program as a PuLP model, row by row through PuLP's modelling API."""
+def build_pulp_model(sf):
+    """The binary program as a PuLP model, row by row through PuLP's modelling API."""
     import pulp
 
-    n = sf["c"].size
-    cat = pulp.LpBinary if integral else pulp.LpContinuous
     model = pulp.LpProblem("budgetprune", pulp.LpMinimize)
-    xs = [model.add_variable(f"x{j}", 0, 1, cat=cat) for j in range(n)]
+    xs = [model.add_variable(f"x{j}", 0, 1, cat=pulp.LpBinary) for j in range(sf["c"].size)]
     nz = np.flatnonzero(sf["c"])
     model += pulp.LpAffineExpression([(xs[j], float(sf["c"][j])) for j in nz])
     for A, b, sense in ((sf["A_eq"], sf["b_eq"], pulp.LpConstraintEQ),
@@ -160,7 +156,7 @@ def build_pulp_model(sf, integral):
     return model, xs
 
 
-def solve_pulp_cbc(sf, *, integral, time_limit, threads, verbose):
+def solve_pulp_cbc(sf, *, time_limit, threads, verbose):
     """Build the PuLP model and run CBC (meant for a child process).
 
     Returns ``(solution status name, point or None)``; the point is None
@@ -171,7 +167,7 @@ def solve_pulp_cbc(sf, *, integral, time_limit, threads, verbose):
     import pulp
 
     start = time.perf_counter()
-    model, xs = build_pulp_model(sf, integral)
+    model, xs = build_pulp_model(sf)
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
     if left is not None and left <= 0:
         return pulp.LpSolution[pulp.LpSolutionNoSolutionFound], None
@@ -238,17 +234,14 @@ class CbcIpSolver(_PulpCbc):
         sf = problem.to_standard_form()
         wait = None if time_limit is None else time_limit + CBC_GRACE_SECONDS
         done, out = run_killable(solve_pulp_cbc, (sf,),
-                                 dict(integral=True, time_limit=time_limit,
-                                      threads=int(self.params["threads"]),
+                                 dict(time_limit=time_limit, threads=int(self.params["threads"]),
                                       verbose=verbose), timeout=wait)
         if not done:
-            return lp_result(problem, None, scaled_objective=None, scaled_bound=None,
-                             status="time_limit",
-                             info={"message": f"CBC killed {wait:g}s after the start"})
+            return lp_result(problem, None, status="time_limit",
+                             message=f"CBC killed {wait:g}s after the start")
         native, x = out
         status = self.map_status(native, time_limited=time_limit is not None)
         if status == "optimal" and x is None:
             raise RuntimeError("CBC reported optimal but returned no point")
-        obj = None if x is None else float(sf["c"] @ x)
-        return lp_result(problem, x, scaled_objective=obj,
-                         scaled_bound=obj if status == "optimal" else None, status=status)
+        return lp_result(problem, x, status=status,
+                         objective=None if x is None else float(sf["c"] @ x))

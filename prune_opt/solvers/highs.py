@@ -64,9 +64,6 @@ class HighsSolver(Solver):
         native = int(code.group(1)) if code else _SCIPY_TO_HIGHS.get(res.status, 0)
         status = self.map_status(native, time_limited=time_limit is not None,
                                  message=res.message)
-        optimal = status == "optimal"
-        return lp_result(problem, res.x if optimal else None,
-                         scaled_objective=res.fun if optimal else None,
-                         scaled_bound=res.fun if optimal else None, status=status,
-                         iterations=int(getattr(res, "nit", 0) or 0),
-                         info={} if optimal else {"message": res.message})
+        return lp_result(problem, res.x if status == "optimal" else None, status=status,
+                         objective=res.fun, iterations=int(getattr(res, "nit", 0) or 0),
+                         message=res.message)

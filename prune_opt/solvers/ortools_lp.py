@@ -11,13 +11,6 @@ from ._lp import lp_result
 from ._registry import register_solver
 
 
-def build_model(problem):
-    """The LP relaxation as an OR-Tools Model (the exporter's bulk filler, unnamed)."""
-    from .._export import build_program
-
-    return build_program(problem, names=False)
-
-
 class _OrToolsLP(Solver):
     kind = "lp"
     requires = ("ortools.linear_solver.python.model_builder",)
@@ -40,7 +33,9 @@ class _OrToolsLP(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.linear_solver.python import model_builder as mb
 
-        model = build_model(problem)
+        from .._export import build_program
+
+        model = build_program(problem, names=False)
         solver = mb.Solver(self.backend)
         if not solver.solver_is_supported():
             raise RuntimeError(f"this OR-Tools build has no {self.backend} backend")
@@ -54,10 +49,8 @@ class _OrToolsLP(Solver):
                                  message=solver.status_string)
         has_point = native in (mb.SolveStatus.OPTIMAL, mb.SolveStatus.FEASIBLE)
         x = solver.values(model.get_variables()).to_numpy() if has_point else None
-        obj = solver.objective_value if status == "optimal" else None
-        return lp_result(problem, x, scaled_objective=obj, scaled_bound=obj, status=status,
-                         info={} if status == "optimal" else
-                         {"message": solver.status_string})
+        return lp_result(problem, x, status=status, message=solver.status_string,
+                         objective=solver.objective_value if status == "optimal" else None)
 
 
 @register_solver

@@ -326,9 +326,8 @@ class PrimalDualSolver(Solver):
     def _initial_duals(self, problem):
         if self.params["warm_start"] is None:
             return initial_duals(problem, self.params["init"])
-        beta = _check_duals(problem, self.params["warm_start"],
-                            "solver_options['warm_start']")
-        return beta.copy()
+        return _check_duals(problem, self.params["warm_start"],
+                            "solver_options['warm_start']").copy()
 
     def _result(self, problem, run, status, k, n_blocks):
         objective = problem.evaluate(run.best_mask).objective
