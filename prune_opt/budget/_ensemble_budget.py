@@ -9,9 +9,9 @@ Candidates, all fitting the budget on the pruning data ``(X, y)``:
   as a sub-forest and as a mask with the other trees cut to their roots), the
   best of each family by the chosen objective;
 * the ensemble search (:func:`~prune_opt.objectives._search.search_budget`, on
-  the same routed rows) started from those candidates: budget descent from the best of them (exact
-  block moves, loss never increasing, every iterate within the budget), then
-  its lambda continuation, greedy repair and descent again.
+  the same routed rows) started from those candidates: budget descent from the
+  best of them (exact block moves, loss never increasing, every iterate within
+  the budget), then its lambda continuation, greedy repair and descent again.
 
 Every candidate is scored exactly by :class:`VoteScorer` (the arithmetic of
 ``PrunedForest.predict_proba``; ``predict``'s error for ``"accuracy"``) and
@@ -79,8 +79,9 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
     ``paper``: the paper search's result on this problem and budget, when already
     run (it is then the paper candidate, instead of budget descent on the error
-    term); ``extra``: more named split masks of the same forest (e.g. earlier results on part of the rows) that join the
-    candidates and the ensemble search's starts; ``select``: an objective
+    term); ``extra``: more named split masks of the same forest (e.g. earlier
+    results on part of the rows) that join the candidates and the ensemble
+    search's starts; ``select``: an objective
     whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
     everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
     result is judged by its accuracy."""
@@ -104,7 +105,7 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
                                   routed=routed)
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
-    rank = (VoteScorer(f, X, y, problem.costs, get_objective(select), routed=routed)
+    rank = (VoteScorer(f, X, y, problem.costs, select, routed=routed)
             if select is not None and get_objective(select).name != obj.name else None)
     pool = _baseline_pool(problem, scorer, rank, budget,
                           (solver_options or {}).get("baselines"))

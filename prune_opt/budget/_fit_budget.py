@@ -200,8 +200,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         With an ensemble objective, ``solve_info`` holds ``objective``,
         ``budget``, ``achieved_cost``, ``ensemble_loss`` (the result's loss),
         ``candidates_loss`` (best loss of each candidate source), ``found_by``,
-        ``paper`` (the paper-objective candidate) and ``ensemble_search`` summaries; when the winner is
-        the first m whole trees, the result is a pruning of that sub-forest
+        ``paper`` (the paper-objective candidate) and ``ensemble_search``
+        summaries; when the winner is the first m whole trees, the result is a pruning of that sub-forest
         (``n_trees_kept``).  With the paper objective, ``solve_info`` holds
         ``budget``, ``achieved_cost``, ``budget_slack``,
         ``bound`` (best of the Lagrangian and binary-program bounds on the
@@ -253,9 +253,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
                              solver_options=solver_options, random_state=random_state)
     target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
-        return fit_budget_objective(forest if problem is None else problem, X, y,
-                                    costs=costs, budget=budget, train=train,
-                                    objective=objective, time_limit=target, verbose=verbose,
+        return fit_budget_objective(problem_or_forest, X, y, costs=costs, budget=budget,
+                                    train=train, objective=objective, time_limit=target, verbose=verbose,
                                     solver_options=solver_options, cost_sample=cost_sample,
                                     client=client)
     if problem is None and (X is None or y is None):
