@@ -19,9 +19,10 @@ a classifier; seeded):
   regression when the installed ``prune_opt`` offers it), and each pruning
   again with its leaves refit on the grow rows (:func:`prune_opt.refit_leaves`,
   same structure and cost);
-* **select** rows (20%; 25%): every candidate is scored there (accuracy, ties by
-  Brier loss then cost; R² for regression), rows that neither grew nor pruned
-  it, and the best wins.  ``candidates_`` lists them all with their cost,
+* **select** rows (20%; 25%): every candidate is scored there, on rows that
+  neither grew nor pruned it.  A regressor keeps the best R²; a classifier,
+  by the one-standard-error rule, the lowest Brier loss among the candidates
+  whose accuracy is within one standard error of the best.  ``candidates_`` lists them all with their cost,
   score and the reason the winner won.
 
 The winner is not regrown on more rows (a regrown forest could break the
@@ -532,29 +533,47 @@ class _BudgetPrunedForest(BaseEstimator):
                     reason=f"fit_budget failed: {message}", seconds=0.0, _pruned=None)
 
     def _choose(self, rows):
-        """The winner: best select-row score among candidates that fit; ties by the
-        select-row Brier loss (squared error), then by lower cost."""
+        """The winner among the candidates that fit: the best select-row score for a
+        regressor (R², ties by lower cost); for a classifier, Breiman's one-standard-
+        error rule -- of the candidates whose select-row accuracy is within one
+        standard error of the best (``sqrt(p (1 - p) / n)``, p the best accuracy, n
+        the select rows), the lowest select-row Brier loss (ties by accuracy, then
+        cost).  Accuracy on a few hundred rows moves by a standard error from one
+        sample to the next, so picking its maximum among a score of candidates
+        mostly picks noise; the Brier loss, a proper score of the same votes, varies
+        less."""
         ok = [i for i, r in enumerate(rows) if r["fits_budget"] and r["_pruned"] is not None]
         if not ok:  # cannot happen: fit_budget always returns a fitting pruning
             raise RuntimeError("no candidate fits the budget")
-        key = {i: (-round(rows[i]["score"], 12), round(rows[i]["brier"], 12),
-                   rows[i]["average_cost"], i) for i in ok}
-        best = min(ok, key=key.__getitem__)
+        top = max(rows[i]["score"] for i in ok)
+        n = max(int(self.split_["select"].size), 1)
+        tol = (float(np.sqrt(max(top * (1.0 - top), 0.0) / n))
+               if self._task == "classification" else 0.0)
+        near = [i for i in ok if rows[i]["score"] >= top - tol - 1e-12]
+        key = {i: (round(rows[i]["brier"], 12), -round(rows[i]["score"], 12),
+                   rows[i]["average_cost"], i) for i in near}
+        best = min(near, key=key.__getitem__)
         win = rows[best]
         metric = "accuracy" if self._task == "classification" else "R²"
+        loss = "Brier loss" if self._task == "classification" else "squared error"
         for i, r in enumerate(rows):
             if r["reason"]:
                 continue
             if i == best:
                 r["chosen"] = True
-                r["reason"] = (f"best held-out {metric} ({r['score']:.4f}) among the "
+                r["reason"] = (f"lowest held-out {loss} ({r['brier']:.4f}) of the {len(near)} "
+                               f"candidates within one standard error ({tol:.4f}) of the "
+                               f"best held-out {metric} ({top:.4f}), among {len(ok)} "
+                               "within the budget" if tol > 0 else
+                               f"best held-out {metric} ({r['score']:.4f}) among the "
                                f"{len(ok)} candidates within the budget")
             elif not r["fits_budget"]:
                 r["reason"] = "costs more than the budget on the prune rows"
-            elif r["score"] < win["score"] - 1e-12:
-                r["reason"] = f"held-out {metric} {r['score']:.4f} < {win['score']:.4f}"
+            elif i not in near:
+                r["reason"] = (f"held-out {metric} {r['score']:.4f} < {top:.4f}"
+                               + (f" - {tol:.4f} (one standard error)" if tol > 0 else ""))
             else:
-                r["reason"] = "ties the winner's score; loses on loss or cost"
+                r["reason"] = f"within reach of the best; loses on {loss} or cost"
         self.pruned_ = win["_pruned"]
         self.candidates_ = pd.DataFrame([{k: r[k] for k in _CANDIDATE_COLUMNS} for r in rows],
                                         columns=_CANDIDATE_COLUMNS)

@@ -120,7 +120,15 @@ def test_candidates_table_is_consistent(cancer):
     assert win["score"] == pytest.approx(np.mean(chosen.predict(X.values[select]) == y[select]))
     fits = table[table["fits_budget"]]
     assert (fits["average_cost"] <= 4.0 + 1e-9).all()
-    assert win["score"] >= fits["score"].max() - 1e-12
+    # the one-standard-error rule: within one standard error of the best accuracy,
+    # the lowest Brier loss
+    top = fits["score"].max()
+    se = np.sqrt(top * (1 - top) / select.size)
+    assert win["score"] >= top - se - 1e-12
+    near = fits[fits["score"] >= top - se - 1e-12]
+    assert win["brier"] <= near["brier"].min() + 1e-12
+    assert (table.loc[~table.index.isin(near.index) & table["fits_budget"], "reason"]
+            .str.contains("one standard error").all())
     assert {"rf", "lazy(tradeoff=1)", "rf(max_leaf_nodes=8)"} <= set(table["model"])
     assert table["model"].str.startswith("subset").any()
     # the shallow forests' trees have at most 8 leaves (7 splits) before any pruning
