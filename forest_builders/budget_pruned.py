@@ -63,7 +63,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
-from prune_opt.budget import fits_budget
+from prune_opt.budget import fits_budget, within_one_standard_error
 
 from .feature_subset import (
     SubsetForestClassifier,
@@ -546,10 +546,12 @@ class _BudgetPrunedForest(BaseEstimator):
         if not ok:  # cannot happen: fit_budget always returns a fitting pruning
             raise RuntimeError("no candidate fits the budget")
         top = max(rows[i]["score"] for i in ok)
-        n = max(int(self.split_["select"].size), 1)
-        tol = (float(np.sqrt(max(top * (1.0 - top), 0.0) / n))
-               if self._task == "classification" else 0.0)
-        near = [i for i in ok if rows[i]["score"] >= top - tol - 1e-12]
+        if self._task == "classification":
+            keep, tol = within_one_standard_error([1.0 - rows[i]["score"] for i in ok],
+                                                  self.split_["select"].size)
+            near = [i for i, k in zip(ok, keep) if k]
+        else:
+            tol, near = 0.0, [i for i in ok if rows[i]["score"] >= top - 1e-12]
         key = {i: (round(rows[i]["brier"], 12), -round(rows[i]["score"], 12),
                    rows[i]["average_cost"], i) for i in near}
         best = min(near, key=key.__getitem__)

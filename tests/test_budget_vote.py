@@ -65,3 +65,20 @@ def test_scoring_also_another_objective_matches_two_separate_scorings(case, seed
         loss, cost, other = brier.score(mask, t, also=acc)
         assert (loss, cost) == brier.score(mask, t)
         assert other == acc.score(mask, t)[0]
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=12), st.integers(1, 200))
+def test_one_standard_error_set_by_counting_errors(wrong, n):
+    """The rule's set, checked against the binomial standard error computed from error
+    counts: the lowest rate is always kept, a rate is kept exactly when it is at most
+    the lowest plus one standard error."""
+    from prune_opt.budget import within_one_standard_error
+
+    wrong = [min(w, n) for w in wrong]
+    keep, se = within_one_standard_error([w / n for w in wrong], n)
+    low = min(wrong) / n
+    assert se == np.sqrt(low * (1 - low) / n)
+    assert keep[int(np.argmin(wrong))]
+    for w, k in zip(wrong, keep):
+        assert k == (w / n <= low + se + 1e-12)

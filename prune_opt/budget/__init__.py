@@ -7,6 +7,8 @@
 * :func:`budget_curve` -- :func:`fit_budget` on a grid of budgets, as curve rows;
 * :func:`fits_budget` -- whether an average cost meets a budget, the one
   round-off tolerance every budget test of the package uses;
+* :func:`within_one_standard_error` -- the candidates the one-standard-error
+  rule chooses from (held-out error rates);
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
   :func:`greedy_prunings`, :func:`fewer_trees_prunings`,
   :func:`impurity_threshold_prunings`, registered by name in
@@ -28,6 +30,7 @@ from ._baselines import (
 from ._budget_curve import budget_curve
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
 from ._fit_budget import fit_budget
+from ._vote import within_one_standard_error
 
 __all__ = [
     "BASELINES",
@@ -47,6 +50,7 @@ __all__ = [
     "register_baseline",
     "sub_forest",
     "tradeoff_curve",
+    "within_one_standard_error",
 ]
 
 

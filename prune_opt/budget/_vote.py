@@ -20,7 +20,7 @@ from .._routed import RoutedData
 from .._validation import check_labels
 from ..objectives import get_objective
 
-__all__ = ["VoteScorer"]
+__all__ = ["VoteScorer", "within_one_standard_error"]
 
 
 class VoteScorer:
@@ -94,3 +94,38 @@ class VoteScorer:
             used[rows[split], f.feature[nodes[split]]] = True
             out.append((self.loss_of(values), self.cost_of(used)))
         return out
+
+
+def within_one_standard_error(errors, n_rows):
+    """Which candidates' held-out error rates are within one standard error of the
+    lowest: the set Breiman's one-standard-error rule chooses from.
+
+    The standard error is the binomial one of the lowest rate ``e`` on ``n_rows``
+    rows, ``sqrt(e (1 - e) / n_rows)``.  Among several candidates scored on a
+    few hundred rows, the lowest error rate is partly luck; picking, within this
+    set, the candidate with the lowest value of a smoother score (a proper loss
+    such as the Brier loss of the same votes) is how ``forest_builders``'
+    budget-pruned classifier chooses among its candidates.
+
+    Parameters
+    ----------
+    errors : array-like of float
+        Held-out error rates (1 - accuracy), one per candidate.
+    n_rows : int
+        Held-out rows they were measured on.
+
+    Returns
+    -------
+    (ndarray of bool, float)
+        The candidates within reach, and the standard error.
+
+    Examples
+    --------
+    >>> keep, se = within_one_standard_error([0.20, 0.22, 0.30], 100)
+    >>> keep.tolist(), round(se, 3)
+    ([True, True, False], 0.04)
+    """
+    errors = np.asarray(errors, dtype=float)
+    low = float(errors.min())
+    se = float(np.sqrt(max(low * (1.0 - low), 0.0) / max(int(n_rows), 1)))
+    return errors <= low + se + 1e-12, se
