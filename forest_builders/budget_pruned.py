@@ -22,8 +22,8 @@ a classifier; seeded):
 * **select** rows (20%; 25%): every candidate is scored there, on rows that
   neither grew nor pruned it.  A regressor keeps the best R²; a classifier,
   by the one-standard-error rule, the lowest Brier loss among the candidates
-  whose accuracy is within one standard error of the best.  ``candidates_`` lists them all with their cost,
-  score and the reason the winner won.
+  whose accuracy is within one standard error of the best.  ``candidates_``
+  lists them all with their cost, score and the reason the winner won.
 
 The winner is not regrown on more rows (a regrown forest could break the
 budget); with ``final_refit=True`` its leaves are re-estimated on the grow and
