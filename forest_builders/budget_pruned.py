@@ -636,9 +636,16 @@ class _BudgetPrunedForest(BaseEstimator):
         return self.pruned_.feature_usage(X)
 
     def to_sklearn(self):
-        """A fitted scikit-learn forest over every input column that predicts identically."""
+        """A fitted scikit-learn forest over every input column that predicts identically.
+
+        It takes the inputs this estimator takes: named columns when it was fitted
+        on a DataFrame, a plain array otherwise (the costs' feature names, kept
+        in the pruned forest for reports, are not required of the input)."""
         check_is_fitted(self, "pruned_")
-        return self.pruned_.to_sklearn()
+        est = self.pruned_.to_sklearn()
+        if not hasattr(self, "feature_names_in_") and hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+        return est
 
     def lazy_predictor(self, acquire):
         """A :class:`prune_opt.LazyPredictor` on the chosen forest: features are fetched

@@ -311,6 +311,20 @@ def test_pima_with_its_costs():
     assert est.average_cost(ds.X[prune]) <= 0.25 * base + 1e-9
     assert est.score(ds.X[select], ds.y[select]) > np.mean(ds.y[select] == 0)
     assert list(est.pruned_.feature_usage(ds.X)["feature"]) == list(ds.feature_names)
+    # fitted on a plain array (the names came with the costs): the export takes a plain
+    # array too, without scikit-learn's feature-name warning, and predicts the same --
+    # also when the winner has no scikit-learn forest behind it (a lazy or subset
+    # forest), whose export is built afresh from the named pruned forest
+    import copy
+    import warnings
+
+    bare = copy.copy(est.pruned_.forest)
+    bare.estimator = None
+    est.pruned_ = po.PrunedForest(bare, est.pruned_.split_mask, costs=est.costs_)
+    assert est.pruned_.forest.feature_names is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(est.to_sklearn().predict(ds.X), est.predict(ds.X))
 
 
 def test_verbose_shows_a_progress_bar_naming_the_phase(capsys):
