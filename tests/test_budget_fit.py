@@ -9,7 +9,7 @@ import pytest
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt.budget import fit_budget, tradeoff_curve
+from prune_opt.budget import fit_budget, fits_budget, tradeoff_curve
 
 SOLVER = "highs"
 
@@ -107,7 +107,7 @@ def test_search_on_one_tree_matches_brute_force():
     problem = po.compile_problem(tree, X, y, costs=costs)
     budget = 2.5
     best = min(problem.evaluate(m).error_term for m in all_prunings(problem.forest)
-               if problem.evaluate(m).average_cost <= budget)
+               if fits_budget(problem.evaluate(m).average_cost, budget))
     pf = fit_budget(problem, budget=budget, time_limit=None)
     assert pf.breakdown.error_term == pytest.approx(best, abs=1e-12)
 

@@ -13,6 +13,7 @@ from prune_opt._problem import close_under_parents
 from prune_opt.budget import (
     ccp_prunings,
     fewer_trees_prunings,
+    fits_budget,
     greedy_prunings,
     impurity_threshold_prunings,
 )
@@ -52,7 +53,7 @@ def _baseline_best(problem, est, budget):
     out = {}
     for name, masks in fams.items():
         vals = [problem.evaluate(m) for m in masks]
-        fit = [v.objective for v in vals if v.average_cost <= budget]
+        fit = [v.objective for v in vals if fits_budget(v.average_cost, budget)]
         out[name] = min(fit) if fit else np.inf
     return out
 
@@ -76,14 +77,14 @@ def test_search_fits_beats_baselines_and_brackets_optimum(case, frac, lam):
     masks = all_prunings(f, limit=3000)
     if masks is not None:
         vals = [problem.evaluate(m) for m in masks]
-        opt = min(v.objective for v in vals if v.average_cost <= budget)
+        opt = min(v.objective for v in vals if fits_budget(v.average_cost, budget))
         assert r.bound <= opt + 1e-9 * max(1.0, abs(opt))
         assert opt <= r.objective + 1e-12
         if r.status == "optimal":
             assert r.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
         # never root-only when a fitting pruning with splits scores better
         root = problem.evaluate(np.zeros(f.n_nodes, dtype=bool)).objective
-        if any(v.n_splits > 0 and v.objective < root - 1e-12 and v.average_cost <= budget
+        if any(v.n_splits > 0 and v.objective < root - 1e-12 and fits_budget(v.average_cost, budget)
                for v in vals):
             assert r.split_mask.any()
 
@@ -113,7 +114,7 @@ def test_hole_in_hull_gets_a_pruning_with_splits():
     r = budget_search(problem, budget, time_limit=4, mip=False)
     root = problem.evaluate(np.zeros(problem.n_nodes, dtype=bool))
     assert r.split_mask.any() and r.objective < root.objective
-    assert r.average_cost <= budget
+    assert fits_budget(r.average_cost, budget)
     assert r.bound <= r.objective
     assert 0.0 <= r.gap and r.status in ("optimal", "time_limit")
     assert set(r.info["phase_seconds"]) >= {"lagrangian", "baselines", "local-search"}
@@ -127,7 +128,7 @@ def test_time_limit_returns_a_valid_pruning_quickly():
     r = budget_search(problem, budget, time_limit=0.0)
     assert time.perf_counter() - t0 < 2.0
     problem.forest.check_split_mask(r.split_mask)
-    assert r.average_cost <= budget and r.status == "time_limit"
+    assert fits_budget(r.average_cost, budget) and r.status == "time_limit"
     assert r.bound <= r.objective
 
 
@@ -142,7 +143,7 @@ def test_backend_registered_and_needs_a_budget():
     budget = 0.3 * problem.evaluate(problem.forest.full_split_mask()).average_cost
     pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=5,
                   solver_options={"mip": False})
-    assert pf.breakdown.average_cost <= budget
+    assert fits_budget(pf.breakdown.average_cost, budget)
     info = pf.solve_info
     assert info["solver"] == "budget" and info["bound"] <= pf.objective + 1e-15
     assert info["found_by"] and "phase_seconds" in info
@@ -280,8 +281,8 @@ def test_backend_honours_lam_and_depth_cost_of_the_problem():
     vals = [problem.evaluate(m) for m in all_prunings(problem.forest)]
     for budget in (0.0, 0.8, 1.0, 2.6):
         pf = po.solve(problem.with_budget(budget), solver="budget", time_limit=10)
-        opt = min(v.objective for v in vals if v.average_cost <= budget)
-        assert pf.breakdown.average_cost <= budget
+        opt = min(v.objective for v in vals if fits_budget(v.average_cost, budget))
+        assert fits_budget(pf.breakdown.average_cost, budget)
         assert pf.objective == pytest.approx(opt, rel=1e-9, abs=1e-12)
         assert pf.solve_info["status"] == "optimal"
 
