@@ -259,11 +259,37 @@ def _cegb_member(ctx, penalty, num_leaves, rounds, tradeoff):
 
 
 # ---------------------------------------------------------------- the estimator
+def record_candidates(est, X_te, y_te, where, out):
+    """Make ``est`` append every candidate it scores to ``out`` when it chooses: its
+    select-row score and Brier loss, the select rows' count, its cost, and its test
+    accuracy and Brier loss, so that selection rules can be compared offline
+    (``benchmarks/selection_rules.py``)."""
+    choose = est._choose
+
+    def spy(rows):
+        n_select = int(est.split_["select"].size)
+        for r in rows:
+            pf = r.get("_pruned")
+            rec = {k: r[k] for k in ("name", "objective", "refit", "average_cost", "score",
+                                     "brier", "fits_budget")}
+            rec["n_select"] = n_select
+            if pf is not None and pf.task == "classification":
+                onehot = (y_te[:, None] == pf.classes_[None, :]).astype(float)
+                rec["test_acc"] = float(pf.score(X_te, y_te))
+                rec["test_brier"] = float(np.mean(np.sum((pf.predict_proba(X_te) - onehot)
+                                                         ** 2, axis=1)))
+            out.append({**where, **rec})
+        return choose(rows)
+
+    est._choose = spy
+
+
 def estimator(ctx):
     """``forest_builders.BudgetPrunedForestClassifier`` (or ``...Regressor``) with its
     defaults, one fit per budget on train + validation (it makes its own honest split).
     The row says "not available" when the package does not offer it, and "failed" with
-    the error when a fit raises (no number either way)."""
+    the error when a fit raises (no number either way).  With ``ctx.candidates`` a
+    list, every candidate of every fit is recorded there (:func:`record_candidates`)."""
     name = ("BudgetPrunedForestClassifier" if ctx.task == "classification"
             else "BudgetPrunedForestRegressor")
     try:
@@ -273,11 +299,15 @@ def estimator(ctx):
     except (ImportError, AttributeError):
         return Unavailable(f"not available: forest_builders has no {name}")
     out = []
+    record = getattr(ctx, "candidates", None)
     for b in ctx.budgets:
         t0 = time.perf_counter()
         try:
-            est = quiet(cls(budget=b, costs=ctx.costs, random_state=ctx.seed).fit, ctx.X_trval,
-                        ctx.y_trval)
+            est = cls(budget=b, costs=ctx.costs, random_state=ctx.seed)
+            if record is not None:
+                record_candidates(est, ctx.X_te, ctx.y_te,
+                                  {"share": b / ctx.base_cost, "budget": b}, record)
+            est = quiet(est.fit, ctx.X_trval, ctx.y_trval)
         except Exception as exc:  # noqa: BLE001  (reported in the row, the run goes on)
             msg = str(exc).splitlines()[0] if str(exc) else ""
             return Unavailable(f"failed: {type(exc).__name__}: {msg[:80]}")

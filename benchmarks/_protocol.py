@@ -255,6 +255,8 @@ def run_seed(name, X, y, costs, seed, args, *, task, families, pipelines):
     rf = reference_forest(ctx)
     base_val = float(po.acquisition_cost(rf, ctx.X_v, costs).mean())
     ctx.base_cost, ctx.budgets = base_val, [f * base_val for f in args.budgets]
+    # --candidates: the estimator family records every candidate it scores
+    ctx.candidates = [] if getattr(args, "candidates", False) else None
     timer = Timer()
     fams = families(rf, ctx, timer)
     cells = make_cells(fams, ctx, args.budgets, pipelines=pipelines)
@@ -268,7 +270,8 @@ def run_seed(name, X, y, costs, seed, args, *, task, families, pipelines):
             "seconds": timer.seconds, "call_seconds": {n: v for n, v in calls.items() if v},
             "total_seconds": time.perf_counter() - t0, "cells": cells,
             "not_available": {n: ms.why for n, ms in fams.items() if n not in ran},
-            "points": {n: [m.point for m in ms] for n, ms in ran.items()}}
+            "points": {n: [m.point for m in ms] for n, ms in ran.items()},
+            **({} if ctx.candidates is None else {"candidates": ctx.candidates})}
 
 
 # ---------------------------------------------------------------- command line

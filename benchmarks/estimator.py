@@ -32,44 +32,29 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-import prune_opt as po
-from forest_builders import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import prune_opt as po  # noqa: E402
+from benchmarks import _families as fam  # noqa: E402
+from forest_builders import (  # noqa: E402
     BudgetPrunedForestClassifier,
     SubsetForestClassifier,
     budget_pruned,
     rank_features_by_cost,
 )
-from prune_opt.datasets import load_dataset
+from prune_opt.datasets import load_dataset  # noqa: E402
 
 ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True
 CANDIDATES = []  # --candidates-json: every candidate's select and test scores
-
-
-def _recording(est, X_te, y_te, where):
-    """Record every candidate's test accuracy and Brier loss, to compare selection rules."""
-    choose = est._choose
-
-    def spy(rows):
-        for r in rows:
-            pf = r.get("_pruned")
-            rec = {k: r[k] for k in ("name", "objective", "refit", "average_cost", "score",
-                                     "brier", "fits_budget")}
-            if pf is not None:
-                onehot = (y_te[:, None] == pf.classes_[None, :]).astype(float)
-                rec["test_acc"] = float(pf.score(X_te, y_te))
-                rec["test_brier"] = float(np.mean(np.sum((pf.predict_proba(X_te) - onehot)
-                                                         ** 2, axis=1)))
-            CANDIDATES.append({**where, **rec})
-        return choose(rows)
-
-    est._choose = spy
 
 
 def split(X, y, max_rows, seed):
@@ -98,7 +83,7 @@ def run_estimator(d, costs, budget, seed, where=None, params=None):
     est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,
                                        **{**ESTIMATOR_PARAMS, **params})
     if where is not None:
-        _recording(est, X_te, y_te, where)
+        fam.record_candidates(est, X_te, y_te, where, CANDIDATES)
     try:
         est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
     finally:

@@ -38,6 +38,8 @@ Usage::
     python benchmarks/frontier.py --merge a.json,b.json         # report of parallel runs
     python benchmarks/frontier.py --families targets --json t.json   # only the target rows
     python benchmarks/frontier.py --csv data.csv --target label --costs costs.json
+    python benchmarks/frontier.py --families estimator --candidates --json c.json
+    python benchmarks/selection_rules.py c.json                 # the estimator's selection
 """
 
 from __future__ import annotations
@@ -159,6 +161,9 @@ def parse(argv):
                     help="hull refinement, as a share of the unpruned cost")
     ap.add_argument("--no-refit", dest="refit", action="store_false")
     ap.add_argument("--plot", default=None, metavar="OUT.png")
+    ap.add_argument("--candidates", action="store_true",
+                    help="record every candidate the estimator scores (select-row and test "
+                         "scores) in the --json output, for benchmarks/selection_rules.py")
     proto.add_families_arg(ap, TARGET_FAMILIES)
     args = ap.parse_args(argv)
     proto.check_families(ap, args, TARGET_FAMILIES)

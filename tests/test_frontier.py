@@ -193,6 +193,32 @@ def test_the_estimator_is_fitted_once_per_budget_on_train_and_validation(cancer_
     assert all("seconds" in m.point for m in members)
 
 
+def test_recorded_candidates_replay_to_the_estimator_s_own_choice(cancer_ctx, tmp_path):
+    """--candidates records every candidate of every estimator fit; replaying the
+    estimator's rule on the records picks the candidate it chose, with the test
+    accuracy it scores."""
+    from benchmarks import selection_rules
+
+    ctx, _ = cancer_ctx
+    ctx.candidates = []
+    try:
+        members = fam.estimator(ctx)
+        recorded = list(ctx.candidates)
+    finally:
+        ctx.candidates = None
+    assert len(members) == len(ctx.budgets)
+    assert {r["n_select"] for r in recorded} and all("test_acc" in r for r in recorded
+                                                     if r["fits_budget"])
+    run = {"dataset": "cancer", "seed": 0, "candidates": recorded}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"results": [run]}))
+    table = selection_rules.replay([str(path)])
+    for m, b in zip(members, ctx.budgets):
+        key = ("cancer", round(b / ctx.base_cost, 6))
+        assert table["one standard error"][key] == pytest.approx(m.tested()["test_acc"])
+        assert table["hindsight"][key] >= table["one standard error"][key]
+
+
 # ---------------------------------------------------------------- report
 def _cell(frac, values, fallback=()):
     return {"frac": frac, "budget": frac, "best_method": "fit_budget", "chosen": {
