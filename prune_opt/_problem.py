@@ -481,12 +481,12 @@ def _sorted_block(pair, node):
 
 
 def close_under_parents(forest, mask):
-    """Largest sub-mask of ``mask`` closed under parents (a split needs its parent split)."""
-    mask = np.asarray(mask, dtype=bool).copy()
-    order = np.argsort(forest.depth, kind="stable")
-    has_parent = forest.parent >= 0
-    for d in range(1, forest.max_depth + 1):  # one pass per level
-        at = order[forest.depth[order] == d]
-        at = at[has_parent[at]]
-        mask[at] &= mask[forest.parent[at]]
+    """Largest sub-mask of ``mask`` closed under parents (a split needs its parent split);
+    ``mask`` may also be a stack of masks, (k, n_nodes).  A copy; one pass per depth
+    level (:func:`~prune_opt._leaf_records.node_levels`, cached per forest)."""
+    from ._leaf_records import node_levels
+
+    mask = np.array(mask, dtype=bool)
+    for at, parent in node_levels(forest):  # shallowest first
+        mask[..., at] &= mask[..., parent]
     return mask

@@ -451,10 +451,11 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     else:  # the forest's own loss, on the paths routed above
         out = fit_budget_objective(problem, X, y, **own_run)
     final_seconds = time.perf_counter() - t_final
-    mask = _full_mask(forest, out)
-    loss = (0.0 if rank is None else VoteScorer(forest, X, y, out.costs, rank,
-                                                routed=routed).score(*mask)[0],
-            VoteScorer(forest, X, y, out.costs, own, routed=routed).score(*mask)[0])
+    # the result in the ranking loss and the own loss, from one routing of its pruning
+    scored = VoteScorer(forest, X, y, out.costs, own, routed=routed).score(
+        *_full_mask(forest, out),
+        also=None if rank is None else VoteScorer(forest, X, y, out.costs, rank, routed=routed))
+    loss = (0.0 if rank is None else scored[2], scored[0])
     out = _keep_incumbent(out, loss, key, budget)
     out.solve_info["auto"] = {"chosen": chosen, "holdout_loss": holdout, "loss": own,
                               "n_holdout_rows": halves, "seconds": time.perf_counter() - t0,

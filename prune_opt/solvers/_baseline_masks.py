@@ -21,9 +21,10 @@ import weakref
 
 import numpy as np
 
+from .._leaf_records import node_levels, sum_up
+from .._problem import close_under_parents
 from .._routing import node_statistics
 from .._validation import check_labels, fits_budget
-from ._budget_state import close_levels
 
 __all__ = ["MASK_FAMILIES", "register_baseline", "mask_families", "best_in_nested",
            "cached_per_problem", "greedy_path", "ccp_path", "ccp_masks", "ccp_alphas",
@@ -173,23 +174,21 @@ def _greedy_path(problem):
     p = problem
     f = p.forest
     parent, has = f.parent, f.parent >= 0
-    levels = _levels(f, np.flatnonzero(has))[1:]  # every non-root node, by depth
+    levels = node_levels(f)  # every non-root node with its parent, by depth
     pair_cost = p.pair_cost()
     share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
     tested, col, ids, path, top, top_col = _feature_paths(f, levels, has)
     n_words = path.shape[1]
     rec_node, rec_pair = p.use_node, p.use_pair  # records grouped by pair
     chunk = max(1, GREEDY_CHUNK_CELLS // n_words)
-    levels_up = levels[::-1]
     mask = f.full_split_mask()
     err = p.error_term(mask)
     out, removed = [mask], []
     while mask.any():  # one step per feature
         parent_split = np.ones(p.n_nodes, dtype=bool)
         parent_split[has] = mask[parent[has]]
-        sub = np.where(parent_split & ~mask, share, 0.0)  # error under each node
-        for at in levels_up:
-            np.add.at(sub, parent[at], sub[at])
+        # the error under each node
+        sub = sum_up(levels, np.where(parent_split & ~mask, share, 0.0))
         live_top = top & mask
         d_err = np.bincount(top_col[live_top], weights=share[live_top] - sub[live_top],
                             minlength=tested.size)
@@ -240,8 +239,8 @@ def _feature_paths(forest, level_nodes, has_parent):
     ids = np.flatnonzero(internal)
     bit[ids, col // 64] = np.left_shift(np.uint64(1), (col % 64).astype(np.uint64))
     path = bit.copy()
-    for at in level_nodes:
-        path[at] |= path[f.parent[at]]
+    for at, par in level_nodes:  # shallowest first
+        path[at] |= path[par]
     top = internal.copy()
     top[has] &= ~(path[f.parent[has]] & bit[has]).any(axis=1)
     top_col = np.full(f.n_nodes, -1)
@@ -296,13 +295,11 @@ def node_risk(forest, problem=None):
 
 
 def _subtree_stats(forest, risk):
-    """Risk and leaf count of the full subtree under every node (bottom-up by level)."""
-    r_sub = risk.copy()
-    n_leaves = forest.is_leaf.astype(float)
-    for ids in _levels(forest, np.flatnonzero(~forest.is_leaf))[::-1]:  # deepest first
-        r_sub[ids] = r_sub[forest.left[ids]] + r_sub[forest.right[ids]]
-        n_leaves[ids] = n_leaves[forest.left[ids]] + n_leaves[forest.right[ids]]
-    return r_sub, n_leaves
+    """Risk and leaf count of the full subtree under every node: sums over its leaves."""
+    leaf = forest.is_leaf
+    both = sum_up(node_levels(forest), np.column_stack([np.where(leaf, risk, 0.0),
+                                                        leaf.astype(float)]))
+    return both[:, 0], both[:, 1]
 
 
 def ccp_alphas(forest, risk, n_alphas=None):
@@ -336,8 +333,7 @@ def ccp_masks(forest, risk, alphas):
     once per alpha.
     """
     alphas = np.asarray(alphas, dtype=float)
-    top_down = _levels(forest, np.flatnonzero(~forest.is_leaf))
-    levels = top_down[::-1]
+    levels = _levels(forest, np.flatnonzero(~forest.is_leaf))[::-1]  # deepest first
     step = max(1, CCP_BLOCK_CELLS // max(forest.n_nodes, 1))
     out = []
     for lo in range(0, alphas.size, step):
@@ -349,10 +345,7 @@ def ccp_masks(forest, risk, alphas):
             # the same round-off guard sklearn uses in its pruning loop
             keep[:, ids] = below < best[:, ids] - np.finfo(float).eps * 10
             best[:, ids] = np.minimum(best[:, ids], below)
-        for ids in top_down:  # close under parents, roots first
-            has = forest.parent[ids] >= 0
-            keep[:, ids[has]] &= keep[:, forest.parent[ids[has]]]
-        out.extend(keep)
+        out.extend(close_under_parents(forest, keep))
     return out
 
 
@@ -410,7 +403,7 @@ def impurity_path(forest, imp, thresholds=None, n_thresholds=IMPURITY_THRESHOLDS
         if thresholds.size > n_thresholds:
             thresholds = np.unique(np.quantile(thresholds, np.linspace(0, 1, n_thresholds)))
     thresholds = np.sort(np.asarray(thresholds, dtype=float))
-    return _distinct(thresholds, [close_levels(forest, internal & (imp > t))
+    return _distinct(thresholds, [close_under_parents(forest, internal & (imp > t))
                                   for t in thresholds])
 
 

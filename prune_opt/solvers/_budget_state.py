@@ -28,7 +28,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._leaf_records import node_levels
+from .._problem import close_under_parents
 from .._validation import fits_budget
 from ._tree_dp import TreeLayout, best_tree_within, pruning_value
 
@@ -264,12 +264,4 @@ def without_unit(forest, mask, users, u):
     ``users`` from :func:`unit_nodes`."""
     out = mask.copy()
     out[users.indices[users.indptr[u]:users.indptr[u + 1]]] = False
-    return close_levels(forest, out)
-
-
-def close_levels(forest, mask):
-    """``close_under_parents(forest, mask)`` (the same result) with the forest's
-    depth levels computed once per forest; ``mask`` is modified in place and returned."""
-    for at, parent in node_levels(forest):  # shallowest first
-        mask[at] &= mask[parent]
-    return mask
+    return close_under_parents(forest, out)

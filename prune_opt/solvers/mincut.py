@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from .._leaf_records import node_levels
 from ._base import Solver, SolverError, SolveResult
 from ._prefix_hubs import _factorize, kept_counts
 from ._prefix_hubs import prefix_hubs as _prefix_hubs
@@ -308,17 +309,14 @@ def unprofitable_nodes(forest, split_weight):
     Such nodes and all their descendants are returned (they stay cut).
     """
     internal = ~forest.is_leaf
-    best = np.where(internal, split_weight, 0.0)
-    depth, parent = forest.depth, forest.parent
-    levels = [np.flatnonzero(internal & (depth == d)) for d in range(forest.max_depth + 1)]
-    for d in range(forest.max_depth, 0, -1):  # deepest first: children are final
-        at = levels[d]
-        np.add.at(best, parent[at], np.minimum(best[at], 0.0))
+    best = np.where(internal, split_weight, 0.0)  # a leaf adds min(0, 0) = 0
+    levels = node_levels(forest)
+    for at, par in reversed(levels):  # deepest first: children are final
+        np.add.at(best, par, np.minimum(best[at], 0.0))
     off = internal & (best >= 0)
-    for d in range(1, forest.max_depth + 1):  # an off node's subtree is off
-        at = levels[d]
-        off[at] |= off[parent[at]]
-    return off
+    for at, par in levels:  # an off node's subtree is off
+        off[at] |= off[par]
+    return off & internal
 
 
 def _drop_records_at(use_node, counts, drop):
