@@ -16,7 +16,8 @@ a classifier; seeded):
   is; any other is pruned to the budget by :func:`prune_opt.fit_budget` with
   the paper's objective (errors on the grow rows), the three most promising
   again with the forest's own loss (``"brier"``; ``"squared_error"`` for
-  regression when the installed ``prune_opt`` offers it), and each pruning
+  regression when the installed ``prune_opt`` offers it), started from their
+  paper pruning (``warm_start``), and each pruning
   again with its leaves refit on the grow rows (:func:`prune_opt.refit_leaves`,
   same structure and cost);
 * **select** rows (20%; 25%): every candidate is scored there, on rows that
@@ -455,7 +456,8 @@ class _BudgetPrunedForest(BaseEstimator):
         Every forest above the budget is pruned with the paper's objective; the
         forest's own loss (slower) is then tried on the ``OWN_LOSS_MODELS`` forests
         whose paper pruning has the lowest Brier loss (squared error) on the prune
-        rows, the loss it minimises there.
+        rows, the loss it minimises there, with that paper pruning among its
+        candidates and starts (``warm_start``).
         """
         Xa, ya = d.X[d.grow], d.y[d.grow]
         Xb, yb = d.X[d.prune], d.y[d.prune]
@@ -467,7 +469,7 @@ class _BudgetPrunedForest(BaseEstimator):
         calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
         bar.total += calls
         bar.refresh()
-        rows, problems, screen = [], {}, []
+        rows, problems, screen, papers = [], {}, [], {}
         state = {"calls": calls}
 
         def add(name, model, objective, refit, pf, seconds):
@@ -475,7 +477,7 @@ class _BudgetPrunedForest(BaseEstimator):
                                         seconds))
             rows[-1]["_pruned"] = pf
 
-        def prune(i, obj):
+        def prune(i, obj, warm=None):
             name, forest = models[i]
             bar.set_description(f"pruning {name} ({obj})")
             t0 = time.perf_counter()
@@ -488,7 +490,7 @@ class _BudgetPrunedForest(BaseEstimator):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
                     pruned = po.fit_budget(problems[i], Xb, yb, budget=budget,
-                                           objective=obj, time_limit=limit)
+                                           objective=obj, time_limit=limit, warm_start=warm)
             except ValueError as exc:  # e.g. the budget is below the cheapest pruning
                 rows.append(self._failed_row(name, obj, str(exc)))
                 return None
@@ -509,9 +511,10 @@ class _BudgetPrunedForest(BaseEstimator):
             pruned = prune(i, objectives[0])
             if pruned is not None:
                 screen.append((_prune_row_loss(pruned, Xb, yb), i))
+                papers[i] = pruned
         for _, i in sorted(screen)[:OWN_LOSS_MODELS]:
-            for obj in objectives[1:]:
-                prune(i, obj)
+            for obj in objectives[1:]:  # the paper pruning joins the own loss's starts
+                prune(i, obj, warm=papers[i])
         return rows
 
     def _score_row(self, name, model, objective, refit, pf, Xb, d, budget, seconds):

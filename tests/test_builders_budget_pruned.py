@@ -367,3 +367,26 @@ def test_row_split_shares_per_task():
         assert np.unique(np.concatenate(parts)).size == y.size
         if task == "classification":
             assert [int((y[parts[0]] == c).sum()) for c in (0, 1)] == [240, 360]
+
+
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
+    """Each own-loss call gets the paper pruning of the same forest and budget as a warm
+    start, so its candidates include the full paper search's result."""
+    X, y = load_diabetes(return_X_y=True)
+    if cls is BudgetPrunedForestClassifier:
+        y = (y > np.median(y)).astype(int)
+    calls, real = [], po.fit_budget
+
+    def spy(problem, *args, **kwargs):
+        out = real(problem, *args, **kwargs)
+        calls.append((problem, kwargs["objective"], kwargs.get("warm_start"), out))
+        return out
+
+    monkeypatch.setattr(po, "fit_budget", spy)
+    cls(budget=1.5, **FAST).fit(X, y)
+    papers = {id(p): out for p, obj, _, out in calls if obj == "paper"}
+    own = [(p, warm) for p, obj, warm, _ in calls if obj != "paper"]
+    assert own, "no own-loss pruning ran"
+    for problem, warm in own:
+        assert warm is papers[id(problem)]

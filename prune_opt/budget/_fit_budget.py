@@ -99,7 +99,7 @@ def _lagrangian(hull, budget, verbose):
 def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=None,
                objective="auto", method="search", solver="auto", time_limit="default",
                tol=1e-9, solver_options=None, cost_sample=None, client=None, verbose=False,
-               random_state=0):
+               random_state=0, warm_start=None):
     """Prune a forest so its average acquisition cost on ``X`` is at most ``budget``.
 
     By default (``objective="auto"``) the rows of ``X`` are split in two
@@ -189,6 +189,15 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         must be compiled on the same ``X``, and ``X``, ``y`` are still needed.
     random_state : int, default 0
         Seed of ``objective="auto"``'s split of the rows.
+    warm_start : PrunedForest, split mask, or a list of them, optional
+        Prunings of the same forest (e.g. an earlier result, or the paper
+        objective's result before an ensemble objective's call) that join the
+        candidates and the searches' starts: the paper search offers them
+        before its heuristics (``found_by`` ``"warm_start[i]"``), an ensemble
+        objective scores them and starts its search from them too, and
+        ``"auto"`` hands them to its run on all rows.  The result is never
+        worse in the objective than a warm start that fits the budget.
+        Refused with ``method="hull"`` (the hull's vertices are what they are).
     cost_sample, client : optional
         Passed to :func:`prune_opt.compile_problem` (the budget is then met by
         the sampled average cost; ``solve_info`` records the true average cost
@@ -245,18 +254,23 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
             f"with {solver!r}, pass method='hull'")
     problem, forest = split_problem_or_forest(problem_or_forest, costs=costs, train=train,
                                               cost_sample=cost_sample, client=client)
+    if warm_start is not None and method == "hull":
+        raise ValueError("warm_start= applies to method='search' (the hull's vertices do not "
+                         "depend on a start): drop warm_start or use method='search'")
+    warm = warm_starts(problem.forest if problem is not None else forest, warm_start)
     if auto:
         objective = _auto_objective(problem_or_forest, X, y, method, cost_sample, client)
         if objective == "auto":
             return _fit_auto(problem_or_forest, X, y, budget=budget, costs=costs,
                              train=train, time_limit=time_limit, verbose=verbose,
-                             solver_options=solver_options, random_state=random_state)
+                             solver_options=solver_options, random_state=random_state,
+                             warm=warm)
     target = None if time_limit is None else TARGET_SHARE * time_limit
     if objective != "paper":
         return fit_budget_objective(problem_or_forest, X, y, costs=costs, budget=budget,
                                     train=train, objective=objective, time_limit=target, verbose=verbose,
                                     solver_options=solver_options, cost_sample=cost_sample,
-                                    client=client)
+                                    client=client, extra=warm)
     if problem is None and (X is None or y is None):
         raise ValueError("X and y are needed to prune a forest (pass the validation rows "
                          "and labels), or pass a compiled PruningProblem first")
@@ -273,6 +287,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     if method == "hull":
         pf = _fit_hull(problem, budget, solver, tol, verbose, solver_options)
     else:
+        if warm:
+            solver_options = dict(solver_options or {}, starts=warm)
         pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
     return _report_sampled_cost(pf, problem, budget, cost_rows)
 
@@ -398,7 +414,7 @@ def _rows(X, idx):
 
 
 def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
-              solver_options, random_state):
+              solver_options, random_state, warm=()):
     """``objective="auto"``: pick the paper error term or the forest's own loss on
     held-out rows, then run the pick on all rows (see :func:`fit_budget`).
 
@@ -434,6 +450,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     key = _fingerprint(forest, X, y, problem.costs)
     starts += [(f"incumbent-{i}", _full_mask(forest, pf)[0])
                for i, pf in enumerate(_incumbents(key, budget)[:AUTO_INCUMBENT_STARTS])]
+    starts += list(warm)
     t_final = time.perf_counter()
     own_run = dict(costs=None, train=None, budget=budget, objective=own,
                    time_limit=None if left is None else TARGET_SHARE * left,
@@ -441,7 +458,8 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
                    extra=starts, select=rank)
     if chosen == "paper":
         out = fit_budget(problem, X, y, budget=budget, objective=chosen, time_limit=left,
-                         solver_options=solver_options, verbose=verbose)
+                         solver_options=solver_options, verbose=verbose,
+                         warm_start=[m for _, m in warm] or None)
         if out.breakdown is not None and out.breakdown.n_splits == 0 and budget > 0:
             # the paper search kept no split: the own-loss run (every baseline, the
             # paper result among its candidates) finds a fitting pruning that scores
@@ -503,6 +521,47 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
         starts.append((f"half-{obj}", mask[0]))
     holdout["_n_rows"] = int(sel.size)
     return holdout, starts
+
+
+def warm_starts(forest, warm_start):
+    """``[(name, split mask over forest)]`` of ``fit_budget``'s ``warm_start``: a
+    PrunedForest of ``forest`` (or of a sub-forest of its trees, ``trees_kept``), a
+    split mask, or a list of them; a clear error names the one that is not a pruning
+    of ``forest``."""
+    if warm_start is None:
+        return []
+    from .._forest import as_forest
+
+    forest = as_forest(forest)
+    items = (list(warm_start) if isinstance(warm_start, (list, tuple)) else [warm_start])
+    out = []
+    for i, w in enumerate(items):
+        name = f"warm_start[{i}]"
+        if isinstance(w, PrunedForest):
+            if not _prunes(forest, w):
+                raise ValueError(f"{name} is a pruning of another forest: pass prunings of "
+                                 "the forest being pruned (e.g. an earlier fit_budget result "
+                                 "on it)")
+            w = _full_mask(forest, w)[0]
+        out.append((name, forest.check_split_mask(w, name=name)))
+    return out
+
+
+def _prunes(forest, pf):
+    """Whether ``pf`` is a pruning of ``forest`` (or of the sub-forest of its
+    ``trees_kept``): the same trees, node for node."""
+    trees = pf.solve_info.get("trees_kept", range(forest.n_trees))
+    sub = pf.forest
+    if sub is forest:
+        return True
+    if len(trees) != sub.n_trees or max(trees, default=-1) >= forest.n_trees:
+        return False
+    for i, t in enumerate(trees):
+        a, b = forest.tree_slice(t), sub.tree_slice(i)
+        if not (np.array_equal(forest.feature[a], sub.feature[b])
+                and np.array_equal(forest.threshold[a], sub.threshold[b])):
+            return False
+    return True
 
 
 def _full_mask(forest, pf):

@@ -315,7 +315,7 @@ def _timed(seconds, name):
 
 
 def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
-                  verbose=False, baselines=None):
+                  verbose=False, baselines=None, starts=None):
     """Best pruning of ``problem`` whose average acquisition cost is at most ``budget``.
 
     Parameters
@@ -334,6 +334,10 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
     verbose : bool
     baselines : list of str, optional
         Registered baseline families to seed from (default: all).
+    starts : list of (str, ndarray), optional
+        Named split masks offered as candidates before the heuristics
+        (``found_by`` is the name of the one returned); one that fits and scores
+        best is the incumbent the local search and CP-SAT start from.
 
     Returns
     -------
@@ -361,6 +365,8 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
     with _timed(timer, "lagrangian"):
         closure = MultiplierClosure(problem)
         lag = lagrangian_phase(problem, closure, budget, inc, deadline)
+    for name, mask in starts or ():
+        inc.offer(problem.forest.check_split_mask(mask, name=f"starts[{name!r}]"), name)
     bound = lag["bound"]
     info = {"lagrangian": {"bound": lag["bound"], "mu": lag["mu"],
                            "n_solves": lag["n_solves"],

@@ -51,7 +51,7 @@ class BudgetSearchSolver(Solver):
     kind = "closure"
     requires = ("ortools.graph.python.max_flow", "ortools.sat.python.cp_model")
     install_hint = "pip install ortools>=9.8"
-    options = {"mip": True, "mip_workers": 1, "baselines": None}
+    options = {"mip": True, "mip_workers": 1, "baselines": None, "starts": None}
     exact = True
     mip = True
     matrix_based = False
@@ -71,7 +71,8 @@ class BudgetSearchSolver(Solver):
             raise ValueError(f"solver_options: mip_workers must be an int >= 1, got {workers!r}")
         return budget_search(problem, budget, time_limit=time_limit,
                              mip=bool(self.params["mip"]), mip_workers=workers,
-                             verbose=verbose, baselines=self.params["baselines"])
+                             verbose=verbose, baselines=self.params["baselines"],
+                             starts=self.params["starts"])
 
     def _solve(self, problem, *, time_limit, verbose):
         if problem.budget is None:
