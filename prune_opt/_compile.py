@@ -156,11 +156,7 @@ def routed_leaves(routed, forest, Xc):
 
     if not isinstance(routed, RoutedData):
         raise TypeError(f"routed must be a RoutedData, got {type(routed).__name__}")
-    other = routed.forest
-    if other is not forest and (
-            other.n_nodes != forest.n_nodes or other.n_trees != forest.n_trees
-            or not np.array_equal(other.feature, forest.feature)
-            or not np.array_equal(other.threshold, forest.threshold)):
+    if not forest.same_splits(routed.forest):
         raise ValueError("routed= was routed through another forest")
     if routed.n_rows != Xc.shape[0]:
         raise ValueError(f"routed= holds {routed.n_rows} rows but X has {Xc.shape[0]}")

@@ -280,6 +280,26 @@ class Forest:
             raise ValueError(f"{name} is not closed under parents: a split below a leaf")
         return mask
 
+    def same_splits(self, other):
+        """Whether ``other`` is this forest node for node (the same trees, features and
+        thresholds), so masks, routings and prunings of one apply to the other.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> import prune_opt as po
+        >>> X, y = load_iris(return_X_y=True)
+        >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+        >>> po.as_forest(tree).same_splits(po.as_forest(tree))
+        True
+        """
+        return other is self or (
+            other.n_trees == self.n_trees and other.n_nodes == self.n_nodes
+            and np.array_equal(other.node_offset, self.node_offset)
+            and np.array_equal(other.feature, self.feature)
+            and np.array_equal(other.threshold, self.threshold))
+
     def leaves_of(self, split_mask):
         """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask):
         the nodes that are not splits while their parent is one (a root counts as

@@ -180,3 +180,23 @@ def test_unit_moves_escape_what_single_trees_cannot():
     moved = optimize_ensemble(f, X, y, **kw)
     assert moved.n_splits == 0
     assert moved.objective < stuck.objective
+
+
+
+def test_init_from_another_forest_of_the_same_size_is_refused():
+    """A pruning of a forest with the same nodes but other split features is not a start."""
+    rf, X, y = tiny_forest(7, n_trees=2, depth=2, n=80)
+    f = po.as_forest(rf)
+    trees = []
+    for t in range(f.n_trees):
+        sl = f.tree_slice(t)
+        left, right, feat = f.left[sl], f.right[sl], f.feature[sl]
+        trees.append(dict(left=np.where(left >= 0, left - sl.start, -1),
+                          right=np.where(right >= 0, right - sl.start, -1),
+                          feature=np.where(feat >= 0, (feat + 1) % f.n_features, feat),
+                          threshold=f.threshold[sl], value=f.value[sl]))
+    other = Forest(trees, classes=f.classes_, n_features=f.n_features)
+    assert other.n_nodes == f.n_nodes and not f.same_splits(other)
+    with pytest.raises(ValueError, match="init is a pruning of another forest"):
+        optimize_ensemble(rf, X, y, objective="brier", lam=0.02,
+                          init=PrunedForest(other, other.full_split_mask()))

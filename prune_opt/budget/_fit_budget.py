@@ -14,6 +14,7 @@ from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
 from ..solvers._baseline_masks import MASK_FAMILIES
+from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
 from ._ensemble_budget import fit_budget_objective
 
@@ -550,18 +551,11 @@ def warm_starts(forest, warm_start):
 def _prunes(forest, pf):
     """Whether ``pf`` is a pruning of ``forest`` (or of the sub-forest of its
     ``trees_kept``): the same trees, node for node."""
-    trees = pf.solve_info.get("trees_kept", range(forest.n_trees))
-    sub = pf.forest
-    if sub is forest:
-        return True
-    if len(trees) != sub.n_trees or max(trees, default=-1) >= forest.n_trees:
-        return False
-    for i, t in enumerate(trees):
-        a, b = forest.tree_slice(t), sub.tree_slice(i)
-        if not (np.array_equal(forest.feature[a], sub.feature[b])
-                and np.array_equal(forest.threshold[a], sub.threshold[b])):
-            return False
-    return True
+    trees = pf.solve_info.get("trees_kept")
+    if trees is None:
+        return forest.same_splits(pf.forest)
+    return (max(trees, default=-1) < forest.n_trees
+            and sub_forest(forest, trees).same_splits(pf.forest))
 
 
 def _full_mask(forest, pf):

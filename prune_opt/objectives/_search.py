@@ -103,7 +103,7 @@ class Setup:
     def starts(self, init, lam):
         """``[(name, split_mask)]`` to start block descent from."""
         if isinstance(init, PrunedForest):
-            if init.forest is not self.forest and init.forest.n_nodes != self.forest.n_nodes:
+            if not self.forest.same_splits(init.forest):
                 raise ValueError("init is a pruning of another forest; pass one of this forest")
             return [("given", init.split_mask)]
         if isinstance(init, np.ndarray):
