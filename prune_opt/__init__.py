@@ -4,6 +4,7 @@ Compile a fitted forest into the BudgetPrune program (Nan, Wang, Saligrama,
 NIPS 2016), solve it exactly, and get back a cheaper forest.
 """
 
+from . import importers  # noqa: F401  (registers the model importers with as_forest)
 from ._compile import compile_problem
 from ._costs import FeatureCosts, as_feature_costs
 from ._forest import Forest, as_forest

@@ -140,6 +140,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     err = error_routing(forest, Xc, yc, w, train, chunk_size,
                         leaves=leaves if train is None else None)
     del leaves
+    forest = err.forest or forest  # a booster's node values fitted on the error data
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=err.node_error, tree_error_weight=err.tree_weight,
                              cost_routing=cost_routing, budget=budget,

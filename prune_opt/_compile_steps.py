@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _memory
+from ._boosting import boosted_error_routing
 from ._costs import as_feature_costs
 from ._forest import as_forest
 from ._memory import (
@@ -27,14 +28,20 @@ from ._validation import check_features, check_labels
 
 def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
     """Node errors on the cost data (default; ``leaves``: its leaf matrix when already
-    routed) or on the in-bag training samples."""
+    routed) or on the in-bag training samples.  For a boosted forest, the expanded
+    loss's node terms (:func:`~prune_opt._boosting.boosted_error_routing`; its
+    ``forest`` carries the fitted node values)."""
     if train is None:
+        if forest.is_additive:
+            return boosted_error_routing(forest, Xc, yc, w, leaves=leaves)
         return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
                             chunk_size=chunk_size, leaves=leaves)
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
     Xt = check_features(forest, train[0], name="train[0] (X_train)")
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
+    if forest.is_additive:  # a booster fits every training row
+        return boosted_error_routing(forest, Xt, yt)
     bags = require_in_bag(forest, Xt.shape[0])
     return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
 

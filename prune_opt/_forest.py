@@ -13,48 +13,65 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from ._ensemble import Ensemble
 from ._validation import check_features
 
-__all__ = ["Forest", "as_forest", "detached_estimator", "SUPPORTED_ESTIMATORS"]
+__all__ = ["Forest", "as_forest", "detached_estimator", "register_importer",
+           "supported_models", "SPLIT_DTYPES"]
 
-SUPPORTED_ESTIMATORS = (
-    "sklearn.ensemble.RandomForestClassifier, sklearn.ensemble.ExtraTreesClassifier, "
-    "sklearn.tree.DecisionTreeClassifier, sklearn.tree.ExtraTreeClassifier, their "
-    "single-output regressor counterparts (RandomForestRegressor, ExtraTreesRegressor, "
-    "DecisionTreeRegressor, ExtraTreeRegressor), "
-    "a prune_opt.Forest, or any object with a to_forest() method "
-    "(the forest_builders estimators)"
-)
 #: what a forest predicts: class distributions, or one real value per node
 TASKS = ("classification", "regression")
+#: the dtypes a split may compare feature values in (``x <= threshold``)
+SPLIT_DTYPES = ("float32", "float64")
 
 
 class Forest:
-    """Flat, solver-neutral description of a fitted classification or regression forest.
+    """Flat, solver-neutral description of a fitted tree ensemble.
+
+    One IR for averaged forests (random forests, single trees, the
+    ``forest_builders`` growers) and additive ones (gradient boosting):
+    ``ensemble`` says how the trees' node values combine (see
+    :class:`~prune_opt._ensemble.Ensemble`), and :meth:`output` is the one
+    place where a per-tree total becomes a prediction.
 
     Parameters
     ----------
     trees : list of dict
         One dict per tree with arrays ``left``, ``right`` (child ids, -1 for
         leaves), ``feature`` (-1 for leaves), ``threshold`` (go left when
-        ``x[feature] <= threshold``), ``value`` and optionally
-        ``missing_go_to_left`` (NaN routing).  Ids must satisfy parent < child.
-        ``value`` is (n_nodes, n_classes), the class distribution of each
-        node (rows are normalised if they are counts), for classification;
-        (n_nodes, 1) or (n_nodes,), the mean target of each node's training
-        examples, for regression.
+        ``x[feature] <= threshold``, ``x`` cast to ``split_dtype``), ``value``
+        and optionally ``missing_go_to_left`` (NaN routing).  Ids must satisfy
+        parent < child.  ``value`` is, for an averaged forest, (n_nodes,
+        n_classes), the class distribution of each node (rows are normalised
+        if they are counts), for classification, or (n_nodes, 1), the mean
+        target of each node's training examples, for regression.  For an
+        additive ensemble it is the raw score a node adds when it is the leaf
+        reached (learning rate included): (n_nodes, 1) for the identity and
+        logistic links, (n_nodes, n_classes) for softmax (zero outside the
+        tree's class column).  An internal node's value is what it predicts
+        once pruned to a leaf.
     classes : array-like or None
-        Class labels, in the column order of ``value``; None for regression.
+        Class labels, in the column order of the prediction; None for regression.
     n_features : int
     feature_names : sequence of str, optional
     estimator : fitted sklearn estimator, optional
-        The source estimator; when present routing uses its own
-        ``decision_path`` so missing values and dtype casts match sklearn.
+        The source estimator; when it holds scikit-learn trees, routing uses
+        their own ``decision_path`` so missing values and dtype casts match
+        sklearn.
     in_bag : list of ndarray, optional
         Per tree, the multiplicity of each training example in its bootstrap
         sample (used as error data when ``train=`` is given to :func:`prune`).
     task : {"classification", "regression"}, optional
         Default: regression when ``classes`` is None, classification otherwise.
+    ensemble : Ensemble, optional
+        How the trees combine; default averaged.
+    split_dtype : {"float32", "float64"}, default "float32"
+        The dtype feature values are cast to before ``x <= threshold`` (float32 as
+        scikit-learn's and XGBoost's trees, float64 as LightGBM's and
+        HistGradientBoosting's).
+    source : str, optional
+        The name of the model the forest was read from (e.g.
+        ``"LGBMClassifier"``), kept for exports and reports.
 
     Attributes
     ----------
@@ -64,6 +81,7 @@ class Forest:
     n_classes : int or None
         None for regression (no class columns); use :attr:`value_width` for
         the number of columns of ``value``.
+    ensemble : Ensemble
 
     Examples
     --------
@@ -78,10 +96,19 @@ class Forest:
     >>> leafy = dict(stump, value=[[1.5], [0.5], [2.5]])
     >>> Forest([leafy], classes=None, n_features=1).predict(np.array([[0.2], [0.9]]))
     array([0.5, 2.5])
+
+    A boosted stump: raw scores summed onto an initial score, then the logistic link.
+
+    >>> from prune_opt._ensemble import Ensemble
+    >>> raw = dict(stump, value=[[0.0], [-2.0], [2.0]])
+    >>> boost = Forest([raw, raw], classes=[0, 1], n_features=1,
+    ...                ensemble=Ensemble("additive", "logistic", init_score=0.5))
+    >>> boost.decision_function(np.array([[0.2]]))
+    array([-3.5])
     """
 
     def __init__(self, trees, classes, n_features, *, feature_names=None, estimator=None,
-                 in_bag=None, task=None):
+                 in_bag=None, task=None, ensemble=None, split_dtype="float32", source=None):
         if len(trees) == 0:
             raise ValueError("a forest needs at least one tree")
         self.task = _check_task(task, classes)
@@ -92,8 +119,22 @@ class Forest:
             self.n_classes = int(self.classes_.size)
         self.n_features = int(n_features)
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
+        if split_dtype not in SPLIT_DTYPES:
+            raise ValueError(f"split_dtype must be one of {SPLIT_DTYPES}, got {split_dtype!r}")
+        self.split_dtype = split_dtype
+        ensemble = Ensemble() if ensemble is None else ensemble
+        if not isinstance(ensemble, Ensemble):
+            raise TypeError(f"ensemble must be a prune_opt Ensemble, got "
+                            f"{type(ensemble).__name__}")
+        self.ensemble = ensemble.bind(self.task, self.n_classes, len(trees))
         self.estimator = estimator
+        self.sklearn_trees = _estimator_trees(estimator)
+        self.source = source if source is not None or estimator is None else type(
+            estimator).__name__
         self.in_bag = in_bag
+        # a booster's internal-node values: None while they are the source library's,
+        # else how the node-value rule fitted them (see prune_opt._boosting)
+        self.node_value_fit = None
         checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         # NaN routing: sklearn decides itself; array-built trees only when told how
         self.allow_nan = estimator is not None or any(
@@ -130,9 +171,23 @@ class Forest:
                     else np.asarray(m, dtype=np.uint8))
 
     def _check_value(self, value, n, t):
-        """Node class distributions (finite, non-negative, rows normalised), or
-        node means (finite, one column) for regression."""
+        """Node class distributions (finite, non-negative, rows normalised), node
+        means (finite, one column) for regression, or raw scores (finite) of an
+        additive ensemble."""
+        width = self.ensemble.width(self.task, self.n_classes)
         value = np.asarray(value, dtype=float).reshape(n, -1)
+        if self.ensemble.is_additive:
+            if value.shape[1] != width:
+                raise ValueError(f"tree {t}: an additive ensemble with link "
+                                 f"{self.ensemble.link!r} needs {width} value column(s) per "
+                                 f"node (raw scores), got {value.shape[1]}")
+            if not np.isfinite(value).all():
+                raise ValueError(f"tree {t}: node values must be finite")
+            tc = self.ensemble.tree_class
+            if tc is not None and np.delete(value, tc[t], axis=1).any():
+                raise ValueError(f"tree {t} adds to class column {tc[t]} only: its values "
+                                 "must be zero in every other column")
+            return value
         if self.task == "regression":
             if value.shape[1] != 1:
                 raise ValueError(f"tree {t}: a regression forest (classes=None) needs one "
@@ -194,7 +249,9 @@ class Forest:
     # ----------------------------------------------------------- constructors
     @classmethod
     def from_sklearn(cls, estimator):
-        """Build from a fitted sklearn forest or tree, classifier or single-output regressor.
+        """Build from a fitted scikit-learn tree ensemble: a forest or a tree
+        (classifier or single-output regressor), ``GradientBoosting*`` or
+        ``HistGradientBoosting*`` (see :func:`as_forest`).
 
         Examples
         --------
@@ -207,23 +264,15 @@ class Forest:
         >>> f.task, f.classes_, f.value.shape[1]
         ('regression', None, 1)
         """
-        trees, task = _sklearn_trees(estimator)
-        arrays = []
-        for tree in trees:
-            tr = tree.tree_
-            left = np.asarray(tr.children_left, dtype=np.int64)  # a view, not a copy
-            m = getattr(tr, "missing_go_to_left", None)
-            arrays.append(dict(left=left, right=tr.children_right, feature=tr.feature,
-                               threshold=tr.threshold, value=tr.value[:, 0, :],
-                               missing_go_to_left=m))
-        names = getattr(estimator, "feature_names_in_", None)
-        classes = estimator.classes_ if task == "classification" else None
-        return cls(arrays, classes=classes, n_features=estimator.n_features_in_,
-                   feature_names=names, estimator=detached_estimator(estimator), task=task)
+        if not type(estimator).__module__.startswith("sklearn."):
+            raise TypeError(f"Forest.from_sklearn: {type(estimator).__name__} is not a "
+                            "scikit-learn estimator; use prune_opt.as_forest, which reads "
+                            f"every supported model ({supported_models()})")
+        return as_forest(estimator)
 
     @classmethod
     def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None,
-                    task=None):
+                    task=None, ensemble=None, split_dtype="float32", source=None):
         """Build from per-tree arrays in any node order (renumbered to preorder).
 
         ``trees`` is a list of dicts as in :class:`Forest`; children may have
@@ -248,7 +297,8 @@ class Forest:
         """
         out = [_renumber_preorder(tree, t) for t, tree in enumerate(trees)]
         return cls(out, classes=classes, n_features=n_features, feature_names=feature_names,
-                   in_bag=in_bag, task=task)
+                   in_bag=in_bag, task=task, ensemble=ensemble, split_dtype=split_dtype,
+                   source=source)
 
     # ------------------------------------------------------------- structure
     @property
@@ -297,6 +347,7 @@ class Forest:
         return other is self or (
             other.n_trees == self.n_trees and other.n_nodes == self.n_nodes
             and np.array_equal(other.node_offset, self.node_offset)
+            and other.split_dtype == self.split_dtype
             and np.array_equal(other.feature, self.feature)
             and np.array_equal(other.threshold, self.threshold))
 
@@ -311,19 +362,24 @@ class Forest:
     #: finiteness) as a float array, see :func:`~prune_opt._validation.check_features`
     check_X = check_features
 
+    def sklearn_tree(self, t):
+        """The scikit-learn tree estimator behind tree ``t`` (it routes for the IR), or
+        None when the forest holds no scikit-learn trees."""
+        return None if self.sklearn_trees is None else self.sklearn_trees[t]
+
     def decision_paths(self, X, t):
         """Node indicator (CSR, local node ids) of tree ``t`` for already-checked X."""
-        est = self.estimator
-        if est is not None:
-            tree = est.estimators_[t] if hasattr(est, "estimators_") else est
+        tree = self.sklearn_tree(t)
+        if tree is not None:
             ind = tree.decision_path(X)
             ind = sp.csr_matrix(ind)
             ind.sort_indices()
             return ind
         sl = self.tree_slice(t)
         off = sl.start
-        # compare in float32 like sklearn's trees, so to_sklearn() routes identically
-        X = np.asarray(X, dtype=np.float32)
+        # compare in the source's dtype (float32 as sklearn's trees, so to_sklearn()
+        # routes identically; float64 as LightGBM and HistGradientBoosting)
+        X = np.asarray(X, dtype=self.split_dtype)
         n = X.shape[0]
         node = np.full(n, off, dtype=np.int64)
         rows, cols = [np.arange(n)], [node - off]
@@ -358,43 +414,69 @@ class Forest:
 
     @property
     def value_width(self):
-        """Columns of ``value``: the number of classes, or 1 for regression."""
+        """Columns of ``value``: the classes (averaged classifier, softmax), else 1."""
         return int(self.value.shape[1])
 
-    def average_value(self, X, leaves=None):
-        """Average over trees of the leaf values reached, (n, value_width).
+    @property
+    def is_additive(self):
+        """Whether the trees' raw scores are summed (boosting) rather than averaged."""
+        return self.ensemble.is_additive
+
+    def tree_total(self, X, leaves=None):
+        """Sum over trees of the values of the leaves reached, (n, value_width).
 
         ``leaves(X, t)`` gives the local leaf ids reached in tree ``t`` (default
         :meth:`apply_tree`, the unpruned forest; a
-        :class:`~prune_opt.PrunedForest` passes its pruned leaves).  Summed over
-        trees, then divided by their number, in sklearn's order, so results
-        match bit for bit.
+        :class:`~prune_opt.PrunedForest` passes its pruned leaves).  Summed in tree
+        order, as scikit-learn does, so results match bit for bit.
         """
         X = self.check_X(X)
         leaves = self.apply_tree if leaves is None else leaves
         total = np.zeros((X.shape[0], self.value_width))
         for t in range(self.n_trees):
             total += self.value[leaves(X, t) + self.node_offset[t]]
-        if self.n_trees > 1:
-            total /= self.n_trees
         return total
 
-    def prediction(self, total):
-        """What an averaged :meth:`average_value` predicts: the class of the highest
-        probability, or for regression the averaged leaf mean."""
+    def output(self, total, *, out=None):
+        """The prediction of a per-tree total (see :meth:`tree_total`): the average of
+        the trees' distributions or means, or for an additive ensemble the link of
+        the initial score plus the total; (n, n_classes) probabilities for a
+        classifier, (n, 1) for regression.  The one place where trees combine."""
+        return self.ensemble.output(total, self.n_trees, out=out)
+
+    def combined_value(self, X, leaves=None):
+        """:meth:`output` of :meth:`tree_total`: class probabilities (n, n_classes) or
+        the regression prediction (n, 1) of the (pruned, via ``leaves``) forest."""
+        total = self.tree_total(X, leaves)
+        return self.output(total, out=total)
+
+    def prediction(self, output):
+        """What a forest predicts from its :meth:`output`: the class of the highest
+        probability, or for regression the prediction itself."""
         if self.task == "regression":
-            return total[:, 0]
-        return self.classes_.take(np.argmax(total, axis=1), axis=0)
+            return output[:, 0]
+        return self.classes_.take(np.argmax(output, axis=1), axis=0)
+
+    def decision_function(self, X, leaves=None):
+        """Raw scores of an additive ensemble, ``init_score + sum of the trees``: (n,)
+        for the identity and logistic links, (n, n_classes) for softmax (as the
+        libraries' ``decision_function`` / ``raw_score``)."""
+        if not self.is_additive:
+            raise AttributeError("decision_function: an averaged forest has no raw score; "
+                                 "use predict_proba(X)")
+        raw = self.ensemble.raw(self.tree_total(X, leaves), self.n_trees)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
 
     def predict_proba(self, X):
-        """Average of the trees' leaf class distributions (unpruned forest)."""
+        """Class probabilities of the unpruned forest (averaged distributions, or the
+        linked raw scores of a boosted model)."""
         if self.task == "regression":
             raise AttributeError("predict_proba: this is a regression forest (no classes); "
-                                 "use predict(X) for the averaged leaf means")
-        return self.average_value(X)
+                                 "use predict(X)")
+        return self.combined_value(X)
 
     def predict(self, X):
-        """Predicted class (highest averaged probability), or averaged leaf mean.
+        """Predicted class (highest probability), or the regression prediction.
 
         Examples
         --------
@@ -406,13 +488,46 @@ class Forest:
         >>> bool((Forest.from_sklearn(tree).predict(X) == tree.predict(X)).all())
         True
         """
-        return self.prediction(self.average_value(X))
+        return self.prediction(self.combined_value(X))
+
+    # ------------------------------------------------------------- sub-forests
+    @property
+    def round_size(self):
+        """Trees per boosting round (the classes of a softmax booster), else 1."""
+        return self.ensemble.round_size
+
+    def local_arrays(self, t):
+        """Tree ``t``'s node arrays with local ids (as :class:`Forest` takes them)."""
+        sl = self.tree_slice(t)
+        off = sl.start
+        left, right = self.left[sl], self.right[sl]
+        return dict(left=np.where(left >= 0, left - off, -1),
+                    right=np.where(right >= 0, right - off, -1),
+                    feature=self.feature[sl], threshold=self.threshold[sl],
+                    value=self.value[sl], missing_go_to_left=self.missing_go_to_left[sl])
+
+    def select_trees(self, trees):
+        """A new Forest of the listed trees, in order, combined as this one (a booster
+        keeps its initial score and link: its first r rounds are the model truncated
+        to r rounds, as the libraries' ``num_iteration``)."""
+        keep = [int(t) for t in trees]
+        if not keep or min(keep) < 0 or max(keep) >= self.n_trees:
+            raise ValueError(f"trees must list tree indices in [0, {self.n_trees})")
+        in_bag = None if self.in_bag is None else [self.in_bag[t] for t in keep]
+        sub = Forest([self.local_arrays(t) for t in keep], classes=self.classes_,
+                     n_features=self.n_features, feature_names=self.feature_names,
+                     in_bag=in_bag, task=self.task, ensemble=self.ensemble.select(keep),
+                     split_dtype=self.split_dtype, source=self.source)
+        sub.allow_nan = self.allow_nan
+        sub.node_value_fit = self.node_value_fit
+        return sub
 
     def __repr__(self):
         kind = ("task='regression'" if self.task == "regression"
                 else f"n_classes={self.n_classes}")
+        extra = f", link={self.ensemble.link!r}" if self.is_additive else ""
         return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
-                f"{kind}, n_features={self.n_features})")
+                f"{kind}, n_features={self.n_features}{extra})")
 
 
 TREE_KEYS = ("left", "right", "feature", "threshold", "value")
@@ -438,39 +553,6 @@ def _check_task(task, classes):
         raise ValueError("classes must be None for task='regression' and the class labels "
                          "for task='classification'")
     return task
-
-
-def _sklearn_trees(estimator):
-    """The fitted trees of a supported sklearn estimator and its task (checked)."""
-    from sklearn.ensemble import (
-        ExtraTreesClassifier,
-        ExtraTreesRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
-    )
-    from sklearn.exceptions import NotFittedError
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-    from sklearn.utils.validation import check_is_fitted
-
-    ensembles = (RandomForestClassifier, ExtraTreesClassifier, RandomForestRegressor,
-                 ExtraTreesRegressor)
-    if not isinstance(estimator, (*ensembles, DecisionTreeClassifier, DecisionTreeRegressor)):
-        raise TypeError(f"forest: unsupported estimator {type(estimator).__name__}; "
-                        f"supported: {SUPPORTED_ESTIMATORS}")
-    regressors = (RandomForestRegressor, ExtraTreesRegressor, DecisionTreeRegressor)
-    task = "regression" if isinstance(estimator, regressors) else "classification"
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError as exc:
-        raise NotFittedError(f"forest: this {type(estimator).__name__} is not fitted yet; "
-                             "call fit(X, y) before pruning it") from exc
-    if getattr(estimator, "n_outputs_", 1) != 1:
-        kind_name = "classifier" if task == "classification" else "regressor"
-        raise ValueError(f"forest: multi-output forests are not supported (this "
-                         f"{type(estimator).__name__} has {estimator.n_outputs_} outputs); "
-                         f"fit one {kind_name} per output (y[:, k]) and prune each")
-    trees = estimator.estimators_ if isinstance(estimator, ensembles) else [estimator]
-    return list(trees), task
 
 
 def _check_tree_links(left, right, t):
@@ -535,14 +617,41 @@ def _renumber_preorder(tree, t):
     return remap
 
 
+# the model importers, in registration order: (name, accepts(model), build(model))
+_IMPORTERS = []
+
+
+def register_importer(name, accepts, build):
+    """Add a model importer: ``accepts(model)`` says whether ``build(model)`` reads it
+    into a :class:`Forest` (one per source library, see :mod:`prune_opt.importers`)."""
+    _IMPORTERS[:] = [imp for imp in _IMPORTERS if imp[0] != name] + [(name, accepts, build)]
+
+
+def supported_models():
+    """What :func:`as_forest` reads, one entry per registered importer.
+
+    Examples
+    --------
+    >>> from prune_opt._forest import supported_models
+    >>> "sklearn.ensemble.HistGradientBoostingClassifier" in supported_models()
+    True
+    """
+    return "; ".join(name for name, _, _ in _IMPORTERS) + (
+        "; a prune_opt.Forest, or any object with a to_forest() method (the "
+        "forest_builders estimators)")
+
+
 def as_forest(forest):
-    """Coerce a fitted estimator (or Forest) to a :class:`Forest`.
+    """Coerce a fitted tree ensemble (or Forest) to a :class:`Forest`.
 
     Parameters
     ----------
-    forest : Forest, fitted sklearn forest or tree (classifier or single-output
-        regressor), or a fitted
-        object with ``to_forest()`` (the ``forest_builders`` growers)
+    forest : Forest, fitted model or object with ``to_forest()``
+        scikit-learn forests and trees (classifier or single-output regressor),
+        ``GradientBoosting*`` and ``HistGradientBoosting*``; LightGBM
+        (``LGBMClassifier``, ``LGBMRegressor``, ``Booster``) and XGBoost
+        (``XGBClassifier``, ``XGBRegressor``, ``Booster``) when installed; a
+        fitted ``forest_builders`` grower.  :func:`supported_models` lists them.
 
     Returns
     -------
@@ -552,7 +661,7 @@ def as_forest(forest):
     ------
     TypeError
         For a PrunedForest (prune ``pruned.forest`` instead) or an
-        unsupported estimator.
+        unsupported model.
 
     Examples
     --------
@@ -585,13 +694,34 @@ def as_forest(forest):
         if not isinstance(out, Forest):
             raise TypeError("forest.to_forest() must return a prune_opt.Forest")
         return out
-    return Forest.from_sklearn(forest)
+    for _, accepts, build in _IMPORTERS:
+        if accepts(forest):
+            return build(forest)
+    raise TypeError(f"forest: unsupported model {type(forest).__name__}; supported: "
+                    f"{supported_models()}")
+
+
+def _estimator_trees(estimator):
+    """The scikit-learn tree estimators of ``estimator`` in the IR's tree order (a
+    boosting's ``estimators_`` array round by round, class by class), or None."""
+    from sklearn.tree import BaseDecisionTree
+
+    if estimator is None:
+        return None
+    if isinstance(estimator, BaseDecisionTree):
+        return [estimator]
+    trees = getattr(estimator, "estimators_", None)
+    if trees is None:
+        return None
+    trees = list(np.asarray(trees, dtype=object).ravel())
+    return trees if all(isinstance(e, BaseDecisionTree) for e in trees) else None
 
 
 def detached_estimator(estimator):
-    """A copy of a fitted sklearn forest or tree that later changes to it cannot reach.
+    """A copy of a fitted sklearn forest, boosting or tree that later changes to it
+    cannot reach.
 
-    The estimator object and its list of sub-estimators are copied; the fitted
+    The estimator object and its array of sub-estimators are copied; the fitted
     ``tree_`` objects are shared, which is safe because scikit-learn never
     modifies a fitted ``Tree``: ``fit`` (also with ``warm_start``) and
     ``set_params`` build new trees or touch only the original's attributes.
@@ -599,6 +729,12 @@ def detached_estimator(estimator):
     it was built from after the source is refitted, at no memory cost.
     """
     est = copy.copy(estimator)
-    if hasattr(est, "estimators_"):
-        est.estimators_ = [copy.copy(e) for e in estimator.estimators_]
+    subs = getattr(estimator, "estimators_", None)
+    if isinstance(subs, np.ndarray):  # GradientBoosting*: (n_rounds, K) array of trees
+        copied = np.empty(subs.shape, dtype=object)
+        for idx, e in np.ndenumerate(subs):
+            copied[idx] = copy.copy(e)
+        est.estimators_ = copied
+    elif subs is not None:
+        est.estimators_ = [copy.copy(e) for e in subs]
     return est

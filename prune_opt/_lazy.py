@@ -269,7 +269,7 @@ class _State:
         f = self.forest
         flat = self.node.reshape(-1)  # a view: node is C-contiguous
         h = flat[active]
-        x = self.X[rows, feats].astype(np.float32)  # float32 like sklearn's trees
+        x = self.X[rows, feats].astype(f.split_dtype)  # the source's comparison dtype
         go_left = x <= f.threshold[h]
         nan = np.isnan(x)
         if nan.any():
@@ -281,11 +281,10 @@ class _State:
 
     def result(self):
         f = self.forest
-        proba = np.zeros((self.n, f.value_width))
+        total = np.zeros((self.n, f.value_width))
         for t in range(f.n_trees):  # same summation order as PrunedForest.predict_proba
-            proba += f.value[self.node[:, t]]
-        if f.n_trees > 1:
-            proba /= f.n_trees
+            total += f.value[self.node[:, t]]
+        proba = f.output(total, out=total)
         cost = self.fetched.astype(float) @ self.unit_costs
         return LazyPrediction(proba=proba, classes=f.classes_, cost_paid=cost,
                               units_fetched=sp.csr_matrix(self.fetched), X=self.X,

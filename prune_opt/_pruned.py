@@ -50,7 +50,11 @@ class PrunedForest:
     paper's rule); the forest predicts the average of its trees' leaf
     distributions.  For a regression forest (``forest.task == "regression"``)
     a leaf predicts its node's mean target, :meth:`predict` averages them,
-    :meth:`score` is R^2 and there is no :meth:`predict_proba`.
+    :meth:`score` is R^2 and there is no :meth:`predict_proba`.  For a boosted
+    model (``forest.is_additive``) a cut node predicts the raw score of
+    ``forest.value`` (set by the pruning's node-value rule, see
+    ``docs/math/boosting.md``), and the trees' raw scores are summed onto the
+    initial score and linked, as the source library predicts.
 
     Parameters
     ----------
@@ -105,8 +109,8 @@ class PrunedForest:
         self.solve_info = dict(solve_info or {})
         self.lam = lam
         self.problem = problem
-        if estimator_class is None and forest.estimator is not None:
-            estimator_class = type(forest.estimator).__name__
+        if estimator_class is None:
+            estimator_class = forest.source
         self.estimator_class = estimator_class
 
     # ------------------------------------------------------------ structure
@@ -142,17 +146,22 @@ class PrunedForest:
         """``"classification"`` or ``"regression"`` (the forest's task)."""
         return self.forest.task
 
-    def _average_value(self, X):
-        """Average over trees of the pruned leaf values, (n, value_width).
+    def _leaves(self, Xc, t):
+        return self._pruned_leaves(Xc, t)[0]
+
+    def _combined_value(self, X):
+        """The pruned forest's output: averaged leaf values, or a booster's linked raw
+        score (see :meth:`prune_opt.Forest.output`), (n, n_classes) or (n, 1).
 
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
         """
-        return self.forest.average_value(X, lambda Xc, t: self._pruned_leaves(Xc, t)[0])
+        return self.forest.combined_value(X, self._leaves)
 
     @_classifier_only
     def predict_proba(self, X, *, acquire=None):
-        """Average of the trees' (pruned) leaf class distributions (classification only).
+        """Class probabilities (classification only): the average of the trees'
+        (pruned) leaf class distributions, or a booster's linked raw score.
 
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
@@ -169,7 +178,7 @@ class PrunedForest:
         """
         if acquire is not None:
             return LazyPredictor(self, acquire).predict_proba(X).proba
-        return self._average_value(X)
+        return self._combined_value(X)
 
     def predict(self, X, *, acquire=None):
         """Class with the highest averaged probability, or, for a regression
@@ -189,7 +198,13 @@ class PrunedForest:
         """
         if acquire is not None:
             return LazyPredictor(self, acquire).predict(X)
-        return self.forest.prediction(self._average_value(X))
+        return self.forest.prediction(self._combined_value(X))
+
+    def decision_function(self, X):
+        """A boosted model's raw scores (initial score plus the pruned trees' values):
+        (n,) for binary classification and regression, (n, n_classes) for
+        multiclass, as the source library's ``decision_function`` / ``raw_score``."""
+        return self.forest.decision_function(X, self._leaves)
 
     def next_units(self, X):
         """Dry run of lazy prediction: the units each example must acquire next.
@@ -211,7 +226,7 @@ class PrunedForest:
             y = check_labels(self.forest, y, pred.shape[0])
             unit = target_unit(y)  # R^2 is scale-free; squares of 1e160 are not finite
             return float(r2_score(y / unit, pred / unit))
-        pred = np.argmax(self._average_value(X), axis=1)
+        pred = np.argmax(self._combined_value(X), axis=1)
         return float(np.mean(pred == check_labels(self.forest, y, pred.shape[0])))
 
     # ------------------------------------------------------------ costs

@@ -134,7 +134,7 @@ class RoutedData:
 
 
 class NestedScorer:
-    """Usage and average leaf values of a sequence of masks on one :class:`RoutedData`,
+    """Usage and combined leaf values of a sequence of masks on one :class:`RoutedData`,
     each computed from the previous one: only the records of the nodes whose split
     flag changed, and only the trees whose mask changed, are visited again.
 
@@ -186,9 +186,10 @@ class NestedScorer:
         self._cum_from = 0  # _cum is valid below this tree
 
     def score(self, mask, trees=None):
-        """``(used, average)`` of ``mask`` over ``trees`` (default all): the same
+        """``(used, output)`` of ``mask`` over ``trees`` (default all): the same
         arrays as ``routed.used(mask, trees)`` and the pruned leaf values of ``trees``
-        summed in tree order, then divided by their number."""
+        summed in tree order, then combined by the forest's ensemble (divided by
+        their number, or a booster's initial score and link)."""
         f = self.routed.forest
         trees = range(f.n_trees) if trees is None else trees
         eff = np.asarray(mask, dtype=bool)
@@ -214,7 +215,7 @@ class NestedScorer:
         self._eff = eff.copy()
 
     def _average(self, mask, trees):
-        """Average leaf value over ``trees`` (sum in tree order, then one division)."""
+        """Combined leaf value over ``trees`` (sum in tree order, then the output)."""
         r, f = self.routed, self.routed.forest
         if self._vals is None:
             self._vals = f.value[r.all_leaves(mask)]  # (n_trees, n_rows, width)
@@ -233,9 +234,7 @@ class NestedScorer:
             total = np.zeros((r.n_rows, f.value.shape[1]))
             for t in trees:
                 total += self._vals[t]
-        if m > 1:
-            total /= m
-        return total
+        return f.ensemble.output(total, m, out=total)
 
     def _prefix_sum(self, m):
         """Sum of the first ``m`` trees' values, accumulated in tree order (cached)."""

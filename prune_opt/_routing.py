@@ -95,12 +95,16 @@ class ErrorRouting:
     ``error_scale`` is what the node errors were divided by: 1 for
     classification (counts of errors), the target variance of the error data
     for regression (so ``node_error * error_scale`` is a sum of squared errors).
+    ``forest``: the forest whose node values the errors assume when they are not
+    the routed forest's own (a boosted model's values fitted by the node-value
+    rule, see :mod:`prune_opt._boosting`); None otherwise.
     """
 
     node_error: np.ndarray
     node_weight: np.ndarray
     tree_weight: np.ndarray
     error_scale: float = 1.0
+    forest: object = None
 
 
 def tree_leaves(forest, X, t):
@@ -109,11 +113,8 @@ def tree_leaves(forest, X, t):
     scikit-learn trees answer through their own ``apply`` (no path matrix);
     other forests through :meth:`Forest.apply_tree`.
     """
-    from sklearn.tree import BaseDecisionTree
-
-    est = forest.estimator
-    tree = None if est is None else (est.estimators_[t] if hasattr(est, "estimators_") else est)
-    if isinstance(tree, BaseDecisionTree):
+    tree = forest.sklearn_tree(t)
+    if tree is not None:
         return tree.apply(X)
     return forest.apply_tree(X, t)
 
@@ -577,6 +578,8 @@ def require_in_bag(forest, n_train, alternative="drop train= to count errors on 
     rows it learned from.
     """
     est = forest.estimator
+    if forest.is_additive:  # boosting: every tree fits (the gradients of) every row
+        return [np.ones(n_train) for _ in range(forest.n_trees)]
     if est is not None and hasattr(est, "estimators_"):
         n_fit = getattr(est, "_n_samples", None)
         if n_fit is not None and n_fit != n_train:

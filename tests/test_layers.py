@@ -211,9 +211,11 @@ def test_every_module_imports_in_a_fresh_interpreter():
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}
 
 
-@pytest.mark.parametrize("module, level", [("prune_opt._forest", 1), ("prune_opt._pruned", 2),
-                                           ("prune_opt.solvers.mincut", 4),
-                                           ("prune_opt.budget", 6), ("prune_opt", 7),
-                                           ("forest_builders.cegb", 8)])
+@pytest.mark.parametrize("module, level", [("prune_opt._forest", 1),
+                                           ("prune_opt.importers._sklearn", 2),
+                                           ("prune_opt._pruned", 3),
+                                           ("prune_opt.solvers.mincut", 5),
+                                           ("prune_opt.budget", 7), ("prune_opt", 8),
+                                           ("forest_builders.cegb", 9)])
 def test_layer_lookup(module, level):
     assert layer_of(module, LAYERS) == level

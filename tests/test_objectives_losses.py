@@ -44,20 +44,54 @@ def test_perfect_prediction_is_the_minimum(data):
         assert np.all(obj.loss(perfect, y) == 0.0)
 
 
+def _combiner(T, ensemble=None):
+    """The part of a Forest the objectives read: its trees and how they combine."""
+    from types import SimpleNamespace
+
+    from prune_opt._ensemble import Ensemble
+
+    ens = Ensemble() if ensemble is None else ensemble
+    return SimpleNamespace(n_trees=T, ensemble=ens,
+                           output=lambda total, out=None: ens.output(total, T, out=out))
+
+
 def test_pair_loss_is_the_forest_loss_with_one_tree_swapped():
     rng = np.random.default_rng(0)
     T, n, C = 4, 7, 3
     leaves = rng.dirichlet(np.ones(C), size=(T, n))
     y = rng.integers(0, C, n)
+    forest = _combiner(T)
     for name in FOREST_LOSSES:
         obj = get_objective(name)
         rest = leaves[1:].sum(axis=0)
-        assert np.allclose(obj.pair_loss(rest, leaves[0], y, T), obj.loss(leaves.mean(0), y))
-        assert obj.total(list(leaves), y, np.full(n, 1 / n)) == pytest.approx(
+        assert np.allclose(obj.pair_loss(rest, leaves[0], y, forest),
+                           obj.loss(leaves.mean(0), y))
+        assert obj.total(list(leaves), y, np.full(n, 1 / n), forest) == pytest.approx(
             obj.loss(leaves.sum(0) / T, y).mean())
     te = get_objective("tree_error")
     per_tree = [(np.argmax(v, axis=1) != y).mean() for v in leaves]
-    assert te.total(list(leaves), y, np.full(n, 1 / n)) == pytest.approx(np.mean(per_tree))
+    assert te.total(list(leaves), y, np.full(n, 1 / n), forest) == pytest.approx(
+        np.mean(per_tree))
+
+
+def test_pair_loss_of_a_booster_links_the_summed_raw_scores():
+    from scipy.special import softmax
+
+    from prune_opt._ensemble import Ensemble
+
+    rng = np.random.default_rng(1)
+    T, n, C = 3, 6, 3
+    raw = rng.normal(size=(T, n, C))
+    y = rng.integers(0, C, n)
+    ens = Ensemble("additive", "softmax", init_score=[0.1, -0.2, 0.3]).bind(
+        "classification", C, T)
+    forest = _combiner(T, ens)
+    proba = softmax(raw.sum(0) + ens.init_score, axis=1)
+    for name in FOREST_LOSSES:
+        obj = get_objective(name)
+        assert np.allclose(obj.pair_loss(raw[1:].sum(0), raw[0], y, forest), obj.loss(proba, y))
+        assert obj.total(list(raw), y, np.full(n, 1 / n), forest) == pytest.approx(
+            obj.loss(proba, y).mean())
 
 
 def test_registry_and_errors():

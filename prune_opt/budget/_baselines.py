@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._compile import compile_problem
-from .._forest import Forest, as_forest
+from .._forest import as_forest
 from .._frames import records_frame
 from .._pruned import PrunedForest
 from .._routed import NestedScorer, RoutedData
@@ -140,23 +140,14 @@ def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
 
 def sub_forest(forest, m):
     """A Forest of the first ``m`` trees, or of the trees listed in ``m`` (in order):
-    a new forest, not a mask, so the other trees no longer vote."""
+    a new forest, not a mask, so the other trees no longer vote (for a booster: the
+    model truncated to those trees, initial score and link kept; see
+    :meth:`~prune_opt.Forest.select_trees`)."""
     f = as_forest(forest)
     if np.ndim(m) == 0 and not 1 <= m <= f.n_trees:
         raise ValueError(f"m must be in [1, {f.n_trees}], got {m}")
     keep = list(range(m)) if np.ndim(m) == 0 else [int(t) for t in m]
-    trees = []
-    for t in keep:
-        sl = f.tree_slice(t)
-        off = sl.start
-        left, right = f.left[sl], f.right[sl]
-        trees.append(dict(left=np.where(left >= 0, left - off, -1),
-                          right=np.where(right >= 0, right - off, -1),
-                          feature=f.feature[sl], threshold=f.threshold[sl], value=f.value[sl],
-                          missing_go_to_left=f.missing_go_to_left[sl]))
-    in_bag = None if f.in_bag is None else [f.in_bag[t] for t in keep]
-    sub = Forest(trees, classes=f.classes_, n_features=f.n_features,
-                 feature_names=f.feature_names, in_bag=in_bag, task=f.task)
+    sub = f.select_trees(keep)
     sub._sub_forest_of = (f, tuple(keep))  # baseline_curve scores it on f's routing
     return sub
 
@@ -166,7 +157,10 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
 
     Each PrunedForest is over a sub-forest of ``m`` whole trees (see
     :func:`sub_forest`), so predictions average ``m`` trees and the
-    acquisition cost counts only their features.
+    acquisition cost counts only their features.  For a booster these are its
+    first rounds ("fewer rounds": the model truncated as the libraries'
+    ``num_iteration`` does); ``m`` counts trees, a multiple of the trees per
+    round (the classes of a multiclass booster), default every round.
 
     Examples
     --------
@@ -179,15 +173,18 @@ def fewer_trees_prunings(forest, *, sizes=None, costs=None):
     [(4, 4), (3, 3), (2, 2), (1, 1)]
     """
     f = as_forest(forest)
-    sizes = range(f.n_trees, 0, -1) if sizes is None else sorted(
+    step = f.round_size
+    sizes = range(f.n_trees, 0, -step) if sizes is None else sorted(
         {int(m) for m in sizes}, reverse=True)
+    if any(m % step for m in sizes):
+        raise ValueError(f"sizes: this booster grows {step} trees per round (one per class); "
+                         f"keep whole rounds (multiples of {step})")
     out = []
     for m in sizes:
         sub = f if m == f.n_trees else sub_forest(f, m)
         out.append((m, PrunedForest(sub, sub.full_split_mask(), costs=costs,
                                     solve_info={"method": "fewer-trees", "n_trees": m},
-                                    estimator_class=None if f.estimator is None
-                                    else type(f.estimator).__name__)))
+                                    estimator_class=f.source)))
     return out
 
 

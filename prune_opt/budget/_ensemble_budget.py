@@ -29,7 +29,9 @@ import time
 
 import numpy as np
 
+from .._boosting import fitted_forest
 from .._compile import compile_problem
+from .._costs import estimator_costs
 from .._forest import as_forest
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
@@ -94,15 +96,16 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
         raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass the "
                          "pruning data X and y (with a problem, the data it was compiled on)")
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    f = problem.forest if problem is not None else as_forest(problem_or_forest)
+    f = problem.forest if problem is not None else fitted_forest(
+        as_forest(problem_or_forest), X, y, train=train)
     check_objective_task(obj, f)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     if routed is None or routed.forest is not f:
         routed = RoutedData(f, f.check_X(X))  # X is routed once, for the compile too
     if problem is None:
-        problem = compile_problem(problem_or_forest, X, y, costs=costs, lam=0.0, train=train,
-                                  routed=routed)
+        problem = compile_problem(f, X, y, costs=estimator_costs(problem_or_forest, costs),
+                                  lam=0.0, train=train, routed=routed)
     scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
     rank = (VoteScorer(f, X, y, problem.costs, select, routed=routed)
@@ -213,7 +216,7 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
                            lam=0.0)
     else:
         sub = sub_forest(f, trees)
-        est = None if f.estimator is None else type(f.estimator).__name__
+        est = f.source
         out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
                            costs=problem.costs, estimator_class=est)
         info.update(n_trees_kept=len(trees), trees_kept=[int(t) for t in trees])

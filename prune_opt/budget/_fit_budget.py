@@ -380,6 +380,10 @@ def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
 
 
 def _own_loss(forest):
+    """The forest's own loss: a booster's training loss (log-loss or squared error), a
+    forest's Brier score (squared error for regression)."""
+    if forest.is_additive:
+        return forest.ensemble.loss_name
     return "squared_error" if forest.task == "regression" else "brier"
 
 
@@ -422,6 +426,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     X is routed once: the problems of the fitting half and of all rows are
     compiled from those paths, the held-out half and the final loss are scored
     on subsets of them, and the own-loss runs reuse them."""
+    from .._boosting import fitted_forest
     from .._costs import as_feature_costs, estimator_costs
     from .._forest import as_forest
     from .._routed import RoutedData
@@ -429,7 +434,9 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
 
     t0 = time.perf_counter()
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    forest = problem.forest if problem is not None else as_forest(problem_or_forest)
+    # a booster's pruned nodes get their values from its loss on the error data, once
+    forest = problem.forest if problem is not None else fitted_forest(
+        as_forest(problem_or_forest), X, y, train=train)
     if problem is not None:
         costs = problem.costs
     else:  # a grower fitted with costs keeps them (costs_) when costs= is left out

@@ -3,8 +3,9 @@
 :class:`VoteScorer` routes the evaluation rows through every tree once and
 then scores any split mask -- and any sub-forest of the first ``m`` trees --
 with the arithmetic of :class:`~prune_opt.PrunedForest` (sum of the pruned
-leaves' class distributions in tree order, then division by the number of
-trees; every acquisition unit paid once per row), so a candidate ranked here
+leaves' values in tree order, then the forest's :meth:`~prune_opt.Forest.output`:
+the average, or a booster's linked raw score; every acquisition unit paid once
+per row), so a candidate ranked here
 ranks the same under ``predict`` / ``predict_proba`` / ``average_cost``.
 
 Every objective is scored the same way, by its own ``total`` of the
@@ -64,7 +65,7 @@ class VoteScorer:
 
     def loss_of(self, leaf_values):
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
-        return self.objective.total(leaf_values, self.y, self.weight)
+        return self.objective.total(leaf_values, self.y, self.weight, self.forest)
 
     def cost_of(self, used):
         """Average cost from a boolean (n, n_features) usage array."""

@@ -38,13 +38,18 @@ class Objective:
         function of the forest's averaged probabilities.
     task : str
         ``"classification"`` (``proba`` are class probabilities, ``y`` class
-        indices) or ``"regression"`` (``proba`` is the (n, 1) average of the
-        trees' leaf means, ``y`` the real targets).
+        indices) or ``"regression"`` (``proba`` is the (n, 1) prediction: the
+        average of the trees' leaf means, or a booster's raw score; ``y`` the
+        real targets).
+    boosted : bool
+        Whether the objective applies to a boosted (additive) model; False for one
+        that scores trees as voters (the paper's per-tree error).
     """
 
     name = ""
     separable = False
     task = "classification"
+    boosted = True
 
     def for_data(self, y, weight=None):
         """The objective configured for the labels ``y`` it will score (e.g. a
@@ -67,44 +72,47 @@ class Objective:
         """
         raise NotImplementedError
 
-    def pair_loss(self, rest, leaf_value, y, n_trees):
+    def pair_loss(self, rest, leaf_value, y, forest):
         """Loss of each example when one tree's leaf gives ``leaf_value``.
 
         Parameters
         ----------
-        rest : ndarray (m, n_classes)
-            Sum of the other trees' leaf distributions for each example.
-        leaf_value : ndarray (m, n_classes)
-            Class distribution of the candidate leaf of the tree being optimised.
+        rest : ndarray (m, value_width)
+            Sum of the other trees' leaf values for each example.
+        leaf_value : ndarray (m, value_width)
+            Value of the candidate leaf of the tree being optimised.
         y : ndarray of int (m,)
-        n_trees : int
+        forest : Forest
+            Combines the trees' total into the prediction (:meth:`Forest.output`:
+            the average, or a booster's linked raw score).
 
         Returns
         -------
         ndarray (m,)
         """
-        proba = rest + leaf_value
-        proba /= n_trees  # in place: the same values as (rest + leaf_value) / n_trees
-        return self.loss(proba, y)
+        total = rest + leaf_value
+        return self.loss(forest.output(total, out=total), y)
 
-    def total(self, leaf_values, y, weight):
+    def total(self, leaf_values, y, weight, forest):
         """Weighted objective loss term of a pruning from the per-tree leaf values.
 
         Parameters
         ----------
-        leaf_values : list of ndarray (n, n_classes)
-            Per tree (in tree order), the distribution of the pruned leaf each
-            example reaches.
+        leaf_values : list of ndarray (n, value_width)
+            Per tree (in tree order), the value of the pruned leaf each example
+            reaches.
         y : ndarray of int (n,)
         weight : ndarray (n,)
             Example weights summing to 1.
+        forest : Forest
+            Whose :attr:`~Forest.ensemble` combines ``len(leaf_values)`` trees
+            (fewer than the forest's for a sub-forest of its first trees).
         """
-        proba = np.zeros_like(leaf_values[0])
+        total = np.zeros_like(leaf_values[0])
         for v in leaf_values:  # the order and rounding of PrunedForest.predict_proba
-            proba += v
-        if len(leaf_values) > 1:
-            proba /= len(leaf_values)
-        return float(weight @ self.loss(proba, y))
+            total += v
+        pred = forest.ensemble.output(total, len(leaf_values), out=total)
+        return float(weight @ self.loss(pred, y))
 
     def __repr__(self):
         return f"{type(self).__name__}()"
@@ -131,7 +139,13 @@ def available_objectives():
 
 
 def check_objective_task(objective, forest):
-    """Refuse an objective made for the other task than ``forest``'s."""
+    """Refuse an objective made for the other task than ``forest``'s, or one that
+    scores trees as independent voters on a boosted model."""
+    if getattr(forest, "is_additive", False) and not objective.boosted:
+        raise ValueError(f"objective={objective.name!r} scores each tree's own prediction, "
+                         "but a boosted model's trees are summed raw scores, not voters; "
+                         f"use its own loss ({forest.ensemble.loss_name!r}) or another "
+                         "loss of the model's prediction")
     task = getattr(forest, "task", "classification")
     if objective.task != task:
         fits = sorted(n for n, c in _REGISTRY.items() if c.task == task)

@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from .._boosting import fitted_forest
 from .._compile import compile_problem
 from .._costs import as_feature_costs, estimator_costs
 from .._forest import as_forest
@@ -65,7 +66,9 @@ class Setup:
             self.depth_cost = self.problem.depth_cost
         else:
             self.problem = None
-            self.forest = as_forest(problem_or_forest)
+            # a booster's pruned nodes get their values from the loss on (X, y)
+            self.forest = fitted_forest(as_forest(problem_or_forest), X, y,
+                                        sample_weight=sample_weight)
             self.costs = as_feature_costs(estimator_costs(problem_or_forest, costs),
                                           self.forest.n_features,
                                           self.forest.feature_names)

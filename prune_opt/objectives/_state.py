@@ -102,7 +102,7 @@ class EnsembleState(CostLedger):
         self.refresh()
 
     def refresh(self):
-        """Recompute the sum of leaf distributions in tree order (no drift)."""
+        """Recompute the sum of leaf values in tree order (no drift)."""
         total = np.zeros((self.y.size, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
@@ -120,9 +120,10 @@ class EnsembleState(CostLedger):
     def _breakdown(self, leaves, total, mask, count):
         f, value = self.forest, self.forest.value
         if self.objective.separable or total is None:
-            loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight)
+            loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight,
+                                        f)
         else:
-            loss = float(self.weight @ self.objective.loss(total / f.n_trees, self.y))
+            loss = float(self.weight @ self.objective.loss(f.output(total), self.y))
         cost = self.cost(count)
         depth = float(self.node_weight[mask].sum())
         obj = loss + self.lam * (cost + self.depth_cost * depth)
@@ -161,19 +162,18 @@ class EnsembleState(CostLedger):
         rows, local, value, y, w = self._path_terms(t)
         obj = self.objective
         if obj.separable:
-            pair = obj.pair_loss(None, value, y, f.n_trees)
+            pair = obj.pair_loss(None, value, y, f)
         elif type(obj).pair_loss is Objective.pair_loss:
-            # Objective.pair_loss's loss((rest + leaf) / n_trees), computed in a
-            # scratch array kept between calls (the same values, no large temporaries)
-            proba = self._scratch(value.shape)
-            np.take(self.total - f.value[self.leaf[t]], rows, axis=0, out=proba,
+            # Objective.pair_loss's loss(output(rest + leaf)), computed in a scratch
+            # array kept between calls (the same values, no large temporaries)
+            total = self._scratch(value.shape)
+            np.take(self.total - f.value[self.leaf[t]], rows, axis=0, out=total,
                     mode="clip")  # the rows are valid: "clip" only skips buffering
-            proba += value
-            proba /= f.n_trees
-            pair = obj.loss(proba, y)
+            total += value
+            pair = obj.loss(f.output(total, out=total), y)
         else:
             rest = np.take(self.total - f.value[self.leaf[t]], rows, axis=0)
-            pair = obj.pair_loss(rest, value, y, f.n_trees)
+            pair = obj.pair_loss(rest, value, y, f)
         L = np.bincount(local, weights=pair * w, minlength=sl.stop - sl.start)
         return L, self.lam * self.depth_cost * self.node_weight[sl]
 
@@ -253,7 +253,7 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
         leaf_values.append(f.value[leaves + f.node_offset[t]])
         depth += np.add.reduceat(split.astype(float), ind.indptr[:-1])
     if obj.separable:
-        loss = obj.total(leaf_values, yc, w)
+        loss = obj.total(leaf_values, yc, w, f)
     else:
         pred = (pruned.predict(Xc)[:, None] if f.task == "regression"
                 else pruned.predict_proba(Xc))

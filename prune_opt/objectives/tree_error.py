@@ -22,20 +22,23 @@ class TreeError(Objective):
     Examples
     --------
     >>> import numpy as np
-    >>> TreeError().pair_loss(None, np.array([[0.6, 0.4]]), np.array([1]), 4)
+    >>> from types import SimpleNamespace
+    >>> forest = SimpleNamespace(n_trees=4)
+    >>> TreeError().pair_loss(None, np.array([[0.6, 0.4]]), np.array([1]), forest)
     array([0.25])
     """
 
     name = "tree_error"
     separable = True
+    boosted = False  # a boosted tree's leaf is a raw score, not a vote
 
     def loss(self, proba, y):
         raise TypeError("tree_error is separable over trees: it has no loss of the forest's "
                         "averaged probabilities; use total() or pair_loss()")
 
-    def pair_loss(self, rest, leaf_value, y, n_trees):
-        return (np.argmax(leaf_value, axis=1) != y) / float(n_trees)
+    def pair_loss(self, rest, leaf_value, y, forest):
+        return (np.argmax(leaf_value, axis=1) != y) / float(forest.n_trees)
 
-    def total(self, leaf_values, y, weight):
-        T = len(leaf_values)
-        return float(sum(weight @ self.pair_loss(None, v, y, T) for v in leaf_values))
+    def total(self, leaf_values, y, weight, forest):
+        T = float(len(leaf_values))
+        return float(sum(weight @ ((np.argmax(v, axis=1) != y) / T) for v in leaf_values))

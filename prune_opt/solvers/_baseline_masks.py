@@ -85,8 +85,13 @@ def _forest_only(name, forest):
     """Whether a built-in family depends on the forest alone (not on the problem's
     error or cost data): the first m trees, impurity thresholds, and cost-complexity
     pruning of a forest that carries sklearn's node impurities."""
-    return name in ("fewer-trees", "impurity") or (name == "ccp"
-                                                  and forest.estimator is not None)
+    return name in ("fewer-trees", "impurity") or (name == "ccp" and _sklearn_risk(forest))
+
+
+def _sklearn_risk(forest):
+    """Whether cost-complexity pruning reads scikit-learn's node impurities (an averaged
+    forest of sklearn trees); otherwise the compiled problem's node errors."""
+    return forest.sklearn_trees is not None and not forest.is_additive
 
 
 def mask_families(problem, deadline=None, names=None):
@@ -276,14 +281,13 @@ def node_risk(forest, problem=None):
     """R(h): the resubstitution risk of node h as a leaf, per tree normalised.
 
     sklearn forests: impurity times weighted sample share (sklearn's own
-    cost-complexity measure).  Other forests: misclassification rate of the
-    compiled problem's error data.
+    cost-complexity measure).  Other forests (boosted ones included): the node
+    errors of the compiled problem (misclassification rate, squared error, or a
+    boosted model's expanded loss).
     """
-    est = forest.estimator
-    if est is not None:
-        trees = list(getattr(est, "estimators_", [est]))
+    if _sklearn_risk(forest):
         risk = []
-        for tr in trees:
+        for tr in forest.sklearn_trees:
             t = tr.tree_
             w = t.weighted_n_node_samples
             risk.append(t.impurity * w / w[0])
@@ -368,7 +372,12 @@ def node_impurity(forest, X=None, y=None):
     impurity its trees carry (the variance for the squared-error criteria, else
     the criterion's own impurity: absolute error, Poisson deviance); other
     regression forests need the data ``(X, y)`` to measure the variance on.
+    A boosted model (additive raw scores) has no node impurity: refused.
     """
+    if forest.is_additive:
+        raise ValueError("impurity: a boosted model's nodes hold raw scores, not class "
+                         "distributions or node means, so they have no impurity; use the "
+                         "other baselines (ccp, greedy, fewer-trees)")
     if forest.task == "regression":
         return _node_variance(forest, X, y)
     v = np.asarray(forest.value, dtype=float)
@@ -378,10 +387,8 @@ def node_impurity(forest, X=None, y=None):
 
 
 def _node_variance(forest, X, y):
-    est = forest.estimator
-    if est is not None:
-        trees = list(getattr(est, "estimators_", [est]))
-        return np.concatenate([tr.tree_.impurity for tr in trees]).astype(float)
+    if forest.sklearn_trees is not None:
+        return np.concatenate([tr.tree_.impurity for tr in forest.sklearn_trees]).astype(float)
     if X is None or y is None:
         raise ValueError("impurity: this regression forest carries no node variances (it "
                          "was not built from scikit-learn trees); pass X and y to measure "
@@ -423,10 +430,11 @@ def _greedy_family(problem):
 
 @register_baseline("fewer-trees")
 def _fewer_trees_family(problem):
-    """The first m trees (the others cut to their root)."""
+    """The first m trees (the others cut to their root); for a booster, the first r
+    rounds (every tree of a round together)."""
     f = problem.forest
     full, out = f.full_split_mask(), []
-    for m in range(f.n_trees, 0, -1):
+    for m in range(f.n_trees, 0, -f.round_size):
         mk = full.copy()
         mk[f.node_offset[m]:] = False
         out.append(mk)
@@ -435,9 +443,10 @@ def _fewer_trees_family(problem):
 
 @register_baseline("impurity")
 def _impurity_family(problem):
-    """Impurity-threshold early stopping (BudgetRF style)."""
+    """Impurity-threshold early stopping (BudgetRF style); a boosted model's raw
+    scores have no impurity, so it does not apply there."""
     try:
         imp = node_impurity(problem.forest)
-    except ValueError:  # a regression forest that carries no node impurities
+    except ValueError:  # a regression forest without node impurities, or a booster
         return None
     return impurity_path(problem.forest, imp)[1]
