@@ -51,7 +51,7 @@ import copy
 import numpy as np
 
 from ._leaf_records import node_levels, sum_up
-from ._routing import ErrorRouting, leaf_matrix, regression_scale, target_unit
+from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale, target_unit
 from ._validation import check_features, check_labels, check_weights
 
 __all__ = ["boosting_statistics", "boosting_errors", "fit_node_values",
@@ -213,21 +213,26 @@ def fit_node_values(forest, values, n_rows):
     return out
 
 
-def boosted_error_routing(forest, X, y, weight=None, *, leaves=None):
+def boosted_error_routing(forest, X, y, weight=None, *, leaves=None, chunk_size=DEFAULT_CHUNK):
     """:class:`~prune_opt._routing.ErrorRouting` of a boosted forest on checked error
     data, with ``forest`` the forest whose node values the errors assume: a copy
     with values fitted by the node-value rule when ``forest``'s are the source
     library's (``node_value_fit`` None), else ``forest`` itself.
 
     ``y``: class indices or real targets; ``leaves``: the rows' leaf matrix when
-    already routed.
+    already routed.  The moments are summed over blocks of ``chunk_size`` rows in
+    order (as the Dask path sums its blocks: the same problem, bit for bit).
     """
     unit = boosting_unit(forest, y)
     w = np.ones(X.shape[0]) if weight is None else np.asarray(weight, dtype=float)
     scale = 1.0
     if forest.ensemble.link == "identity":  # errors in units of the targets' variance
         _, scale, _ = regression_scale(np.asarray(y, dtype=float) / unit, w)
-    stats = boosting_statistics(forest, X, y, w, leaves=leaves, unit=unit)
+    stats = np.zeros((forest.n_nodes, len(MOMENTS)))
+    for a in range(0, X.shape[0], chunk_size):
+        b = a + chunk_size
+        stats += boosting_statistics(forest, X[a:b], y[a:b], w[a:b], unit=unit,
+                                     leaves=None if leaves is None else leaves[a:b])
     refit = forest.node_value_fit is None
     err, values = boosting_errors(forest, stats, unit=unit, scale=scale, refit=refit)
     err.forest = fit_node_values(forest, values, X.shape[0]) if refit else forest

@@ -33,7 +33,8 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
     ``forest`` carries the fitted node values)."""
     if train is None:
         if forest.is_additive:
-            return boosted_error_routing(forest, Xc, yc, w, leaves=leaves)
+            return boosted_error_routing(forest, Xc, yc, w, leaves=leaves,
+                                         chunk_size=chunk_size)
         return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
                             chunk_size=chunk_size, leaves=leaves)
     if not isinstance(train, (tuple, list)) or len(train) != 2:
@@ -41,7 +42,7 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
     Xt = check_features(forest, train[0], name="train[0] (X_train)")
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
     if forest.is_additive:  # a booster fits every training row
-        return boosted_error_routing(forest, Xt, yt)
+        return boosted_error_routing(forest, Xt, yt, chunk_size=chunk_size)
     bags = require_in_bag(forest, Xt.shape[0])
     return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
 

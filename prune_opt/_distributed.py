@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._boosting import MOMENTS, boosting_errors, boosting_statistics, boosting_unit, fit_node_values
 from ._problem import PruningProblem
 from ._routing import (
     CostRouting,
@@ -99,16 +100,50 @@ def _stats_block(forest, block, w, unit, centre, chunk_size):
                            at_leaves=True)
 
 
+def _boosting_block(forest, block, w, unit):
+    """:func:`~prune_opt._boosting.boosting_statistics` of one block (at the leaves)."""
+    Xc, yc = block
+    return boosting_statistics(forest, Xc, yc, w, unit=unit)
+
+
+def _gather_targets(client, blocks):
+    return np.concatenate(client.gather([_submit(client, lambda b: np.asarray(b[1], float), b)
+                                         for b in blocks]))
+
+
+def _boosted_error_routing(client, forest, forest_f, blocks, offsets, w):
+    """A boosted model's node terms on the blocked error data (the moments of every block
+    summed in block order), with the forest of its fitted node values, as
+    :func:`~prune_opt._boosting.boosted_error_routing` computes them in one process."""
+    n = int(offsets[-1])
+    wt = np.ones(n) if w is None else w
+    unit, scale = 1.0, 1.0
+    if forest.ensemble.link == "identity":
+        y = _gather_targets(client, blocks)
+        unit = boosting_unit(forest, y)
+        _, scale, _ = regression_scale(y / unit, wt)
+    parts = [_submit(client, _boosting_block, forest_f, b, wt[offsets[i]:offsets[i + 1]], unit)
+             for i, b in enumerate(blocks)]
+    stats = np.zeros((forest.n_nodes, len(MOMENTS)))
+    for f in parts:
+        stats += f.result()
+    refit = forest.node_value_fit is None
+    err, values = boosting_errors(forest, stats, unit=unit, scale=scale, refit=refit)
+    err.forest = fit_node_values(forest, values, n) if refit else forest
+    return err
+
+
 def _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
     """Node errors on the blocked error data: the leaf statistics summed over the blocks
     in block order (deterministic) and then up every tree; a regression forest's target
     scale first, from the gathered targets (one float a row)."""
+    if forest.is_additive:
+        return _boosted_error_routing(client, forest, forest_f, blocks, offsets, w)
     n = int(offsets[-1])
     wt = np.ones(n) if w is None else w
     unit, scale, centre = 1.0, 1.0, 0.0
     if forest.task == "regression":
-        y = np.concatenate(client.gather([_submit(client, lambda b: np.asarray(b[1], float), b)
-                                          for b in blocks]))
+        y = _gather_targets(client, blocks)
         pooled = np.zeros(n)
         for _ in range(forest.n_trees):  # as the single-process routing pools the tree weights
             pooled += wt
@@ -197,7 +232,7 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
         err = _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size)
     else:
         err = error_routing(forest, None, None, None, train, chunk_size)
-    problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,
+    problem = PruningProblem(err.forest or forest, fc, lam=lam, depth_cost=depth_cost,
                              node_error=err.node_error, tree_error_weight=err.tree_weight,
                              cost_routing=routing, budget=budget, error_scale=err.error_scale)
     if m is not None:

@@ -1,11 +1,15 @@
 """Write the BudgetPrune program as MPS or LP text for external solvers.
 
-The model is filled in bulk from :meth:`PruningProblem.to_standard_form`
-(OR-Tools ``ModelBuilderHelper.fill_model_from_sparse_data``) and written by
-OR-Tools' own MPS / LP writers, so Gurobi, CPLEX, SCIP, HiGHS or CBC can read
-it.  Variables are named ``z<h>`` (node h is a leaf of the pruned tree),
-``wt<k>`` (first-use record k pays) and ``w<p>`` (cost pair p is paid); the
-objective is the scaled one (``problem.scale`` times the natural objective).
+The text is written from :meth:`PruningProblem.to_standard_form` (free MPS, or
+CPLEX LP format), so Gurobi, CPLEX, SCIP, HiGHS or CBC can read it; every
+number is written with the 17 significant digits that give back the same
+double (OR-Tools' writers keep 6, too few for real-valued node errors such as
+a regression forest's or a boosted model's: a solver reading them solves a
+perturbed program).  Variables are named ``z<h>`` (node h is a leaf of the
+pruned tree), ``wt<k>`` (first-use record k pays) and ``w<p>`` (cost pair p is
+paid); the objective is the scaled one (``problem.scale`` times the natural
+objective).  :func:`build_program` fills an OR-Tools model in bulk for the
+in-process GLOP / PDLP backends.
 """
 
 from __future__ import annotations
@@ -82,8 +86,86 @@ def build_program(problem, *, integer=False, names=True):
     return model
 
 
+def _names(problem, sf):
+    """Variable and row names (z / wt / w; path / use / pay / budget)."""
+    sl = problem.variable_slices()
+    cols = [f"{prefix}{k}" for prefix, s in (("z", sl["z"]), ("wt", sl["wt"]), ("w", sl["w"]))
+            for k in range(s.stop - s.start)]
+    n_leaves = int(problem.forest.is_leaf.sum())
+    n_eq = sf["A_eq"].shape[0]
+    rows = ([f"path{k}" for k in range(n_leaves)] + [f"use{k}" for k in range(n_eq - n_leaves)]
+            + [f"pay{k}" for k in range(problem.n_uses)])
+    if problem.budget is not None:
+        rows.append("budget")
+    return cols, rows
+
+
+def _num(v):
+    """A double as the shortest text that reads back as the same double."""
+    return repr(float(v))
+
+
+def _mps(problem, integer):
+    sf = problem.to_standard_form()
+    cols, rows = _names(problem, sf)
+    n_eq = sf["A_eq"].shape[0]
+    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csc").astype(np.float64)
+    A.sort_indices()
+    out = ["NAME          budgetprune FREE", "ROWS", " N  COST"]  # FREE: CBC reads free MPS
+    out += [f" {'E' if i < n_eq else 'L'}  {name}" for i, name in enumerate(rows)]
+    out.append("COLUMNS")
+    if integer:
+        out.append("    MARKER  'MARKER'  'INTORG'")
+    c = sf["c"]
+    for j, name in enumerate(cols):
+        lo, hi = A.indptr[j], A.indptr[j + 1]
+        entries = [("COST", c[j])] if c[j] != 0 or lo == hi else []
+        entries += [(rows[i], v) for i, v in zip(A.indices[lo:hi], A.data[lo:hi])]
+        out += [f"    {name}  {row}  {_num(v)}" for row, v in entries]
+    if integer:
+        out.append("    MARKER  'MARKER'  'INTEND'")
+    out.append("RHS")
+    rhs = np.concatenate([sf["b_eq"], sf["b_ub"]])
+    out += [f"    RHS  {rows[i]}  {_num(rhs[i])}" for i in np.flatnonzero(rhs)]
+    out.append("BOUNDS")
+    out += [f" UP BND  {name}  1" for name in cols]
+    out.append("ENDATA")
+    return "\n".join(out) + "\n"
+
+
+def _lp_terms(names, coef, per_line=8):
+    """``+ 2.5 x1 - 1.0 x2 ...`` wrapped every ``per_line`` terms (CPLEX LP lines)."""
+    terms = [f"{'-' if v < 0 else '+'} {_num(abs(v))} {n}" for n, v in zip(names, coef)]
+    return "\n   ".join(" ".join(terms[k:k + per_line]) for k in range(0, len(terms), per_line))
+
+
+def _lp(problem, integer):
+    sf = problem.to_standard_form()
+    cols, rows = _names(problem, sf)
+    n_eq = sf["A_eq"].shape[0]
+    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr").astype(np.float64)
+    A.sort_indices()
+    rhs = np.concatenate([sf["b_eq"], sf["b_ub"]])
+    c = sf["c"]
+    nz = np.flatnonzero(c)
+    out = ["\\ BudgetPrune program written by prune-opt", "Minimize",
+           " obj: " + (_lp_terms([cols[j] for j in nz], c[nz]) or "0 " + cols[0]),
+           "Subject To"]
+    for i, name in enumerate(rows):
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        lhs = _lp_terms([cols[j] for j in A.indices[lo:hi]], A.data[lo:hi]) or "0 " + cols[0]
+        out.append(f" {name}: {lhs} {'=' if i < n_eq else '<='} {_num(rhs[i])}")
+    out.append("Bounds")
+    out += [f" 0 <= {name} <= 1" for name in cols]
+    if integer:
+        out.append("Binaries")
+        out += [f" {name}" for name in cols]
+    out.append("End")
+    return "\n".join(out) + "\n"
+
+
 def program_text(problem, fmt="mps", *, integer=False):
-    """The program as MPS or LP text (see :func:`build_program`).
+    """The program as free-MPS or CPLEX-LP text, every number at full precision.
 
     Examples
     --------
@@ -98,8 +180,7 @@ def program_text(problem, fmt="mps", *, integer=False):
     """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
-    model = build_program(problem, integer=integer)
-    return model.export_to_mps_string() if fmt == "mps" else model.export_to_lp_string()
+    return _mps(problem, integer) if fmt == "mps" else _lp(problem, integer)
 
 
 def write_program(problem, path, fmt=None, *, integer=False):

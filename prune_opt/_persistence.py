@@ -21,26 +21,41 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._costs import FeatureCosts
-from ._forest import Forest
+from ._ensemble import Ensemble
+from ._forest import SPLIT_DTYPES, Forest
 from ._io import atomic_write
 
 __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION"]
 
 FORMAT = "prune-opt/pruned-forest"
-SCHEMA_VERSION = 1
+#: version 2 adds boosted models (ensemble, split_dtype, node_value_fit); version 1
+#: files (averaged forests) are still read
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 CLASSIFIERS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
                "ExtraTreeClassifier")
 REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor",
               "ExtraTreeRegressor")
-ESTIMATORS = CLASSIFIERS + REGRESSORS
-#: estimators of each task; a file without "task" (older files) is a classification
+#: the source models of boosted (additive) files, per task
+BOOSTED_CLASSIFIERS = ("GradientBoostingClassifier", "HistGradientBoostingClassifier",
+                       "LGBMClassifier", "XGBClassifier", "lightgbm.Booster", "xgboost.Booster")
+BOOSTED_REGRESSORS = ("GradientBoostingRegressor", "HistGradientBoostingRegressor",
+                      "LGBMRegressor", "XGBRegressor", "lightgbm.Booster", "xgboost.Booster")
+ESTIMATORS = tuple(dict.fromkeys(CLASSIFIERS + REGRESSORS + BOOSTED_CLASSIFIERS
+                                 + BOOSTED_REGRESSORS))
+#: estimators of each (task, additive); a file without "task" (older files) is a
+#: classification, one without "ensemble" an averaged forest
 TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
+BOOSTED_ESTIMATORS = {"classification": BOOSTED_CLASSIFIERS, "regression": BOOSTED_REGRESSORS}
 _REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
 #: "classes" and "classes_kind" are required for classification, absent for regression
 _OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",
              "lam", "solve_info", "feature_encoding")
 #: the numpy dtype of the classes when not their kind's default (uint8, bool, object ...)
 _OPTIONAL += ("classes_dtype",)
+#: boosted models (schema version 2): how trees combine, the comparison dtype and the
+#: node-value fit (absent: an averaged forest compared in float32)
+_OPTIONAL += ("ensemble", "split_dtype", "node_value_fit")
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left",)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
@@ -137,7 +152,8 @@ def _encode_tree(forest, split_mask, t):
     # an infinite threshold (scikit-learn's "missing values vs the rest" split) routes
     # every finite input as the largest finite float does: store that
     threshold = np.where(internal, np.clip(threshold, -_FLOAT_MAX, _FLOAT_MAX), threshold)
-    if forest.task == "classification" and not (forest.value[sl].sum(axis=1) > 0).all():
+    if (forest.task == "classification" and not forest.is_additive
+            and not (forest.value[sl].sum(axis=1) > 0).all()):
         raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
                          "(all zeros), which the file format refuses")
     # a leaf's threshold is never read: store a finite placeholder
@@ -171,7 +187,7 @@ def _encode_solve_info(info):
 def encode(pruned):
     """The JSON document (a dict) of a pruned forest."""
     f = pruned.forest
-    supported = TASK_ESTIMATORS[f.task]
+    supported = (BOOSTED_ESTIMATORS if f.is_additive else TASK_ESTIMATORS)[f.task]
     doc = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -189,6 +205,9 @@ def encode(pruned):
         "solve_info": _encode_solve_info(pruned.solve_info),
         "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
+    if f.is_additive or f.split_dtype != "float32":
+        doc.update(ensemble=f.ensemble.to_dict(), split_dtype=f.split_dtype,
+                   node_value_fit=_jsonable(f.node_value_fit))
     if f.task == "classification":
         doc["classes"], doc["classes_kind"], dtype = _encode_classes(f.classes_)
         if dtype is not None:  # e.g. uint8, bool or object labels come back as such
@@ -235,9 +254,11 @@ def _check_header(doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         _fail(f"not a prune-opt pruned forest (missing format {FORMAT!r})")
     version = doc.get("schema_version")
-    if type(version) is not int or version != SCHEMA_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         _fail(f"schema_version {version!r} is not supported (this prune-opt reads "
-              f"{SCHEMA_VERSION})")
+              f"{READABLE_VERSIONS})")
+    if version < 2 and any(k in doc for k in ("ensemble", "split_dtype", "node_value_fit")):
+        _fail("ensemble, split_dtype and node_value_fit need schema_version 2")
     for key in _REQUIRED:
         if key not in doc:
             _fail(f"missing field {key!r}")
@@ -248,15 +269,38 @@ def _check_header(doc):
         _fail(f"unknown estimator {str(doc['estimator'])[:80]!r}; expected one of {ESTIMATORS}")
 
 
-def _decode_task(doc):
+def _decode_ensemble(doc):
+    """``(ensemble, split_dtype, node_value_fit)`` of the file (averaged, float32 and
+    None when absent)."""
+    spec = doc.get("ensemble")
+    try:
+        ensemble = Ensemble() if spec is None else Ensemble.from_dict(spec)
+    except (ValueError, TypeError) as exc:
+        _fail(f"ensemble: {exc}")
+    split_dtype = doc.get("split_dtype", "float32")
+    if not isinstance(split_dtype, str) or split_dtype not in SPLIT_DTYPES:
+        _fail(f"split_dtype must be one of {SPLIT_DTYPES}, got {str(split_dtype)[:40]!r}")
+    fit = doc.get("node_value_fit")
+    if fit is not None and not (isinstance(fit, dict) and set(fit) <= {"rule", "n_rows"}
+                                and isinstance(fit.get("rule"), str)
+                                and _is_int(fit.get("n_rows", 0))):
+        _fail("node_value_fit must be null or an object with a rule name and n_rows")
+    if fit is not None and not ensemble.is_additive:
+        _fail("node_value_fit applies to a boosted (additive) model only")
+    return ensemble, split_dtype, fit
+
+
+def _decode_task(doc, additive=False):
     """The file's task (older files have none: classification), checked against the
     estimator and the class fields."""
     task = doc.get("task", "classification")
     if not isinstance(task, str) or task not in TASK_ESTIMATORS:
         _fail(f"task must be 'classification' or 'regression', got {str(task)[:40]!r}")
-    if doc["estimator"] not in TASK_ESTIMATORS[task]:
-        _fail(f"estimator {doc['estimator']!r} does not match task {task!r}; expected one of "
-              f"{TASK_ESTIMATORS[task]}")
+    expected = (BOOSTED_ESTIMATORS if additive else TASK_ESTIMATORS)[task]
+    if doc["estimator"] not in expected:
+        kind = "boosted " if additive else ""
+        _fail(f"estimator {doc['estimator']!r} does not match a {kind}{task} model; expected "
+              f"one of {expected}")
     present = [k for k in ("classes", "classes_kind", "classes_dtype") if k in doc]
     if task == "regression" and present:
         _fail(f"a regression forest has no classes, but the file has {present}")
@@ -372,15 +416,17 @@ def _float_array(x, what):
     return _finite_array(x, what).reshape(len(x))
 
 
-def _value_matrix(value, n_classes, what):
+def _value_matrix(value, n_classes, what, width=None):
     """Node values: rows of class distributions, or (n_classes None: regression)
-    rows of one finite number, the node mean."""
-    width = 1 if n_classes is None else n_classes
+    rows of one finite number, the node mean; with ``width``, rows of that many
+    finite numbers (a boosted model's raw scores)."""
+    raw = width is not None
+    width = width if raw else (1 if n_classes is None else n_classes)
     if not _only(value, (list,)) or set(map(len, value)) - {width} or not _only(
             list(itertools.chain.from_iterable(value)), (int, float)):
         _fail(f"{what} must be a list of rows of {width} finite numbers")
     v = _finite_array(value, what).reshape(len(value), width)
-    if n_classes is None:
+    if n_classes is None or raw:
         return v
     if (v < 0).any():
         _fail(f"{what} must be non-negative")
@@ -412,7 +458,7 @@ def _check_structure(left, right, t):
               "or none)")
 
 
-def _decode_tree(tr, t, n_features, n_classes):
+def _decode_tree(tr, t, n_features, n_classes, width=None):
     """(node arrays for Forest, split mask) of one tree."""
     if not isinstance(tr, dict):
         _fail(f"tree {t} is not an object")
@@ -425,7 +471,7 @@ def _decode_tree(tr, t, n_features, n_classes):
     arrays = {"left": left, "right": right,
               "feature": _int_array(tr["feature"], f"tree {t} feature"),
               "threshold": _float_array(tr["threshold"], f"tree {t} threshold"),
-              "value": _value_matrix(tr["value"], n_classes, f"tree {t} value"),
+              "value": _value_matrix(tr["value"], n_classes, f"tree {t} value", width),
               "missing_go_to_left": _int_array(tr.get("missing_go_to_left", [0] * left.size),
                                                f"tree {t} missing_go_to_left")}
     mask = _int_array(tr["split_mask"], f"tree {t} split_mask")
@@ -513,22 +559,27 @@ def decode(doc):
         Naming the first field that breaks the schema.
     """
     _check_header(doc)
-    task = _decode_task(doc)
+    ensemble, split_dtype, value_fit = _decode_ensemble(doc)
+    task = _decode_task(doc, ensemble.is_additive)
     classes = _decode_classes(doc) if task == "classification" else None
     n_features, names = _decode_features(doc)
     if not isinstance(doc["trees"], list) or not doc["trees"]:
         _fail("trees must be a non-empty list")
-    decoded = [_decode_tree(tr, t, n_features, None if classes is None else classes.size)
+    n_classes = None if classes is None else classes.size
+    width = (ensemble.width(task, n_classes) if ensemble.is_additive else None)
+    decoded = [_decode_tree(tr, t, n_features, n_classes, width)
                for t, tr in enumerate(doc["trees"])]
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
     _check_feature_encoding(doc.get("feature_encoding"), n_features)
     try:
         forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
-                        feature_names=names, task=task)
+                        feature_names=names, task=task, ensemble=ensemble,
+                        split_dtype=split_dtype, source=doc["estimator"])
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     forest.allow_nan = allow_nan
+    forest.node_value_fit = value_fit
     mask = np.concatenate([m for _, m in decoded])
     try:
         forest.check_split_mask(mask)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 
 from ._compile import compile_problem
+from ._costs import estimator_costs
+from ._forest import as_forest
 from ._sampling import cost_sample_report, local_rows
 from ._solve import OBJECTIVE_RTOL, solve
 
@@ -14,20 +16,25 @@ __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
 
 def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cost=0.0,
           time_limit=None, verbose=False, solver_options=None, sample_weight=None,
-          objective="paper", cost_sample=None, client=None):
+          objective=None, cost_sample=None, client=None):
     """Prune a fitted forest by solving the BudgetPrune program exactly.
 
-    With ``objective="paper"`` (default) the paper's program is solved
-    exactly.  Any other objective (``"brier"``, ``"logloss"``, ``"margin"``,
-    ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises the forest's
-    own loss on ``(X, y)`` plus ``lam`` times the same average cost, by
-    block coordinate descent over trees (monotone, a local optimum).
+    With ``objective="paper"`` (the default for a forest) the paper's program
+    is solved exactly.  Any other objective (``"brier"``, ``"logloss"``,
+    ``"margin"``, ``"accuracy"``; see :mod:`prune_opt.objectives`) minimises
+    the forest's own loss on ``(X, y)`` plus ``lam`` times the same average
+    cost, by block coordinate descent over trees (monotone, a local optimum).
+    A boosted model (GradientBoosting, HistGradientBoosting, LightGBM,
+    XGBoost) is pruned by default for its own loss (log-loss or squared
+    error), starting from the exact optimum of its expanded program, which
+    ``objective="paper"`` solves alone (see ``docs/math/boosting.md``).
 
     Parameters
     ----------
     forest : fitted estimator or Forest
         ``RandomForestClassifier``, ``ExtraTreesClassifier``,
-        ``DecisionTreeClassifier``, a forest_builders estimator, or a Forest.
+        ``DecisionTreeClassifier``, their regressors, a boosted model, a
+        forest_builders estimator, or a Forest (see :func:`prune_opt.as_forest`).
     X, y : array-like
         Cost data (validation data); also error data unless ``train`` is given.
     costs : FeatureCosts, array-like or mapping, optional
@@ -47,8 +54,9 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     solver_options : dict, optional
     sample_weight : array-like, optional
         Weights of the rows of X.
-    objective : str or Objective, default "paper"
-        What to minimise besides ``lam`` times the average cost.
+    objective : str or Objective, optional
+        What to minimise besides ``lam`` times the average cost.  Default:
+        ``"paper"`` for an averaged forest, the model's own loss for a boosted one.
     cost_sample : int or "auto", optional
         Estimate the cost term on a uniform sample of the rows of X (see
         :func:`compile_problem`); ``solve_info`` then holds the sampled cost's
@@ -74,6 +82,10 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     >>> po.prune(rf, X, y, lam=0.01, objective="brier").solve_info["objective"]
     'brier'
     """
+    costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
+    forest = as_forest(forest)
+    if objective is None:
+        objective = forest.ensemble.loss_name if forest.is_additive else "paper"
     if not (isinstance(objective, str) and objective == "paper"):
         if cost_sample is not None or client is not None:
             raise ValueError(f"cost_sample= and client= apply to objective='paper'; "

@@ -19,6 +19,13 @@ gives each node the (weighted) mean target of the refit rows reaching it,
 shrunk the same way (``(sum y + s * v0) / (n + s)``); ``"global"`` fits all
 leaf means jointly to the forest's squared error (no simplex constraint).
 
+A boosted model's leaves hold raw scores, refit by ``method="newton"``: block
+coordinate descent over trees on the model's own loss (log-loss or squared
+error), every leaf of a tree taking the Newton step ``-G / (H + s)`` of the
+refit rows reaching it with the other trees fixed; a sweep is kept only when
+it lowers the loss (else its steps are halved), so the result's loss on the
+refit data is never above the original leaves'.
+
 The structure (split mask, features, thresholds) never changes, so the
 acquisition cost of every example is exactly the pruned forest's.
 """
@@ -36,7 +43,9 @@ from ._validation import check_features, check_labels, check_nonneg_scalar
 
 __all__ = ["refit_leaves"]
 
-METHODS = ("counts", "global")
+METHODS = ("counts", "global", "newton")
+#: sweeps over the trees of the Newton refit of a boosted model
+NEWTON_SWEEPS = 20
 
 
 def _refit_data(pruned, X, y, in_bag, train):
@@ -136,7 +145,52 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
     return values
 
 
-def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method="counts"):
+def _newton_values(pruned, X, y, weights, smoothing, n_sweeps=NEWTON_SWEEPS):
+    """Refit a boosted model's pruned leaves on its own loss (see the module docstring):
+    the node values, the loss before and after."""
+    f, ens = pruned.forest, pruned.forest.ensemble
+    n, T = X.shape[0], f.n_trees
+    w = np.ones(n) if weights is None else np.column_stack(weights).mean(axis=1)
+    w = w / w.sum()
+    leaves = np.column_stack([pruned._pruned_leaves(X, t)[0] + f.node_offset[t]
+                              for t in range(T)])
+    unit = target_unit(np.concatenate([y, ens.init_score])) if ens.link == "identity" else 1.0
+    yy = y / unit if ens.link == "identity" else y
+    values = f.value / unit
+    cols = np.zeros(T, dtype=np.int64) if ens.tree_class is None else ens.tree_class
+    total = np.zeros((n, f.value_width))
+    for t in range(T):
+        total += values[leaves[:, t]]
+    init = ens.init_score / unit
+
+    def loss(tot):
+        return float(w @ ens.pointwise_loss(tot + init, yy))
+
+    start = best = loss(total)
+    step_scale = 1.0
+    for _ in range(n_sweeps):
+        trial_values, trial_total = values.copy(), total.copy()
+        for t in range(T):
+            k, leaf = cols[t], leaves[:, t]
+            g, h = ens.gradients(trial_total + init, yy)
+            nodes, inv = np.unique(leaf, return_inverse=True)
+            G = np.bincount(inv, weights=w * g[:, k])
+            H = np.bincount(inv, weights=w * h[:, k])
+            step = step_scale * -G / (H + smoothing / n + 1e-12)
+            trial_values[nodes, k] += step
+            trial_total[:, k] += step[inv]
+        cur = loss(trial_total)
+        if cur < best - 1e-12 * max(1.0, abs(best)):
+            values, total, best = trial_values, trial_total, cur
+            step_scale = min(1.0, 2.0 * step_scale)
+        else:
+            step_scale /= 2.0
+            if step_scale < 1e-4:
+                break
+    return values * unit, start, best
+
+
+def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method=None):
     """A new PrunedForest whose leaves are re-estimated on data; same structure and cost.
 
     Parameters
@@ -152,10 +206,15 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
         The forest's training data; refit on it instead of ``(X, y)``.
     smoothing : float, default 0.0
         Pseudo-examples pulling each distribution towards the original one
-        (``method="counts"``), or the ridge weight (``method="global"``).
-    method : {"counts", "global"}, default "counts"
-        Per-node class frequencies, or a joint least-squares fit of all leaf
-        distributions to the forest's Brier loss (see the module docstring).
+        (``method="counts"``), the ridge weight (``method="global"``), or the
+        Hessian added to every Newton step's denominator, in rows
+        (``method="newton"``).
+    method : {"counts", "global", "newton"}, optional
+        Per-node class frequencies, a joint least-squares fit of all leaf
+        distributions to the forest's Brier loss, or (boosted models, their
+        default and only method) Newton block descent on the model's own loss (see
+        the module docstring).  Default: "counts" for a forest, "newton" for a
+        boosted model.
 
     Returns
     -------
@@ -185,12 +244,23 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
     if not isinstance(pruned, PrunedForest):
         raise TypeError(f"pruned must be a PrunedForest (from prune_opt.prune or fit_budget), "
                         f"got {type(pruned).__name__}")
+    f = pruned.forest
+    if method is None:
+        method = "newton" if f.is_additive else "counts"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if (method == "newton") != f.is_additive:
+        raise ValueError(f"method={method!r}: " + (
+            "a boosted model's leaves hold raw scores, refit by method='newton' on its own "
+            "loss" if f.is_additive else "method='newton' refits a boosted model's raw "
+            "scores; a forest's leaves are refit by 'counts' or 'global'"))
     smoothing = check_nonneg_scalar(smoothing, "smoothing")
     Xr, yr, weights = _refit_data(pruned, X, y, in_bag, train)
-    f = pruned.forest
-    if method == "global":
+    info = {}
+    if method == "newton":
+        values, before, after = _newton_values(pruned, Xr, yr, weights, smoothing)
+        info = {"loss_before": before, "loss_after": after}
+    elif method == "global":
         values = _global_values(pruned, Xr, yr, weights, smoothing)
     else:
         # regression: sums of targets near 1e308 overflow; work in units of a power of two
@@ -205,6 +275,6 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
                        solve_info={**pruned.solve_info,
                                    "refit": {"method": method, "smoothing": smoothing,
                                              "in_bag": bool(in_bag and train is not None),
-                                             "n_rows": int(Xr.shape[0])}})
+                                             "n_rows": int(Xr.shape[0]), **info}})
     out.estimator_class = pruned.estimator_class  # the recorded one, even when None
     return out

@@ -86,9 +86,15 @@ SINGLE_TREES = ("DecisionTreeClassifier", "ExtraTreeClassifier", "DecisionTreeRe
                 "ExtraTreeRegressor")
 
 
+#: boosted models scikit-learn can rebuild from trees (HistGradientBoosting* cannot)
+BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+
+
 def pruned_to_sklearn(pruned):
     """See :meth:`prune_opt.PrunedForest.to_sklearn`."""
     f = pruned.forest
+    if f.is_additive:
+        return _boosting_to_sklearn(pruned)
     src = f.estimator
     width = 1 if f.task == "regression" else f.n_classes
     trees = []
@@ -132,4 +138,79 @@ def _fresh_forest(f, trees, name=None):
         est.n_classes_ = f.n_classes
     est.n_outputs_ = 1
     est.n_features_in_ = f.n_features
+    return est
+
+
+def _boosting_to_sklearn(pruned):
+    """A fitted ``GradientBoosting*`` holding the pruned trees of a boosted forest.
+
+    Its stage trees hold the pruned values divided by the learning rate (scikit-learn
+    multiplies them back); the source estimator's ``init_`` is kept.  Without a source
+    estimator (a model loaded from a file, or read from another library) the model is
+    rebuilt with ``init="zero"``, ``learning_rate=1`` and the initial score added to
+    the first round's trees.
+    """
+    f = pruned.forest
+    name = pruned.estimator_class
+    if name not in BOOSTING:
+        hint = ("use the pruned model's own predict/predict_proba and save() (JSON): "
+                "scikit-learn offers no public way to rebuild a HistGradientBoosting model "
+                "from trees" if name and name.startswith("HistGradientBoosting") else
+                "use the pruned model's own predict/predict_proba and save(), or the "
+                "exporter of its library (to_lightgbm(), to_xgboost())")
+        raise TypeError(f"to_sklearn: this pruned boosted model comes from {name!r}, which "
+                        f"scikit-learn cannot rebuild; {hint}")
+    if f.split_dtype != "float32":
+        raise TypeError("to_sklearn: scikit-learn trees compare float32 feature values; this "
+                        "model compares float64 ones, so its routing cannot be kept")
+    src = f.estimator
+    lr = 1.0 if src is None else float(src.learning_rate)
+    K = f.value_width
+    cols = f.ensemble.tree_class
+    stage_trees = []
+    for t in range(f.n_trees):
+        arrays = dict(pruned.pruned_tree_arrays(t))
+        k = 0 if cols is None else int(cols[t])
+        value = arrays["value"][:, k] / lr
+        if src is None and t < f.round_size:  # init="zero": the first round adds init
+            value = value + f.ensemble.init_score[k]
+        arrays["value"] = value[:, None]
+        template = None if src is None else f.sklearn_tree(t).tree_
+        stage_trees.append(build_sklearn_tree(arrays, f.n_features, 1, template))
+    est = copy.deepcopy(src) if src is not None else _fresh_boosting(f, name)
+    estimators = np.asarray(est.estimators_, dtype=object).reshape(-1, K)
+    for i, tree in enumerate(stage_trees):
+        estimators[i // K, i % K].tree_ = tree
+    est.estimators_ = estimators
+    if f.feature_names is not None:
+        est.feature_names_in_ = np.asarray(f.feature_names, dtype=object)
+    return est
+
+
+def _fresh_boosting(f, name):
+    """An unfitted-then-filled ``GradientBoosting*`` of ``f``'s shape: ``init="zero"``,
+    ``learning_rate=1``, fresh stage trees (replaced by the caller)."""
+    from sklearn import ensemble
+    from sklearn.tree import DecisionTreeRegressor
+
+    K, rounds = f.value_width, f.n_trees // f.value_width
+    est = getattr(ensemble, name)(n_estimators=rounds, learning_rate=1.0, init="zero")
+    est.n_features_in_ = f.n_features
+    est.max_features_ = f.n_features
+    est.n_estimators_ = rounds
+    est.init_ = "zero"
+    if f.task == "classification":
+        est.classes_ = f.classes_
+        est.n_classes_ = f.n_classes
+    est.n_trees_per_iteration_ = K
+    est._loss = est._get_loss(sample_weight=None)
+    est.train_score_ = np.zeros(rounds)
+    stages = np.empty((rounds, K), dtype=object)
+    for idx in np.ndindex(stages.shape):
+        tree = DecisionTreeRegressor()
+        tree.n_features_in_ = f.n_features
+        tree.n_outputs_ = 1
+        tree.max_features_ = f.n_features
+        stages[idx] = tree
+    est.estimators_ = stages
     return est

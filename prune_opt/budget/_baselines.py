@@ -257,11 +257,14 @@ def _from_family(name):
 class _Baselines(Mapping):
     """Name -> ``(forest, X, y, *, costs=None, problem=None)`` returning
     ``(parameter, PrunedForest)`` pairs, costliest first, for every family of
-    the one baseline registry
+    the one baseline registry (``"fewer-rounds"`` also names ``"fewer-trees"``: a
+    booster truncated to its first rounds)
     (:data:`prune_opt.solvers._baseline_masks.MASK_FAMILIES`): a family
     registered with :func:`register_baseline` appears here too."""
 
     def __getitem__(self, name):
+        if name == "fewer-rounds":  # a booster's name for its first trees: its first rounds
+            return _fewer_trees
         if name not in MASK_FAMILIES:
             raise KeyError(name)
         return _SEQUENCES[name] if name in _SEQUENCES else _from_family(name)

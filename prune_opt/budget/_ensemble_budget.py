@@ -188,12 +188,15 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
             d_loss, d_cost = scorer.score(mask, kept)
             if fits_budget(d_cost, budget) and d_loss < loss:
                 fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
+    # the first m trees (a booster: its first rounds, the model truncated as the
+    # libraries' num_iteration does)
     subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
-            if fits_budget(cost, budget)]
+            if fits_budget(cost, budget) and (m + 1) % f.round_size == 0]
     if subs:
         loss, cost, m = min(subs)
-        fitting["baseline:fewer-trees(sub-forest)"] = (loss, cost, f.full_split_mask(),
-                                                       list(range(m)))
+        name = "fewer-rounds" if f.is_additive else "fewer-trees"
+        fitting[f"baseline:{name}(sub-forest)"] = (loss, cost, f.full_split_mask(),
+                                                   list(range(m)))
     ranked, seen = {}, {}
     for k, (_, _, mask, trees) in fitting.items():
         if rank is None:

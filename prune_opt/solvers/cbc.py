@@ -93,13 +93,13 @@ class CbcLpSolver(_PulpCbc):
     def _solve(self, problem, *, time_limit, verbose):
         import pulp
 
-        from .._export import build_program
+        from .._export import program_text
 
-        model = build_program(problem, names=False)
         n = problem.n_nodes + problem.n_uses + problem.n_pairs
         with tempfile.TemporaryDirectory(prefix="prune-opt-cbc-") as tmp:
             mps, sol = os.path.join(tmp, "model.mps"), os.path.join(tmp, "solution.txt")
-            model.helper.write_to_mps_file(mps)
+            with open(mps, "w") as fh:  # full precision (OR-Tools' writer keeps 6 digits)
+                fh.write(program_text(problem, "mps"))
             args = [cbc_command(pulp).path, mps]
             if time_limit is not None:
                 args += ["-sec", str(float(time_limit))]
