@@ -111,7 +111,9 @@ def _mps(problem, integer):
     n_eq = sf["A_eq"].shape[0]
     A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csc").astype(np.float64)
     A.sort_indices()
-    out = ["NAME          budgetprune FREE", "ROWS", " N  COST"]  # FREE: CBC reads free MPS
+    # FREE: the numbers and names are separated by blanks, not in fixed columns (CBC)
+    out = ["* BudgetPrune program written by prune-opt", "NAME          budgetprune FREE",
+           "ROWS", " N  COST"]
     out += [f" {'E' if i < n_eq else 'L'}  {name}" for i, name in enumerate(rows)]
     out.append("COLUMNS")
     if integer:

@@ -298,8 +298,8 @@ def _decode_task(doc, additive=False):
         _fail(f"task must be 'classification' or 'regression', got {str(task)[:40]!r}")
     expected = (BOOSTED_ESTIMATORS if additive else TASK_ESTIMATORS)[task]
     if doc["estimator"] not in expected:
-        kind = "boosted " if additive else ""
-        _fail(f"estimator {doc['estimator']!r} does not match a {kind}{task} model; expected "
+        kind = " (a boosted model)" if additive else ""
+        _fail(f"estimator {doc['estimator']!r} does not match task {task!r}{kind}; expected "
               f"one of {expected}")
     present = [k for k in ("classes", "classes_kind", "classes_dtype") if k in doc]
     if task == "regression" and present:

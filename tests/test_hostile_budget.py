@@ -89,6 +89,11 @@ def test_unknown_objective_names_the_choices(iris, objective):
     rf, X, y, _ = iris
     with pytest.raises(ValueError, match="brier"):
         po.fit_budget(rf, X, y, costs=COSTS, budget=3.0, objective=objective)
+    if objective is None:  # prune's default: the paper objective for a forest
+        default = po.prune(rf, X, y, costs=COSTS, lam=0.01, objective=None)
+        paper = po.prune(rf, X, y, costs=COSTS, lam=0.01, objective="paper")
+        assert np.array_equal(default.split_mask, paper.split_mask)
+        return
     with pytest.raises(ValueError, match="brier"):
         po.prune(rf, X, y, costs=COSTS, lam=0.01, objective=objective)
 
