@@ -150,28 +150,34 @@ def test_routes_and_predicts_exactly_like_xgboost(xgb, seed, task, with_nan, dep
         assert np.array_equal(forest.predict(Xp)[clear], model.predict(Xp)[clear])
 
 
-@pytest.mark.parametrize("kind", ["binary", "multi", "softmax", "reg", "logitraw"])
+@pytest.mark.parametrize("kind", ["binary", "multi", "softmax", "reg", "logitraw", "deep"])
 @pytest.mark.parametrize("with_nan", [False, True])
 def test_real_data_exactness(xgb, kind, with_nan):
     loader = {"binary": load_breast_cancer, "logitraw": load_breast_cancer,
-              "multi": load_iris, "softmax": load_iris, "reg": load_diabetes}[kind]
+              "multi": load_iris, "softmax": load_iris, "reg": load_diabetes,
+              "deep": load_diabetes}[kind]
     X, y = loader(return_X_y=True)
     rng = np.random.default_rng(1)
     if with_nan:
         X = X.copy()
         X[rng.random(X.shape) < 0.15] = np.nan
     objective = {"softmax": "multi:softmax", "logitraw": "binary:logitraw"}.get(kind)
-    cls = xgb.XGBRegressor if kind == "reg" else xgb.XGBClassifier
+    cls = xgb.XGBRegressor if kind in ("reg", "deep") else xgb.XGBClassifier
     kw = {} if objective is None else {"objective": objective}
-    model = cls(n_estimators=20, max_depth=4, n_jobs=1, random_state=0, **kw).fit(X, y)
+    if kind == "deep":  # deeper than the levels XGBoost's predictor unrolls into an array
+        kw.update(max_depth=12, min_child_weight=0, n_estimators=4)
+    kw.setdefault("max_depth", 4)
+    kw.setdefault("n_estimators", 20)
+    model = cls(n_jobs=1, random_state=0, **kw).fit(X, y)
     forest = po.as_forest(model)
     assert forest.split_dtype == "float32" and forest.source == type(model).__name__
+    assert kind != "deep" or forest.max_depth > 6
     assert_exact(forest, model.get_booster(), probe_rows(model.get_booster(), X, rng))
     if kind in ("binary", "multi"):
         assert np.abs(forest.predict_proba(X) - model.predict_proba(X)).max() <= 1e-6
     if kind in ("binary", "multi", "softmax"):
         assert np.array_equal(forest.predict(X), model.predict(X))
-    if kind == "reg":
+    if kind in ("reg", "deep"):
         pred = model.predict(X)
         assert np.abs(forest.predict(X) - pred).max() <= 1e-6 * margin_scale(pred)
 
@@ -503,6 +509,14 @@ def test_inconsistent_documents_are_refused(path, value, match):
 def test_children_that_are_not_a_tree_are_refused(left, right):
     doc = document([stump(left_children=left, right_children=right)])
     with pytest.raises(ValueError, match="do not form a tree"):
+        from_xgboost(doc)
+
+
+def test_children_must_be_a_consecutive_pair():
+    # XGBoost's predictor takes the right child to be left + 1 (and the default child
+    # from right_children): swapped children would be routed two ways
+    doc = document([stump(left_children=[2, -1, -1], right_children=[1, -1, -1])])
+    with pytest.raises(ValueError, match="right child to be the left one \\+ 1"):
         from_xgboost(doc)
 
 

@@ -11,7 +11,10 @@ finite numbers within float32's range); a document that breaks a rule raises a
 Routing follows XGBoost's predictor (``GetNextNode`` in
 ``src/predictor/predict_fn.h``): a node is a leaf iff its left child is -1; at
 a split a missing value goes to the default child (``default_left``) and any
-other value ``x``, cast to float32, goes left iff ``x < split_condition``.  For
+other value ``x``, cast to float32, goes left iff ``x < split_condition``, else
+to the node after the left child (XGBoost allocates a split's children as a
+pair, so ``right_children`` must say left + 1: arrays that do not are refused,
+since XGBoost's own prediction paths would disagree on them).  For
 a float32 ``x`` that is ``x <= t`` with ``t`` the largest float32 below the
 condition, which is the threshold the IR stores (``split_dtype="float32"``).
 A leaf's ``split_conditions`` entry is its value (learning rate included).
@@ -167,6 +170,12 @@ def _reachable_levels(left, right, leaf, where):
         if seen[kids].any() or np.unique(kids).size != kids.size:
             _fail(where, "children do not form a tree: a node is the child of two nodes "
                          "or of its own descendant")
+        apart = right[inner] != left[inner] + 1
+        if apart.any():  # XGBoost's predictor goes to left + 1 for "right"
+            h = int(inner[np.argmax(apart)])
+            _fail(where, f"node {h} has the children {int(left[h])} and {int(right[h])}; "
+                         "XGBoost's predictor takes the right child to be the left one + 1, "
+                         "so these arrays do not say where it routes")
         seen[kids] = True
         frontier = kids
     return levels
