@@ -12,6 +12,7 @@ import copy
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -180,6 +181,26 @@ def test_real_data_exactness(xgb, kind, with_nan):
     if kind in ("reg", "deep"):
         pred = model.predict(X)
         assert np.abs(forest.predict(X) - pred).max() <= 1e-6 * margin_scale(pred)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("name", ["binary", "multi", "regression"])
+def test_models_written_by_the_oldest_supported_xgboost(name):
+    # written by XGBoost 2.1.4 (scalar base_score, no categories container) with the
+    # leaves and margins its predictor gave; read without XGBoost
+    expected = json.loads((DATA / "xgboost-2.1.4-expected.json").read_text())[name]
+    forest = from_xgboost(DATA / f"xgboost-2.1.4-{name}.json")
+    X = np.array([[np.nan if v is None else v for v in row] for row in expected["X"]])
+    assert np.isnan(X).any()
+    trees = json.loads((DATA / f"xgboost-2.1.4-{name}.json").read_text())[
+        "learner"]["gradient_booster"]["model"]["trees"]
+    leaves = np.array(expected["leaf"])
+    assert np.array_equal(forest.apply(X), np.column_stack(
+        [preorder_ids(tr)[leaves[:, t]] for t, tr in enumerate(trees)]))
+    margin = np.array(expected["margin"])
+    assert np.abs(forest.decision_function(X) - margin).max() <= 1e-6 * margin_scale(margin)
 
 
 def test_every_input_gives_the_same_forest(xgb, tmp_path):
