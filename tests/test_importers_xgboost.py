@@ -303,8 +303,9 @@ def test_explicit_iteration_range(xgb):
     for bad in [(3, 3), (0, 6), (-1, 2)]:
         with pytest.raises(ValueError, match="iteration_range"):
             from_xgboost(booster, iteration_range=bad)
-    with pytest.raises(TypeError, match="pair of integers"):
-        from_xgboost(booster, iteration_range=3)
+    for bad in [3, (0.5, 2), (0, 1, 2), (True, 2)]:
+        with pytest.raises(TypeError, match="pair of integers"):
+            from_xgboost(booster, iteration_range=bad)
 
 
 # ------------------------------------------------------------------ missing values

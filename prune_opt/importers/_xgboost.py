@@ -129,11 +129,12 @@ def _rounds(parsed, iteration_range, follow_best):
                 raise ValueError(f"XGBoost model JSON: learner.attributes.best_iteration "
                                  f"must be an integer, got {best!r:.40}") from None
         return 0, n_rounds
-    try:
-        first, last = (int(v) for v in iteration_range)
-    except (TypeError, ValueError):
-        raise TypeError("iteration_range must be a pair of integers (begin, end), as "
-                        "XGBoost's predict takes") from None
+    pair = tuple(iteration_range) if isinstance(iteration_range, (tuple, list)) else ()
+    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                 for v in pair):
+        raise TypeError(f"iteration_range must be a pair of integers (begin, end), as "
+                        f"XGBoost's predict takes, got {iteration_range!r:.60}")
+    first, last = (int(v) for v in pair)
     last = n_rounds if last == 0 else last
     if not 0 <= first < last <= n_rounds:
         raise ValueError(f"iteration_range {tuple(iteration_range)} must satisfy 0 <= begin < "
