@@ -107,6 +107,10 @@ class Forest:
     array([-3.5])
     """
 
+    #: what an entry absent from a scipy sparse ``X`` is: 0.0 (False, as scikit-learn and
+    #: LightGBM read it) or a missing value routed like NaN (True, as XGBoost's DMatrix)
+    absent_is_missing = False
+
     def __init__(self, trees, classes, n_features, *, feature_names=None, estimator=None,
                  in_bag=None, task=None, ensemble=None, split_dtype="float32", source=None):
         if len(trees) == 0:
@@ -519,6 +523,7 @@ class Forest:
                      in_bag=in_bag, task=self.task, ensemble=self.ensemble.select(keep),
                      split_dtype=self.split_dtype, source=self.source)
         sub.allow_nan = self.allow_nan
+        sub.absent_is_missing = self.absent_is_missing
         sub.node_value_fit = self.node_value_fit
         return sub
 

@@ -17,6 +17,7 @@ from ._lazy import LazyPredictor
 from ._persistence import read_pruned, save_pruned
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
+from .exporters._xgboost import pruned_to_xgboost
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 
@@ -329,6 +330,16 @@ class PrunedForest:
         and of the source estimator (refitting either changes nothing here).
         """
         return pruned_to_sklearn(self)
+
+    def to_xgboost(self):
+        """An ``xgboost.Booster`` holding the pruned trees of a boosted float32 model (read
+        from XGBoost or scikit-learn's ``GradientBoosting*``): it asks for the same
+        features and predicts the same to XGBoost's float32 precision.  Needs XGBoost
+        (``pip install prune-opt[xgboost]``); see
+        :func:`prune_opt.exporters._xgboost.xgboost_model_json` for the rules and what is
+        refused.
+        """
+        return pruned_to_xgboost(self)
 
     def save(self, path):
         """Write the pruned forest as JSON (no pickle; see :func:`prune_opt.load`).

@@ -211,7 +211,9 @@ def fits_budget(cost, budget):
 
 # ------------------------------------------------------------ arrays
 def _dense_from_sparse(X, forest, name):
-    """Densify a small scipy sparse ``X`` (implicit entries are zeros); refuse big ones."""
+    """Densify a small scipy sparse ``X``; refuse big ones.  Implicit entries are zeros,
+    or NaN for a forest that reads them as missing (``forest.absent_is_missing``, an
+    XGBoost model: its DMatrix treats entries absent from a sparse matrix so)."""
     n_cells = int(np.prod(X.shape))
     if n_cells > MAX_DENSE_FROM_SPARSE:
         raise ValueError(
@@ -222,7 +224,13 @@ def _dense_from_sparse(X, forest, name):
         raise ValueError(f"{name} must be 2-D of shape (n_examples, {forest.n_features})")
     if np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError(f"{name} is complex; pass real-valued features")
-    return X.toarray()
+    if not getattr(forest, "absent_is_missing", False):
+        return X.toarray()
+    coo = sp.coo_matrix(X)
+    coo.sum_duplicates()
+    dense = np.full(coo.shape, np.nan)
+    dense[coo.row, coo.col] = coo.data
+    return dense
 
 
 def _as_real_array(X, forest, name):
