@@ -38,9 +38,11 @@ REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegre
               "ExtraTreeRegressor")
 #: the source models of boosted (additive) files, per task
 BOOSTED_CLASSIFIERS = ("GradientBoostingClassifier", "HistGradientBoostingClassifier",
-                       "LGBMClassifier", "XGBClassifier", "lightgbm.Booster", "xgboost.Booster")
+                       "LGBMClassifier", "XGBClassifier", "XGBRFClassifier", "lightgbm.Booster",
+                       "xgboost.Booster")
 BOOSTED_REGRESSORS = ("GradientBoostingRegressor", "HistGradientBoostingRegressor",
-                      "LGBMRegressor", "XGBRegressor", "lightgbm.Booster", "xgboost.Booster")
+                      "LGBMRegressor", "XGBRegressor", "XGBRFRegressor", "lightgbm.Booster",
+                      "xgboost.Booster")
 ESTIMATORS = tuple(dict.fromkeys(CLASSIFIERS + REGRESSORS + BOOSTED_CLASSIFIERS
                                  + BOOSTED_REGRESSORS))
 #: estimators of each (task, additive); a file without "task" (older files) is a
@@ -55,7 +57,7 @@ _OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "o
 _OPTIONAL += ("classes_dtype",)
 #: boosted models (schema version 2): how trees combine, the comparison dtype and the
 #: node-value fit (absent: an averaged forest compared in float32)
-_OPTIONAL += ("ensemble", "split_dtype", "node_value_fit")
+_OPTIONAL += ("ensemble", "split_dtype", "node_value_fit", "absent_is_missing")
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left",)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
@@ -205,9 +207,10 @@ def encode(pruned):
         "solve_info": _encode_solve_info(pruned.solve_info),
         "trees": [_encode_tree(f, pruned.split_mask, t) for t in range(f.n_trees)],
     }
-    if f.is_additive or f.split_dtype != "float32":
+    if f.is_additive or f.split_dtype != "float32" or f.absent_is_missing:
         doc.update(ensemble=f.ensemble.to_dict(), split_dtype=f.split_dtype,
-                   node_value_fit=_jsonable(f.node_value_fit))
+                   node_value_fit=_jsonable(f.node_value_fit),
+                   absent_is_missing=bool(f.absent_is_missing))
     if f.task == "classification":
         doc["classes"], doc["classes_kind"], dtype = _encode_classes(f.classes_)
         if dtype is not None:  # e.g. uint8, bool or object labels come back as such
@@ -257,8 +260,9 @@ def _check_header(doc):
     if type(version) is not int or version not in READABLE_VERSIONS:
         _fail(f"schema_version {version!r} is not supported (this prune-opt reads "
               f"{READABLE_VERSIONS})")
-    if version < 2 and any(k in doc for k in ("ensemble", "split_dtype", "node_value_fit")):
-        _fail("ensemble, split_dtype and node_value_fit need schema_version 2")
+    new = ("ensemble", "split_dtype", "node_value_fit", "absent_is_missing")
+    if version < 2 and any(k in doc for k in new):
+        _fail(f"{', '.join(new)} need schema_version 2")
     for key in _REQUIRED:
         if key not in doc:
             _fail(f"missing field {key!r}")
@@ -287,7 +291,10 @@ def _decode_ensemble(doc):
         _fail("node_value_fit must be null or an object with a rule name and n_rows")
     if fit is not None and not ensemble.is_additive:
         _fail("node_value_fit applies to a boosted (additive) model only")
-    return ensemble, split_dtype, fit
+    absent = doc.get("absent_is_missing", False)
+    if type(absent) is not bool:
+        _fail("absent_is_missing must be true or false")
+    return ensemble, split_dtype, fit, absent
 
 
 def _decode_task(doc, additive=False):
@@ -559,7 +566,7 @@ def decode(doc):
         Naming the first field that breaks the schema.
     """
     _check_header(doc)
-    ensemble, split_dtype, value_fit = _decode_ensemble(doc)
+    ensemble, split_dtype, value_fit, absent = _decode_ensemble(doc)
     task = _decode_task(doc, ensemble.is_additive)
     classes = _decode_classes(doc) if task == "classification" else None
     n_features, names = _decode_features(doc)
@@ -580,6 +587,7 @@ def decode(doc):
         _fail(str(exc))
     forest.allow_nan = allow_nan
     forest.node_value_fit = value_fit
+    forest.absent_is_missing = absent
     mask = np.concatenate([m for _, m in decoded])
     try:
         forest.check_split_mask(mask)

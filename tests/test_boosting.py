@@ -326,3 +326,21 @@ def test_dask_compile_of_a_booster_is_the_in_process_one():
                                client=client)
     np.testing.assert_array_equal(a.node_error, b.node_error)
     np.testing.assert_array_equal(a.forest.value, b.forest.value)
+
+
+def test_a_saved_xgboost_pruning_reads_sparse_rows_as_xgboost_does(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    import scipy.sparse as sparse
+
+    rng = np.random.default_rng(12)
+    X, y = boosting_data(rng, "binary", 200, 4)
+    X[X < 0] = 0.0
+    model = xgb.XGBClassifier(n_estimators=8, max_depth=3).fit(X, y)
+    pruned = po.prune(model, X, y, costs=[1, 2, 3, 4], lam=0.005)
+    pruned.save(tmp_path / "x.json")
+    back = po.load(tmp_path / "x.json")
+    assert back.forest.absent_is_missing and back.estimator_class == "XGBClassifier"
+    Xs = sparse.csr_matrix(X)  # absent entries are missing values, as in DMatrix
+    np.testing.assert_array_equal(back.predict_proba(Xs), pruned.predict_proba(Xs))
+    np.testing.assert_allclose(pruned.to_xgboost().inplace_predict(Xs), pruned.predict_proba(
+        Xs)[:, 1], rtol=1e-6)
