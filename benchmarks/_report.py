@@ -72,7 +72,8 @@ def print_table(results, table, budgets, *, order=()):
                             for f in budgets)
             print(f"  {'BEST PIPELINE':<26} {vals}")
         unp = np.mean([r["unpruned"]["test_" + d["metric"]] for r in runs])
-        print(f"  (unpruned random forest: {unp:.4g})\n")
+        reference = runs[0].get("model", "random forest") if runs else "random forest"
+        print(f"  (unpruned {reference}: {unp:.4g})\n")
 
 
 def _marks(d, m, budgets):
