@@ -5,15 +5,29 @@ Importing this package registers them with :func:`prune_opt.as_forest`, which
 reads whichever supported model it is given (:func:`supported_models` lists
 them).  An importer of an optional library (LightGBM, XGBoost) never imports
 it until a model of that library is seen.
+
+LightGBM models are also read from their model text or a saved file
+(:func:`from_lightgbm`), and a LightGBM random forest into an averaged forest
+(:func:`forest_from_lightgbm`).
 """
 
 from .._forest import register_importer, supported_models
-from . import _sklearn
+from . import _lightgbm, _sklearn
+from ._lightgbm import (
+    forest_from_lightgbm,
+    from_lightgbm,
+    lightgbm_acquisition_cost,
+    lightgbm_feature_usage,
+    lightgbm_leaves,
+    lightgbm_trees,
+)
 
-__all__ = ["supported_models"]
+__all__ = ["supported_models", "from_lightgbm", "forest_from_lightgbm", "lightgbm_trees",
+           "lightgbm_leaves", "lightgbm_feature_usage", "lightgbm_acquisition_cost"]
 
 register_importer(_sklearn.FORESTS, _sklearn.is_sklearn_forest, _sklearn.from_sklearn_forest)
 register_importer(_sklearn.BOOSTING, _sklearn.is_gradient_boosting,
                   _sklearn.from_gradient_boosting)
 register_importer(_sklearn.HIST_BOOSTING, _sklearn.is_hist_gradient_boosting,
                   _sklearn.from_hist_gradient_boosting)
+register_importer(_lightgbm.SUPPORTED, _lightgbm.is_lightgbm_model, _lightgbm.from_lightgbm)
