@@ -1,0 +1,9 @@
+"""Model exporters: one module per target library, each writing a
+:class:`~prune_opt.PrunedForest` as that library's model, predicting exactly as
+the pruned forest does.  They read a pruned forest's fields and never import its
+class; an optional library is imported only when a model is built.
+"""
+
+from ._lightgbm import lightgbm_model_text, pruned_to_lightgbm
+
+__all__ = ["lightgbm_model_text", "pruned_to_lightgbm"]
