@@ -135,13 +135,13 @@ def _model_text(model, num_iteration, max_bytes):
                 "Booster" if estimator is None else type(model).__name__, estimator)
     if isinstance(model, (bytes, bytearray)):
         return model, "LightGBM model text", None
-    if isinstance(model, str) and model.startswith("tree") and "\n" in model:
+    if isinstance(model, str) and "\n" in model:  # a path has no line break
         return model, "LightGBM model text", None
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"model: {str(path)[:200]!r} is neither a LightGBM model "
-                                    "text (which starts with the line 'tree') nor a file")
+                                    "text (lines starting with 'tree') nor a file")
         size = os.path.getsize(path)
         if max_bytes is not None and size > max_bytes:
             raise ValueError(f"LightGBM model text: the file has {size} bytes, more than the "
@@ -181,7 +181,8 @@ def _feature_names(parsed):
 def _refuse_unroutable(parsed):
     """Refuse trees the IR cannot route: categorical splits and linear leaves."""
     for t, raw in enumerate(parsed.trees):
-        if raw["num_cat"] or (raw["num_leaves"] > 1 and (raw["decision_type"] & 1).any()):
+        if raw["num_cat"] or (raw["num_leaves"] > 1 and not raw["is_linear"]
+                              and (raw["decision_type"] & 1).any()):
             raise ValueError(f"LightGBM model: tree {t} has categorical splits "
                              "(categorical_feature=, or pandas category columns); they test "
                              "sets of categories, which prune-opt does not route. Encode "

@@ -189,7 +189,8 @@ def _tree_blocks(lines, i):
             key, eq, value = lines[i].partition("=")
             where = f"tree {len(blocks)}"
             if not eq:
-                _fail(f"{where}: line {lines[i][:40]!r} is not key=value")
+                _fail(f"{where}: line {lines[i][:40]!r} is not key=value (truncated or "
+                      "edited?)")
             if key in fields:
                 _fail(f"{where} sets {key!r} twice")
             if key not in TREE_ARRAYS and key not in TREE_SCALARS and key not in TREE_OTHER:
