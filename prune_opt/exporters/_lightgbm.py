@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from ..importers._lightgbm import BELOW_ZERO_BAND, ZERO_BAND, import_lightgbm
+from ..importers._lightgbm_trees import BELOW_ZERO_BAND, ZERO_BAND, import_lightgbm
 
 __all__ = ["lightgbm_model_text", "pruned_to_lightgbm", "float64_threshold"]
 
