@@ -17,7 +17,7 @@ from ._lazy import LazyPredictor
 from ._persistence import read_pruned, save_pruned
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
-from .exporters._xgboost import pruned_to_xgboost
+from .exporters import pruned_to_lightgbm, pruned_to_xgboost
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 
@@ -330,6 +330,12 @@ class PrunedForest:
         and of the source estimator (refitting either changes nothing here).
         """
         return pruned_to_sklearn(self)
+
+    def to_lightgbm(self):
+        """A ``lightgbm.Booster`` of the pruned trees of a boosted forest, predicting
+        exactly as this object (raw scores, probabilities, leaves) and asking for
+        the same features; see :func:`prune_opt.exporters.pruned_to_lightgbm`."""
+        return pruned_to_lightgbm(self)
 
     def to_xgboost(self):
         """An ``xgboost.Booster`` holding the pruned trees of a boosted float32 model (read

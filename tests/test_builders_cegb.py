@@ -11,10 +11,10 @@ from sklearn.model_selection import train_test_split
 import prune_opt as po
 from forest_builders.cegb import CEGBClassifier
 from forest_builders.lightgbm_import import (
-    _route,
     forest_from_lightgbm,
     lightgbm_acquisition_cost,
     lightgbm_feature_usage,
+    lightgbm_leaves,
     lightgbm_trees,
 )
 from prune_opt.datasets import load_dataset
@@ -67,10 +67,9 @@ def test_routing_matches_lightgbm_leaves(pima, zero_as_missing, boosting):
                            zero_as_missing=zero_as_missing, verbose=-1, random_state=0,
                            **extra).fit(Xtr, ytr)
     leaves = m.booster_.predict(Xte, pred_leaf=True)
+    np.testing.assert_array_equal(lightgbm_leaves(m, Xte), leaves)
     missing_types = set()
-    for t, tree in enumerate(lightgbm_trees(m)):
-        _, _, final = _route(tree, Xte)
-        np.testing.assert_array_equal(tree["leaf_index"][final], leaves[:, t])
+    for tree in lightgbm_trees(m):
         missing_types |= set(tree["missing_type"][tree["left"] >= 0].tolist())
     assert missing_types - {0}  # NaN/Zero handling was really exercised
 
@@ -136,19 +135,37 @@ def test_lightgbm_rf_import_routes_like_lightgbm(pima):
     assert agree > 0.9
 
 
-def test_float64_values_between_float32_neighbours_are_reported(pima):
+def test_values_next_to_thresholds_route_as_lightgbm(pima):
+    # the import compares float64 as LightGBM does: values one ulp either side of every
+    # threshold (which float32 would round onto it) reach LightGBM's leaves
     d, Xtr, _, ytr, _ = pima
     rf = lgb.LGBMClassifier(boosting_type="rf", n_estimators=3, subsample=0.7,
                             subsample_freq=1, num_leaves=4, verbose=-1,
                             random_state=0).fit(Xtr, ytr)
-    tree = lightgbm_trees(rf)[0]
-    f, thr = tree["feature"][0], tree["threshold"][0]
-    X = Xtr.copy()
-    X[:, f] = np.nextafter(thr, np.inf)  # float64: right of the cut; float32: may round left
-    if np.float32(X[0, f]) > thr:
-        pytest.skip("threshold is float32-representable, no disagreement possible")
-    with pytest.warns(RuntimeWarning, match="float32"):
-        forest_from_lightgbm(rf, X, ytr)
+    X = np.repeat(Xtr[:1], 3 * sum(int((t["left"] >= 0).sum()) for t in lightgbm_trees(rf)),
+                  axis=0)
+    row = 0
+    for tree in lightgbm_trees(rf):
+        for f, thr in zip(tree["feature"][tree["left"] >= 0], tree["threshold"][tree["left"] >= 0]):
+            X[row:row + 3, f] = [np.nextafter(thr, -np.inf), thr, np.nextafter(thr, np.inf)]
+            row += 3
+    forest = forest_from_lightgbm(rf, X, np.resize(ytr, X.shape[0]))
+    ours = np.column_stack([forest.lightgbm_leaf_index[t][forest.apply_tree(X, t)]
+                            for t in range(forest.n_trees)])
+    np.testing.assert_array_equal(ours, rf.booster_.predict(X, pred_leaf=True))
+
+
+def test_forest_import_check_reports_a_routing_difference(pima, monkeypatch):
+    d, Xtr, _, ytr, _ = pima
+    rf = lgb.LGBMClassifier(boosting_type="rf", n_estimators=3, subsample=0.7,
+                            subsample_freq=1, num_leaves=4, verbose=-1,
+                            random_state=0).fit(Xtr, ytr)
+    true_predict = rf.booster_.predict
+    monkeypatch.setattr(rf.booster_, "predict",
+                        lambda X, **kw: true_predict(X, **kw) + (1 if kw.get("pred_leaf") else 0))
+    with pytest.raises(RuntimeError, match="leaves differ"):
+        forest_from_lightgbm(rf, Xtr, ytr)
+    forest_from_lightgbm(rf, Xtr, ytr, check=False)
 
 
 @pytest.mark.slow

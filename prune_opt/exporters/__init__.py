@@ -1,3 +1,11 @@
-"""Exporters: a pruned forest in another library's own model format, one module per
-library.  Each reads a :class:`~prune_opt.PrunedForest`'s fields and never imports
-its class, and imports its library only when called."""
+"""Model exporters: one module per target library, each writing a
+:class:`~prune_opt.PrunedForest` as that library's model, predicting exactly as
+the pruned forest does.  They read a pruned forest's fields and never import its
+class; an optional library is imported only when a model is built.
+"""
+
+from ._lightgbm import lightgbm_model_text, pruned_to_lightgbm
+from ._xgboost import pruned_to_xgboost, xgboost_model_json
+
+__all__ = ["lightgbm_model_text", "pruned_to_lightgbm", "pruned_to_xgboost",
+           "xgboost_model_json"]

@@ -4,15 +4,29 @@ the :class:`~prune_opt.Forest` IR and routing exactly as the library does.
 Importing this package registers them with :func:`prune_opt.as_forest`, which
 reads whichever supported model it is given (:func:`supported_models` lists
 them).  An importer of an optional library (LightGBM, XGBoost) never imports
-it until a model of that library is seen.  :func:`from_xgboost` also reads an
-XGBoost JSON model file without XGBoost.
+it until a model of that library is seen.
+
+LightGBM and XGBoost models are also read from their model files
+(:func:`from_lightgbm`, :func:`from_xgboost`, both without the library
+installed), and a LightGBM random forest into an averaged forest
+(:func:`forest_from_lightgbm`).
 """
 
 from .._forest import register_importer, supported_models
-from . import _sklearn, _xgboost
+from . import _lightgbm, _sklearn, _xgboost
+from ._lightgbm import (
+    forest_from_lightgbm,
+    from_lightgbm,
+    lightgbm_acquisition_cost,
+    lightgbm_feature_usage,
+    lightgbm_leaves,
+    lightgbm_trees,
+)
 from ._xgboost import from_xgboost
 
-__all__ = ["supported_models", "from_xgboost"]
+__all__ = ["supported_models", "from_lightgbm", "from_xgboost", "forest_from_lightgbm",
+           "lightgbm_trees", "lightgbm_leaves", "lightgbm_feature_usage",
+           "lightgbm_acquisition_cost"]
 
 register_importer(_sklearn.FORESTS, _sklearn.is_sklearn_forest, _sklearn.from_sklearn_forest)
 register_importer(_sklearn.BOOSTING, _sklearn.is_gradient_boosting,
@@ -20,3 +34,4 @@ register_importer(_sklearn.BOOSTING, _sklearn.is_gradient_boosting,
 register_importer(_sklearn.HIST_BOOSTING, _sklearn.is_hist_gradient_boosting,
                   _sklearn.from_hist_gradient_boosting)
 register_importer(_xgboost.XGBOOST, _xgboost.is_xgboost_model, _xgboost.from_xgboost)
+register_importer(_lightgbm.SUPPORTED, _lightgbm.is_lightgbm_model, _lightgbm.from_lightgbm)
