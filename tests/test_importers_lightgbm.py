@@ -193,8 +193,8 @@ def test_every_input_reads_the_same_forest(binary_data, tmp_path):
         forest = from_lightgbm(source)
         assert forest.same_splits(reference) and np.array_equal(forest.value, reference.value)
     assert reference.source == "LGBMClassifier" and reference.feature_names is None
-    assert from_lightgbm(text).source == "LightGBM model text"
-    assert po.as_forest(model.booster_).source == "Booster"
+    assert from_lightgbm(text).source == "lightgbm.Booster"
+    assert po.as_forest(model.booster_).source == "lightgbm.Booster"
     frame = pd.DataFrame(X, columns=[f"lab_{k}" for k in range(X.shape[1])])
     named = po.as_forest(lgb.LGBMClassifier(n_estimators=2, verbose=-1).fit(frame, y))
     assert named.feature_names == list(frame.columns)

@@ -105,11 +105,11 @@ def _model_text(model, num_iteration, max_bytes):
         booster = model if estimator is None else fitted_booster(model)
         # None: the trees predict() uses (the best iteration when early stopping set one)
         return (booster.model_to_string(num_iteration=num_iteration),
-                "Booster" if estimator is None else type(model).__name__, estimator)
+                "lightgbm.Booster" if estimator is None else type(model).__name__, estimator)
     if isinstance(model, (bytes, bytearray)):
-        return model, "LightGBM model text", None
+        return model, "lightgbm.Booster", None
     if isinstance(model, str) and "\n" in model:  # a path has no line break
-        return model, "LightGBM model text", None
+        return model, "lightgbm.Booster", None
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         if not os.path.isfile(path):
@@ -121,7 +121,7 @@ def _model_text(model, num_iteration, max_bytes):
                              f"limit max_bytes={max_bytes}; pass a larger max_bytes if this "
                              "model is trusted and really that large")
         with open(path, "rb") as fh:
-            return fh.read(), "LightGBM model text", None
+            return fh.read(), "lightgbm.Booster", None
     raise TypeError(f"model: expected a fitted lightgbm LGBMClassifier, LGBMRegressor or "
                     f"Booster, a model text or the path of a saved model, got "
                     f"{type(model).__name__}")
