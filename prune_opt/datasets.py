@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import os
+import re
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -255,11 +257,40 @@ MISSING_TOKENS = ("", "?", "NA", "N/A", "nan", "NaN", "null")
 NUMERIC_SHARE = 0.9
 
 
+#: separators the header is searched for, in this order, when none is given
+SEPARATORS = ("\t", ",", ";")
+#: characters of the file's start searched for the header record's separator
+HEADER_SCAN = 1 << 16
+
+
+def _records(text, sep):
+    """The table's records as RFC 4180 defines them, with any one-character separator:
+    a quoted field may hold the separator, quotes (doubled) and line breaks of any kind;
+    records end at CR, LF or CRLF only (not at U+2028 and the other breaks
+    ``str.splitlines`` knows).  Blank lines are skipped.  A malformed quote is an
+    error naming the line where its record starts."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    rows, start = [], 1
+    try:
+        for row in reader:
+            if row and not (len(row) == 1 and not row[0].strip()):
+                rows.append(row)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        if "end of data" in str(exc) or "field limit" in str(exc):
+            raise ValueError(f"line {start}: a quoted field opened in this record is never "
+                             "closed (an unbalanced '\"'); close the quote, or double a "
+                             "quote that is part of the text (\"\")") from None
+        raise ValueError(f"line {start}: not a well-formed CSV record ({exc}); a field "
+                         "that holds quotes must be quoted, with each inner quote doubled "
+                         "(\"\")") from None
+    return rows
+
+
 def _split_rows(text, sep):
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2:
+    rows = _records(text, sep)
+    if len(rows) < 2:
         raise ValueError("the table needs a header row and at least one data row")
-    rows = list(csv.reader(lines, delimiter=sep))  # quoted fields as CSV defines them
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header):
         dup = sorted({h for h in header if header.count(h) > 1})
@@ -270,6 +301,21 @@ def _split_rows(text, sep):
         raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
                          f"{len(header)}")
     return header, body
+
+
+def _guess_separator(text):
+    """The first of :data:`SEPARATORS` found outside quotes in the header record
+    (a comma inside ``"weight, kg"`` separates nothing); a comma when none is."""
+    outside = re.sub(r'"[^"]*("|$)', "", text[:HEADER_SCAN])  # drop the quoted parts
+    first = re.split(r"[\r\n]", outside, maxsplit=1)[0]
+    return next((c for c in SEPARATORS if c in first), ",")
+
+
+def _check_separator(sep):
+    if not (isinstance(sep, str) and len(sep) == 1 and sep not in '"\r\n'):
+        raise ValueError(f"sep must be one character other than a quote or a line break, "
+                         f"got {sep!r}")
+    return sep
 
 
 def _column_values(body, j):
@@ -441,8 +487,9 @@ def _read_table_text(path):
 
 
 def read_table(path, sep=None):
-    """``(text, sep)`` of a CSV/TSV file (optionally .gz); the separator is guessed from
-    the header line (tab, comma, semicolon) unless given."""
+    """``(text, sep)`` of a CSV/TSV file (optionally .gz); unless given, the separator
+    is the first of tab, comma and semicolon that the header record holds outside
+    quotes."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"dataset file {str(path)!r} does not exist")
@@ -451,10 +498,7 @@ def read_table(path, sep=None):
     text = _read_table_text(path)
     if not text.strip():
         raise ValueError(f"dataset file {path.name!r} is empty")
-    if sep is None:
-        first = text.split("\n", 1)[0]
-        sep = next((c for c in ("\t", ",", ";") if c in first), ",")
-    return text, sep
+    return text, (_guess_separator(text) if sep is None else _check_separator(sep))
 
 
 def load_csv(path, target=None, sep=None):
@@ -468,8 +512,11 @@ def load_csv(path, target=None, sep=None):
         names; integers stay integers where float64 holds them exactly, other
         numbers stay floats (real targets, or huge integer classes).
     sep : str, optional
-        Field separator (default: tab, comma or semicolon, whichever the
-        header holds).
+        Field separator, one character (default: the first of tab, comma and
+        semicolon that the header holds outside quotes).  Records follow RFC
+        4180 with this separator: a field in double quotes may hold the
+        separator, line breaks and doubled quotes; a record ends at CR, LF or
+        CRLF only.  An unbalanced quote is an error naming its line.
 
     Returns
     -------

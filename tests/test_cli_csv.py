@@ -179,3 +179,26 @@ def test_feature_usage_of_a_bundled_dataset_names_its_features():
     rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(d.X, d.y)
     usage = po.prune(rf, d.X, d.y, costs=d.costs, lam=1e-3).feature_usage(d.X)
     assert list(usage["feature"]) == PIMA_NAMES  # glucose, insulin, ... not x0 ... x7
+
+
+@pytest.mark.parametrize("command", ["prune", "predict"])
+def test_a_csv_with_an_unbalanced_quote_is_one_line_and_exit_2(command, heart_csv, tmp_path,
+                                                               capsys):
+    """About 200 KB of table after a stray opening quote: one line naming the line
+    where the quote opened, exit 2, no traceback (the csv module's field limit)."""
+    lines = (heart_csv / "heart.csv").read_text().splitlines()
+    body = "\n".join(lines[1:])
+    text = lines[0] + "\n" + lines[1].replace(",", ',"', 1) + "\n" + body * (
+        200_000 // len(body) + 1)
+    (tmp_path / "bad.csv").write_text(text)
+    if command == "prune":
+        argv = ["prune", "--dataset", str(tmp_path / "bad.csv"), "--lam", "0.01"]
+    else:
+        model = tmp_path / "m.json"
+        assert main(["prune", "--dataset", str(heart_csv / "heart.csv"), "--trees", "2",
+                     "--lam", "0.01", "--out", str(model)]) == 0
+        capsys.readouterr()
+        argv = ["predict", "--model", str(model), "--dataset", str(tmp_path / "bad.csv")]
+    code = main([*argv, "--out", str(tmp_path / "out.json" if command == "prune"
+                                     else tmp_path / "p.csv")])
+    one_line_error(capsys, code, "line 2: a quoted field", "never closed")

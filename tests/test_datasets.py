@@ -187,3 +187,76 @@ def test_csv_huge_integer_targets_stay_distinct_classes(tmp_path):
     assert set(ds.y.tolist()) == {1e19, 3e19}
     p.write_text("a,y\n1,7\n2,-3\n")
     assert load_csv(p).y.dtype == np.int64
+
+
+# ------------------------------------------------------------- RFC 4180 tables
+#: characters a cell may hold: separators, quotes, and every line break str.splitlines
+#: knows (only CR and LF end a CSV record)
+_CELL_CHARS = "ab ,;\t\"\r\n\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"
+_cell = st.builds(lambda a, mid, b: a + mid + b, st.sampled_from("xyz"),
+                  st.text(alphabet=_CELL_CHARS, max_size=6), st.sampled_from("xyz"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(sep=st.sampled_from(["\t", ",", ";", "|"]),
+       header=st.lists(_cell, min_size=2, max_size=3, unique_by=str.strip),
+       rows=st.lists(st.lists(_cell, min_size=3, max_size=3), min_size=1, max_size=4),
+       quote_all=st.booleans(), crlf=st.booleans())
+def test_csv_cells_read_back_as_written(tmp_path_factory, sep, header, rows, quote_all, crlf):
+    """A table written by Python's csv writer (any separator, quotes, line breaks
+    inside cells) is read back cell for cell: header names, categories and codes."""
+    import csv
+    import io
+
+    header = [*header[:2], "target"]
+    buf = io.StringIO()
+    # (with QUOTE_MINIMAL, Python's writer quotes a cell's CR only when the line
+    # terminator holds one: a bare CR outside quotes would end the record)
+    csv.writer(buf, delimiter=sep, lineterminator="\r\n" if crlf or not quote_all else "\n",
+               quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL).writerows(
+        [header, *rows])
+    path = tmp_path_factory.mktemp("csv") / "t.csv"
+    path.write_bytes(buf.getvalue().encode("utf-8"))
+    # a guessable separator is guessed from the header when every header cell is quoted
+    ds = load_csv(path, sep=None if quote_all and sep != "|" else sep)
+    assert ds.feature_names == [h.strip() for h in header[:2]]
+    assert ds.y.tolist() == [r[2] for r in rows]
+    for j in range(2):
+        column = [r[j] for r in rows]
+        cats = sorted(set(column))
+        assert ds.encoding["categories"][ds.feature_names[j]] == cats
+        np.testing.assert_array_equal(ds.X[:, j], [cats.index(v) for v in column])
+
+
+def test_csv_separator_is_guessed_outside_quotes(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text('"weight, kg";"height";y\n70;1.80;0\n80;1.9;1\n', encoding="utf-8")
+    ds = load_csv(p)
+    assert ds.feature_names == ["weight, kg", "height"]
+    assert ds.X[:, 0].tolist() == [70.0, 80.0]
+
+
+def test_csv_unicode_line_break_in_a_quoted_cell_stays_in_the_cell(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_bytes('a,note,y\n1,"one\u2028two",0\n2,"three",1\n'.encode("utf-8"))
+    ds = load_csv(p)
+    assert ds.encoding["categories"]["note"] == ["one\u2028two", "three"]
+    assert ds.y.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("tail", ["3,4,1\n", "3,4,1\n" * 60_000])
+def test_csv_unbalanced_quote_is_a_value_error_naming_its_line(tmp_path, tail):
+    """A stray opening quote swallows the rest of the file: a ValueError naming the
+    line the record starts on, also past the csv module's 128 KB field limit."""
+    p = tmp_path / "t.csv"
+    p.write_text("a,b,y\n1,2,0\n1,\"oops,2,0\n" + tail)
+    with pytest.raises(ValueError, match=r"line 3: a quoted field .* never closed"):
+        load_csv(p)
+
+
+@pytest.mark.parametrize("sep", ["", ";;", '"', "\n"])
+def test_csv_separator_must_be_one_plain_character(tmp_path, sep):
+    p = tmp_path / "t.csv"
+    p.write_text("a,y\n1,0\n")
+    with pytest.raises(ValueError, match="sep must be one character"):
+        load_csv(p, sep=sep)
