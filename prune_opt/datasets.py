@@ -440,11 +440,14 @@ def _parse_table(text, sep, target, encoding=None):
 
 
 def encode_table(text, sep, encoding):
-    """``X, y`` of a new table read with the ``encoding`` a training table produced.
+    """``X, y, labelled`` of a new table read with the ``encoding`` a training table
+    produced.
 
     The columns are matched by name (in any order; extra columns are ignored); a
-    text column is coded with the training categories; ``y`` is None when the
-    table has no target column.
+    text column is coded with the training categories.  New rows are often not
+    labelled yet: ``labelled`` marks the rows whose target cell is filled (none
+    when the table has no target column), and ``y`` holds their targets (None
+    when no row is labelled).
     """
     header, body = _split_rows(text, sep)
     missing_cols = [c for c in encoding["columns"] if c not in header]
@@ -466,11 +469,13 @@ def encode_table(text, sep, encoding):
         _check_finite(name, col)
         cols.append(col)
     X = np.column_stack(cols) if cols else np.empty((len(body), 0))
-    y = None
+    y, labelled = None, np.zeros(len(body), dtype=bool)
     if encoding.get("target") in header:
         vals, missing = _column_values(body, header.index(encoding["target"]))
-        y = _parse_target(encoding["target"], vals, missing)
-    return X, y
+        labelled = ~missing
+        if labelled.any():
+            y = _parse_target(encoding["target"], vals[labelled], missing[labelled])
+    return X, y, labelled
 
 
 def _read_table_text(path):

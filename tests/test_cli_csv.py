@@ -202,3 +202,42 @@ def test_a_csv_with_an_unbalanced_quote_is_one_line_and_exit_2(command, heart_cs
     code = main([*argv, "--out", str(tmp_path / "out.json" if command == "prune"
                                      else tmp_path / "p.csv")])
     one_line_error(capsys, code, "line 2: a quoted field", "never closed")
+
+
+def test_predict_rows_still_to_be_labelled(heart_csv, tmp_path, capsys):
+    """New rows whose target cell is empty are predicted, not refused; the accuracy is
+    printed on the rows whose target is filled, checked against the model's own
+    predictions of those rows."""
+    from prune_opt.datasets import load_csv
+
+    model = tmp_path / "m.json"
+    assert main(["prune", "--dataset", str(heart_csv / "heart.csv"), "--target", "disease",
+                 "--trees", "3", "--lam", "0.01", "--out", str(model)]) == 0
+    lines = (heart_csv / "heart.csv").read_text().splitlines()[:41]
+    names = lines[0].split(",")
+    t = names.index("disease")
+    truth = [ln.split(",")[t] for ln in lines[1:]]
+
+    def table(keep):
+        rows = [ln.split(",") for ln in lines[1:]]
+        for i, r in enumerate(rows):
+            r[t] = r[t] if keep(i) else ""
+        return "\n".join([lines[0], *(",".join(r) for r in rows)]) + "\n"
+
+    ds = load_csv(heart_csv / "heart.csv", target="disease")
+    pred = po.load(model).predict(ds.X[:40])
+    for keep, shown in ((lambda i: False, None), (lambda i: i % 3 == 0, 14)):
+        (tmp_path / "new.csv").write_text(table(keep))
+        capsys.readouterr()
+        code = main(["predict", "--model", str(model), "--dataset", str(tmp_path / "new.csv"),
+                     "--out", str(tmp_path / "p.csv")])
+        out = capsys.readouterr().out
+        assert code == 0
+        written = (tmp_path / "p.csv").read_text().splitlines()[1:]
+        assert [w.split(",")[0] for w in written] == pred.tolist()
+        if shown is None:
+            assert "accuracy" not in out
+            continue
+        rows = [i for i in range(40) if keep(i)]
+        acc = np.mean([pred[i] == truth[i] for i in rows])
+        assert f"the {shown} of 40 rows whose target is filled: accuracy {acc:.4f}" in out

@@ -170,9 +170,9 @@ def test_csv_text_columns_are_ordinal_codes_and_text_targets_class_names(tmp_pat
     # a new table is read with the training categories, matched by column name
     from prune_opt.datasets import encode_table
 
-    X, y = encode_table("city,age,smoker\nBergen,20,yes\n", ",", ds.encoding)
+    X, y, labelled = encode_table("city,age,smoker\nBergen,20,yes\n", ",", ds.encoding)
     np.testing.assert_array_equal(X, [[20, 1, 0]])
-    assert y is None
+    assert y is None and not labelled.any()
     with pytest.raises(ValueError, match=r"column 'city' row 2: category 'Rome' was not seen"):
         encode_table("city,age,smoker\nRome,20,yes\n", ",", ds.encoding)
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['smoker'\]"):
