@@ -7,7 +7,12 @@ parses JSON (no object is ever constructed from a name in the file) and
 refuses, with a ``ValueError`` naming the field, anything the schema does
 not allow: missing or unknown fields, wrong types or shapes, non-finite
 numbers, duplicated classes, children out of range or not forming a tree,
-a split mask not closed under parents, nesting deeper than the schema.
+a split mask not closed under parents, nesting deeper than the schema, and
+fields that contradict each other (the task and the estimator, the class
+fields and the node values, the feature names, the costs' names and the
+command line's table columns).  A model is named by ``feature_names``, else
+(files the command line wrote before it recorded them) by its table's
+columns, so a DataFrame is read by column name.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from ._costs import FeatureCosts
 from ._forest import Forest
 from ._io import atomic_write
 
-__all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION"]
+__all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",
+           "check_feature_encoding", "check_names_agree"]
 
 FORMAT = "prune-opt/pruned-forest"
 SCHEMA_VERSION = 1
@@ -193,6 +199,8 @@ def encode(pruned):
         doc["classes"], doc["classes_kind"], dtype = _encode_classes(f.classes_)
         if dtype is not None:  # e.g. uint8, bool or object labels come back as such
             doc["classes_dtype"] = dtype
+    if pruned.feature_encoding is not None:
+        doc["feature_encoding"] = _jsonable(pruned.feature_encoding)
     return doc
 
 
@@ -489,19 +497,77 @@ def _decode_meta(doc):
     return out, allow_nan
 
 
-def _check_feature_encoding(enc, n_features):
-    """The command line's record of how a table became X (read back by its predict)."""
+#: fields of feature_encoding, the command line's record of how a table became X
+ENCODING_KEYS = ("kind", "target", "columns", "categories")
+
+
+def check_feature_encoding(enc, n_features):
+    """A checked copy of ``feature_encoding`` (None stays None): ``columns`` names the
+    ``n_features`` table columns in the order of X, ``target`` is the label column (not
+    a feature), and ``categories`` maps text columns to their distinct categories.
+
+    Raises
+    ------
+    ValueError
+        Naming the field at fault.
+    """
     if enc is None:
-        return
-    cols = enc.get("columns") if isinstance(enc, dict) else None
+        return None
+    if not isinstance(enc, Mapping) or "columns" not in enc or not set(enc) <= set(
+            ENCODING_KEYS):
+        raise ValueError(f"feature_encoding must be an object with 'columns' and only the "
+                         f"fields {ENCODING_KEYS}")
+    cols = enc["columns"]
     if not (isinstance(cols, list) and len(cols) == n_features
-            and all(isinstance(c, str) for c in cols)):
-        _fail("feature_encoding must be an object whose columns lists n_features names")
+            and all(isinstance(c, str) for c in cols) and len(set(cols)) == len(cols)):
+        raise ValueError(f"feature_encoding.columns must list n_features={n_features} "
+                         "distinct column names")
+    if enc.get("kind", "ordinal") != "ordinal":
+        raise ValueError(f"feature_encoding.kind must be 'ordinal', got "
+                         f"{str(enc.get('kind'))[:40]!r}")
+    target = enc.get("target")
+    if target is not None and (not isinstance(target, str) or target in cols):
+        raise ValueError("feature_encoding.target must be null or the name of a column that "
+                         "is not a feature column")
     cats = enc.get("categories") or {}
-    if not (isinstance(cats, dict) and all(
+    if not (isinstance(cats, Mapping) and all(
             k in cols and isinstance(v, list) and all(isinstance(c, str) for c in v)
-            for k, v in cats.items())):
-        _fail("feature_encoding.categories must map feature columns to lists of strings")
+            and len(set(v)) == len(v) for k, v in cats.items())):
+        raise ValueError("feature_encoding.categories must map feature columns to lists of "
+                         "distinct strings")
+    return {"kind": "ordinal", "target": target, "columns": list(cols),
+            "categories": {k: list(v) for k, v in cats.items()}}
+
+
+def check_names_agree(named, fix="build both from the same columns"):
+    """Raise when two of the ``(field, names)`` pairs (None: not given) name the
+    features differently (the message ends with ``fix``); return the first names
+    given (None when none is)."""
+    given = [(field, list(names)) for field, names in named if names is not None]
+    for field, names in given[1:]:
+        if names != given[0][1]:
+            first, theirs = given[0]
+            raise ValueError(f"{field} {names[:6]} and {first} {theirs[:6]} name the features "
+                             "differently (another order or other names), so the columns "
+                             f"would be read in the wrong order; {fix}")
+    return given[0][1] if given else None
+
+
+def _decode_names(doc, names, costs, n_features):
+    """The feature names every field of the file agrees on (``feature_names``, the
+    costs' and the command line's table columns) and the checked feature_encoding.
+    The forest is named by ``feature_names``, else by the table's columns (files
+    written before the command line recorded feature_names)."""
+    try:
+        enc = check_feature_encoding(doc.get("feature_encoding"), n_features)
+        check_names_agree([("feature_names", names),
+                           ("feature_encoding.columns", enc and enc["columns"]),
+                           ("costs.feature_names", costs.feature_names)],
+                          fix="the file contradicts itself (was it edited?): save the model "
+                              "again from its source")
+    except ValueError as exc:
+        _fail(str(exc))
+    return (names if names is not None else enc and enc["columns"]), enc
 
 
 def decode(doc):
@@ -522,7 +588,7 @@ def decode(doc):
                for t, tr in enumerate(doc["trees"])]
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
-    _check_feature_encoding(doc.get("feature_encoding"), n_features)
+    names, encoding = _decode_names(doc, names, costs, n_features)
     try:
         forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
                         feature_names=names, task=task)
@@ -535,7 +601,7 @@ def decode(doc):
     except ValueError as exc:
         _fail(str(exc))
     return dict(forest=forest, split_mask=mask, costs=costs,
-                estimator_class=doc["estimator"], **meta)
+                estimator_class=doc["estimator"], feature_encoding=encoding, **meta)
 
 
 def read_pruned(path):

@@ -415,18 +415,23 @@ def format_table(rows, columns, *, align="right"):
 
 
 def save_model(pruned, path, dataset=None):
-    """Save a pruned forest as JSON (atomically), with the table encoding of ``dataset``
-    (``feature_encoding``: column names, categories and target) when it came from a
-    CSV, so that ``prune-opt predict`` reads a new table the same way."""
-    from .._persistence import encode
+    """Save a pruned forest as JSON (atomically), named by the dataset's feature names
+    (a DataFrame given to the loaded model is then read by column name), with the
+    table encoding of ``dataset`` (``feature_encoding``: column names, categories and
+    target) when it came from a CSV, so that ``prune-opt predict`` reads a new table
+    the same way."""
+    import copy
 
-    doc = encode(pruned)
+    names = getattr(dataset, "feature_names", None)
     enc = getattr(dataset, "encoding", None)
+    pruned = copy.copy(pruned)
+    if pruned.forest.feature_names is None and names is not None:
+        pruned.forest = copy.copy(pruned.forest)
+        pruned.forest.feature_names = [str(n) for n in names]
     if enc is not None:
-        doc["feature_encoding"] = enc
-    text = json.dumps(doc, allow_nan=False)
-    with naming_errors(path), atomic_write(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        pruned.feature_encoding = enc  # checked against the names
+    with naming_errors(path):
+        pruned.save(path)
 
 
 @contextlib.contextmanager

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ._common import add_output_argument, write_csv
@@ -26,14 +24,11 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def _encoding(path):
-    """The model file's feature_encoding, or a plain numeric one for a file without it."""
-    with open(path, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    enc = doc.get("feature_encoding")
-    if enc is not None:
-        return enc
-    names = doc.get("feature_names") or (doc.get("costs") or {}).get("feature_names")
+def _encoding(pruned, path):
+    """The model's feature_encoding, or a plain numeric one for a file without it."""
+    if pruned.feature_encoding is not None:
+        return pruned.feature_encoding
+    names = pruned.forest.feature_names or pruned.costs.feature_names
     if names is None:
         raise ValueError(f"--model {path!r} names no feature columns, so the table's columns "
                          "cannot be matched; save the model from a table with a header "
@@ -58,7 +53,7 @@ def run(args):
     from ..datasets import encode_table, read_table
 
     pruned = load(args.model)
-    enc = _encoding(args.model)
+    enc = _encoding(pruned, args.model)
     text, sep = read_table(args.dataset)
     X, y, labelled = encode_table(text, sep, enc)
     if np.isnan(X).any() and not pruned.forest.allow_nan:
