@@ -66,6 +66,7 @@ import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 from prune_opt.budget import fits_budget, within_one_standard_error
 
+from ._estimator_record import CANDIDATE_COLUMNS, RECORD_KEY, make_record, read_record
 from .feature_subset import (
     SubsetForestClassifier,
     _eliminate,
@@ -99,11 +100,6 @@ OWN_LOSS_MODELS = 3
 REGROW_SHARE = 0.85
 #: the regrown winner's fit_budget call gets at most this many times its first call's time
 REGROW_CALL_FACTOR = 1.5
-#: the key of the estimator's record in the winner's ``solve_info`` (saved with it)
-RECORD_KEY = "budget_pruned_estimator"
-_CANDIDATE_COLUMNS = ["name", "model", "objective", "refit", "n_splits", "average_cost",
-                      "select_cost", "score", "brier", "fits_budget", "chosen", "reason",
-                      "seconds"]
 
 
 def _three_way_split(y, classification, rng, split):
@@ -370,7 +366,7 @@ class _BudgetPrunedForest(BaseEstimator):
                    brier=np.nan, fits_budget=True, chosen=True,
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
-        self.candidates_ = pd.DataFrame([row], columns=_CANDIDATE_COLUMNS)
+        self.candidates_ = pd.DataFrame([row], columns=CANDIDATE_COLUMNS)
         self.fit_seconds_ = time.perf_counter() - t_start
 
     def _random_forest(self, X, y, names, seed, **kw):
@@ -580,20 +576,13 @@ class _BudgetPrunedForest(BaseEstimator):
             else:
                 r["reason"] = f"within reach of the best; loses on {loss} or cost"
         self.pruned_ = win["_pruned"]
-        self.candidates_ = pd.DataFrame([{k: r[k] for k in _CANDIDATE_COLUMNS} for r in rows],
-                                        columns=_CANDIDATE_COLUMNS)
+        self.candidates_ = pd.DataFrame([{k: r[k] for k in CANDIDATE_COLUMNS} for r in rows],
+                                        columns=CANDIDATE_COLUMNS)
         self._record()
 
     def _record(self):
         """Record the estimator in the winner's solve_info (saved with it as JSON)."""
-        params = {k: v for k, v in self.get_params().items()
-                  if v is None or isinstance(v, (bool, int, float, str))}
-        self.pruned_.solve_info = {
-            **self.pruned_.solve_info,
-            RECORD_KEY: {"class": type(self).__name__, "params": params,
-                         "feature_names_in": None if not hasattr(self, "feature_names_in_")
-                         else [str(n) for n in self.feature_names_in_],
-                         "candidates": self.candidates_.to_dict(orient="list")}}
+        self.pruned_.solve_info = {**self.pruned_.solve_info, RECORD_KEY: make_record(self)}
 
     # ------------------------------------------------------------- predict
     def _checked(self, X):
@@ -689,21 +678,16 @@ class _BudgetPrunedForest(BaseEstimator):
         estimator of this class
         """
         pf = po.load(path)
-        record = pf.solve_info.get(RECORD_KEY)
-        if not isinstance(record, dict) or record.get("class") != cls.__name__:
-            raise ValueError(f"{path} was not written by {cls.__name__}.save (its forest "
-                             f"lacks the estimator's record); load it with prune_opt.load")
-        known = set(cls().get_params())
-        est = cls(**{k: v for k, v in (record.get("params") or {}).items() if k in known})
+        params, names, candidates = read_record(cls, pf, path)
+        est = cls(**params)
         est.costs = pf.costs
         est.pruned_, est.selected_, est.costs_ = pf, pf, pf.costs  # selected_ is not saved
         est.n_features_in_ = int(pf.forest.n_features)
-        if record.get("feature_names_in") is not None:
-            est.feature_names_in_ = np.asarray(record["feature_names_in"], dtype=object)
+        if names is not None:
+            est.feature_names_in_ = names
         if pf.task == "classification":
             est.classes_ = np.asarray(pf.classes_)
-        est.candidates_ = pd.DataFrame(record.get("candidates") or {},
-                                       columns=_CANDIDATE_COLUMNS)
+        est.candidates_ = candidates
         return est
 
 

@@ -390,3 +390,80 @@ def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
     assert own, "no own-loss pruning ran"
     for problem, warm in own:
         assert warm is papers[id(problem)]
+
+
+# ------------------------------------------------ the record in a saved estimator
+@pytest.fixture(scope="module")
+def saved_pair(cancer, tmp_path_factory):
+    """A classifier fitted on a DataFrame and a regressor, saved."""
+    X, y, _, est = cancer
+    d = tmp_path_factory.mktemp("saved")
+    est.save(d / "clf.json")
+    Xd, yd = load_diabetes(return_X_y=True)
+    BudgetPrunedForestRegressor(budget=3.0, **FAST).fit(Xd, yd).save(d / "reg.json")
+    BudgetPrunedForestRegressor(n_estimators=2).fit(Xd, yd).save(d / "free.json")
+    return d
+
+
+def _record_of(doc):
+    return doc["solve_info"]["budget_pruned_estimator"]
+
+
+def _swap(names):
+    return [names[1], names[0], *names[2:]]
+
+
+@pytest.mark.parametrize("file, mutation, match", [
+    # a permutation of the file's own feature names read frames in the wrong order
+    ("clf", lambda d: _record_of(d).update(feature_names_in=_swap(d["feature_names"])),
+     "feature_names_in .* differs from the file's feature_names"),
+    ("clf", lambda d: _record_of(d).update(feature_names_in=7), "feature_names_in must be"),
+    ("clf", lambda d: _record_of(d).update(feature_names_in=["a", "b"]),
+     "feature_names_in must be"),
+    # a regressor's file that says it is a classifier loaded with no classes_
+    ("reg", lambda d: _record_of(d).update(**{"class": "BudgetPrunedForestClassifier"}),
+     "a classification estimator, but the file holds a regression forest"),
+    ("clf", lambda d: _record_of(d).update(params=[1, 2]), "params must be an object"),
+    ("clf", lambda d: _record_of(d)["params"].update(budget=-1), "params are invalid.*budget"),
+    ("clf", lambda d: _record_of(d)["params"].update(n_estimators="many"),
+     "params are invalid.*n_estimators"),
+    ("clf", lambda d: _record_of(d)["params"].update(time_limit=[1]), r"params \['time_limit'\]"),
+    ("clf", lambda d: _record_of(d).update(candidates=[1, 2]), "candidates must be an object"),
+    ("clf", lambda d: _record_of(d).update(candidates="table"), "candidates must be an object"),
+    ("clf", lambda d: _record_of(d)["candidates"].update(score="high"),
+     "candidates must hold one list per column"),
+    ("clf", lambda d: _record_of(d)["candidates"]["score"].__setitem__(0, "high"),
+     "candidates.score must hold numbers"),
+    ("clf", lambda d: _record_of(d)["candidates"]["chosen"].__setitem__(0, 1),
+     "candidates.chosen must hold bool"),
+    ("clf", lambda d: _record_of(d)["candidates"]["chosen"].__setitem__(
+        slice(None), [True] * len(_record_of(d)["candidates"]["chosen"])), "exactly one row"),
+    ("clf", lambda d: _record_of(d)["candidates"].pop("reason"), "exactly the columns"),
+    ("clf", lambda d: _record_of(d).update(extra=1), "unknown ones"),
+])
+def test_a_record_that_breaks_its_schema_or_the_file_is_refused(saved_pair, tmp_path, file,
+                                                               mutation, match):
+    import json
+
+    cls = BudgetPrunedForestClassifier
+    doc = json.loads((saved_pair / f"{file}.json").read_text())
+    mutation(doc)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        cls.load(tmp_path / "m.json")
+
+
+def test_a_loaded_record_has_the_fitted_types(cancer, saved_pair):
+    """NaN cells (written as text) come back as floats, each column with its type
+    (without a budget there are no select rows to score on)."""
+    _, _, _, est = cancer
+    back = BudgetPrunedForestClassifier.load(saved_pair / "clf.json")
+    assert list(back.feature_names_in_) == list(est.feature_names_in_)
+    for col in ("score", "brier", "average_cost", "select_cost", "seconds"):
+        assert back.candidates_[col].dtype == float
+        np.testing.assert_array_equal(back.candidates_[col].to_numpy(dtype=float),
+                                      est.candidates_[col].to_numpy(dtype=float))
+    reg = BudgetPrunedForestRegressor.load(saved_pair / "reg.json")
+    assert not hasattr(reg, "classes_") and reg.candidates_["chosen"].sum() == 1
+    free = BudgetPrunedForestRegressor.load(saved_pair / "free.json").candidates_
+    assert free["score"].dtype == float and np.isnan(free["score"]).all()  # no select rows
