@@ -197,6 +197,8 @@ class _BudgetPrunedForest(BaseEstimator):
     def _fit_input(self, X, y):
         """Checked ``X``, ``y`` (a regression target standardised), column names, costs,
         integer seed and the target's ``(shift, scale)``; sets ``classes_``, ``costs_``."""
+        if self._task == "regression":
+            y = _numeric_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                              y_numeric=self._task == "regression")
         y_shift, y_scale = 0.0, 1.0
@@ -306,7 +308,11 @@ class _BudgetPrunedForest(BaseEstimator):
                     out.problem = None
                     done[id(pf)] = out
                 setattr(self, attr, done[id(pf)])
-            self.candidates_["brier"] = self.candidates_["brier"] * scale ** 2
+            # the squared error in the target's units: inf where it is beyond float64
+            # (the R² in "score" is scale-free); a Python float's ** would raise
+            with np.errstate(over="ignore"):
+                self.candidates_["brier"] = (self.candidates_["brier"].to_numpy(dtype=float)
+                                             * np.float64(scale) * np.float64(scale))
         self._record()
 
     def _regrow(self, d, fc, recipes, deadline):
@@ -701,6 +707,31 @@ class _Data:
         self.budget = budget
 
 
+def _numeric_target(y):
+    """A regression target as numbers (numeric text converted, as scikit-learn's
+    regressors do); other values are refused naming ``y``."""
+    if y is None or isinstance(getattr(y, "dtype", None), np.dtype) and y.dtype.kind in "biuf":
+        return y
+    arr = np.asarray(y)
+    if arr.dtype.kind in "biuf":
+        return y
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        first = next((v for v in arr.ravel() if not _is_number_text(v)), arr.ravel()[:1])
+        raise ValueError(f"y holds {arr.dtype} values such as {first!r}, which are not "
+                         "numbers: a regressor needs numeric targets (for class labels use "
+                         "BudgetPrunedForestClassifier)") from None
+
+
+def _is_number_text(v):
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _target_scale(y):
     """(shift, scale) that standardise a regression target without overflow (scale 1
     for a constant target)."""
@@ -775,7 +806,8 @@ _DOC_PARAMS = """
         One row per candidate: ``name``, ``model``, ``objective``, ``refit``,
         ``n_splits``, ``average_cost`` (prune rows), ``select_cost``,
         ``score`` and ``brier`` (select rows; ``brier`` is the squared error for
-        regression), ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
+        regression, in the target's units: ``inf`` where it is beyond float64),
+        ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
     split_ : dict
         Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
     costs_ : prune_opt.FeatureCosts
@@ -849,3 +881,26 @@ class BudgetPrunedForestRegressor(RegressorMixin, _BudgetPrunedForest):
     """
 
     _task = "regression"
+
+    def score(self, X, y, sample_weight=None):
+        """R² of :meth:`predict` on ``(X, y)``, as scikit-learn's regressors, computed on
+        targets divided by a power of two near their magnitude (exact), so targets
+        around 1e155 and beyond, whose squares overflow, still score.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import r2_score
+
+        pred = self.predict(X)
+        y = np.asarray(_numeric_target(y), dtype=np.float64)
+        top = max(float(np.max(np.abs(y), initial=0.0)), float(np.max(np.abs(pred), initial=0.0)))
+        unit = 2.0 ** np.floor(np.log2(top)) if 0.0 < top < np.inf else 1.0
+        return float(r2_score(y / unit, pred / unit, sample_weight=sample_weight))

@@ -467,3 +467,41 @@ def test_a_loaded_record_has_the_fitted_types(cancer, saved_pair):
     assert not hasattr(reg, "classes_") and reg.candidates_["chosen"].sum() == 1
     free = BudgetPrunedForestRegressor.load(saved_pair / "free.json").candidates_
     assert free["score"].dtype == float and np.isnan(free["score"]).all()  # no select rows
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e200, 1e-155])
+def test_regression_targets_of_any_magnitude_fit_and_score(scale):
+    """The regressor standardises its target, so targets whose squares overflow (or
+    underflow) fit without an error or a warning; score is R² computed here in units
+    of the scale, and the chosen candidate's squared error is its select-row error in
+    the target's units (inf beyond float64)."""
+    import warnings
+
+    X, y = load_diabetes(return_X_y=True)
+    y = (y - y.mean()) / y.std() * scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = BudgetPrunedForestRegressor(budget=3.0, **FAST).fit(X, y)
+        score = est.score(X, y)
+    pred = est.predict(X) / scale
+    u = y / scale
+    assert score == pytest.approx(1 - np.sum((u - pred) ** 2) / np.sum((u - u.mean()) ** 2),
+                                  rel=1e-9)
+    sel = est.split_["select"]
+    row = est.candidates_[est.candidates_["chosen"]].iloc[0]
+    with np.errstate(over="ignore"):
+        want = np.mean((est.selected_.predict(X[sel]) / scale - u[sel]) ** 2) * scale * scale
+    assert row["brier"] == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("y, ok", [(np.array(["low", "high"] * 50), False),
+                                   (np.array(["1.5", "-2", "3e1", "0"] * 25), True),
+                                   (np.array(["1.5", None] * 50, dtype=object), False)])
+def test_regression_text_targets_are_numbers_or_refused_naming_y(y, ok):
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    est = BudgetPrunedForestRegressor(budget=2.0, **FAST)
+    if ok:  # numeric text is read as numbers, as scikit-learn's regressors do
+        assert est.fit(X, y).predict(X).dtype == float
+        return
+    with pytest.raises(ValueError, match=r"^y holds .* not numbers|^Input y contains NaN"):
+        est.fit(X, y)  # None is read as NaN, which scikit-learn refuses naming y
