@@ -305,6 +305,7 @@ class _BudgetPrunedForest(BaseEstimator):
                     out = copy.copy(pf)
                     out.forest = copy.copy(pf.forest)
                     out.forest.value = pf.forest.value * scale + shift
+                    out.forest.node_stats = _unstandardised_stats(pf.forest.node_stats, scale)
                     out.problem = None
                     done[id(pf)] = out
                 setattr(self, attr, done[id(pf)])
@@ -705,6 +706,18 @@ class _Data:
         self.X, self.y = X, y
         self.grow, self.prune, self.select = grow, prune, select
         self.budget = budget
+
+
+def _unstandardised_stats(stats, scale):
+    """Node statistics with the impurities (target variances) in the target's units;
+    where those are beyond float64 (targets near 1e155 and beyond) they stay in the
+    standardised units, which give the same feature importances (a ratio)."""
+    if stats is None:
+        return None
+    with np.errstate(over="ignore"):
+        impurity = stats["impurity"] * np.float64(scale) * np.float64(scale)
+    return {**stats, "impurity": impurity if np.isfinite(impurity).all()
+            else stats["impurity"]}
 
 
 def _numeric_target(y):

@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from prune_opt import Forest, as_feature_costs
+from prune_opt import Forest, as_feature_costs, training_node_stats
 
 from ._base import preorder
 
@@ -389,6 +389,8 @@ def forest_from_lightgbm(model, X_train, y_train, *, classes=None, feature_names
         leaf_maps.append(tree["leaf_index"])
     forest = Forest(out, classes=classes, n_features=n_features, feature_names=feature_names)
     forest.lightgbm_leaf_index = leaf_maps
+    # what to_sklearn()'s feature_importances_ need (LightGBM keeps gains, not impurities)
+    forest.node_stats = training_node_stats(forest, X, classes[codes])
     if check and hasattr(model, "predict") and not isinstance(model, dict):
         booster = getattr(model, "booster_", model)
         lgb_leaves = np.asarray(booster.predict(X, pred_leaf=True)).reshape(X.shape[0], -1)

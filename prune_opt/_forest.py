@@ -27,6 +27,8 @@ SUPPORTED_ESTIMATORS = (
 )
 #: what a forest predicts: class distributions, or one real value per node
 TASKS = ("classification", "regression")
+#: the training statistics of the nodes (``Forest.node_stats``), as scikit-learn names them
+NODE_STATS = ("n_node_samples", "weighted_n_node_samples", "impurity")
 
 
 class Forest:
@@ -64,6 +66,12 @@ class Forest:
     n_classes : int or None
         None for regression (no class columns); use :attr:`value_width` for
         the number of columns of ``value``.
+    node_stats : dict or None
+        The training statistics scikit-learn keeps per node
+        (``n_node_samples``, ``weighted_n_node_samples``, ``impurity``, each
+        of shape (n_nodes,)), from which ``to_sklearn()`` exports compute
+        ``feature_importances_``: copied by :meth:`from_sklearn`, else set by
+        whoever grew the forest (``prune_opt._node_stats``), else None.
 
     Examples
     --------
@@ -94,6 +102,7 @@ class Forest:
         self.feature_names = None if feature_names is None else [str(f) for f in feature_names]
         self.estimator = estimator
         self.in_bag = in_bag
+        self.node_stats = None
         checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         # NaN routing: sklearn decides itself; array-built trees only when told how
         self.allow_nan = estimator is not None or any(
@@ -218,8 +227,11 @@ class Forest:
                                missing_go_to_left=m))
         names = getattr(estimator, "feature_names_in_", None)
         classes = estimator.classes_ if task == "classification" else None
-        return cls(arrays, classes=classes, n_features=estimator.n_features_in_,
-                   feature_names=names, estimator=detached_estimator(estimator), task=task)
+        forest = cls(arrays, classes=classes, n_features=estimator.n_features_in_,
+                     feature_names=names, estimator=detached_estimator(estimator), task=task)
+        forest.node_stats = {k: np.concatenate([np.asarray(getattr(t.tree_, k)) for t in trees])
+                             for k in NODE_STATS}
+        return forest
 
     @classmethod
     def from_arrays(cls, trees, classes, n_features, *, feature_names=None, in_bag=None,

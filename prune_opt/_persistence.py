@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._costs import FeatureCosts
-from ._forest import Forest
+from ._forest import NODE_STATS, Forest
 from ._io import atomic_write
 
 __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",
@@ -48,7 +48,7 @@ _OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "o
 #: the numpy dtype of the classes when not their kind's default (uint8, bool, object ...)
 _OPTIONAL += ("classes_dtype",)
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
-_TREE_OPTIONAL = ("missing_go_to_left",)
+_TREE_OPTIONAL = ("missing_go_to_left", *NODE_STATS)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
 _BULKY_SOLVE_INFO = ("duals", "history")
 _FLOAT_MAX = float(np.finfo(np.float64).max)
@@ -148,7 +148,7 @@ def _encode_tree(forest, split_mask, t):
                          "(all zeros), which the file format refuses")
     # a leaf's threshold is never read: store a finite placeholder
     threshold = np.where(internal | np.isfinite(threshold), threshold, -2.0)
-    return {
+    out = {
         "left": np.where(forest.left[sl] >= 0, forest.left[sl] - off, -1).tolist(),
         "right": np.where(forest.right[sl] >= 0, forest.right[sl] - off, -1).tolist(),
         "feature": forest.feature[sl].tolist(),
@@ -157,6 +157,14 @@ def _encode_tree(forest, split_mask, t):
         "missing_go_to_left": forest.missing_go_to_left[sl].astype(int).tolist(),
         "split_mask": split_mask[sl].astype(int).tolist(),
     }
+    if forest.node_stats is not None:  # what to_sklearn's feature_importances_ need
+        stats = {k: np.asarray(forest.node_stats[k])[sl] for k in NODE_STATS}
+        if not all(np.isfinite(v).all() for v in stats.values()):
+            raise ValueError(f"cannot save: tree {t} has non-finite node statistics "
+                             "(forest.node_stats); set forest.node_stats = None to drop them")
+        out["n_node_samples"] = stats["n_node_samples"].astype(np.int64).tolist()
+        out.update({k: stats[k].astype(float).tolist() for k in NODE_STATS[1:]})
+    return out
 
 
 def _finite_or_none(v):
@@ -421,7 +429,7 @@ def _check_structure(left, right, t):
 
 
 def _decode_tree(tr, t, n_features, n_classes):
-    """(node arrays for Forest, split mask) of one tree."""
+    """(node arrays for Forest, split mask, node statistics or {}) of one tree."""
     if not isinstance(tr, dict):
         _fail(f"tree {t} is not an object")
     missing = [k for k in _TREE_REQUIRED if k not in tr]
@@ -437,7 +445,8 @@ def _decode_tree(tr, t, n_features, n_classes):
               "missing_go_to_left": _int_array(tr.get("missing_go_to_left", [0] * left.size),
                                                f"tree {t} missing_go_to_left")}
     mask = _int_array(tr["split_mask"], f"tree {t} split_mask")
-    if any(a.shape[0] != left.size for a in (*arrays.values(), mask)):
+    stats = _decode_node_stats(tr, t)
+    if any(a.shape[0] != left.size for a in (*arrays.values(), mask, *stats.values())):
         _fail(f"tree {t}: node arrays differ in length")
     _check_structure(left, right, t)
     feat = arrays["feature"][left >= 0]
@@ -447,7 +456,24 @@ def _decode_tree(tr, t, n_features, n_classes):
         _fail(f"tree {t}: missing_go_to_left must be zeros and ones")
     if not np.isin(mask, (0, 1)).all():
         _fail(f"tree {t}: split_mask must be n_nodes zeros and ones")
-    return arrays, mask.astype(bool)
+    return arrays, mask.astype(bool), stats
+
+
+def _decode_node_stats(tr, t):
+    """The tree's node statistics (all three, or none: ``{}``): sample counts that are
+    non-negative integers, weights that are non-negative finite numbers, finite
+    impurities."""
+    present = [k for k in NODE_STATS if k in tr]
+    if not present:
+        return {}
+    if len(present) != len(NODE_STATS):
+        _fail(f"tree {t}: node statistics come as {list(NODE_STATS)} together, got only "
+              f"{present}")
+    out = {"n_node_samples": _int_array(tr["n_node_samples"], f"tree {t} n_node_samples")}
+    out.update({k: _float_array(tr[k], f"tree {t} {k}") for k in NODE_STATS[1:]})
+    if (out["n_node_samples"] < 0).any() or (out["weighted_n_node_samples"] < 0).any():
+        _fail(f"tree {t}: n_node_samples and weighted_n_node_samples must be >= 0")
+    return out
 
 
 def _decode_costs(spec, n_features):
@@ -586,16 +612,21 @@ def decode(doc):
         _fail("trees must be a non-empty list")
     decoded = [_decode_tree(tr, t, n_features, None if classes is None else classes.size)
                for t, tr in enumerate(doc["trees"])]
+    if len({bool(st) for *_, st in decoded}) > 1:
+        _fail("node statistics (n_node_samples, ...) must be given for every tree or none")
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
     names, encoding = _decode_names(doc, names, costs, n_features)
     try:
-        forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
+        forest = Forest([a for a, _, _ in decoded], classes=classes, n_features=n_features,
                         feature_names=names, task=task)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     forest.allow_nan = allow_nan
-    mask = np.concatenate([m for _, m in decoded])
+    if decoded[0][2]:
+        forest.node_stats = {k: np.concatenate([st[k] for *_, st in decoded])
+                             for k in NODE_STATS}
+    mask = np.concatenate([m for _, m, _ in decoded])
     try:
         forest.check_split_mask(mask)
     except ValueError as exc:

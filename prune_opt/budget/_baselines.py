@@ -157,6 +157,9 @@ def sub_forest(forest, m):
     in_bag = None if f.in_bag is None else [f.in_bag[t] for t in keep]
     sub = Forest(trees, classes=f.classes_, n_features=f.n_features,
                  feature_names=f.feature_names, in_bag=in_bag, task=f.task)
+    if f.node_stats is not None:
+        sub.node_stats = {k: np.concatenate([v[f.tree_slice(t)] for t in keep])
+                          for k, v in f.node_stats.items()}
     sub._sub_forest_of = (f, tuple(keep))  # baseline_curve scores it on f's routing
     return sub
 
