@@ -33,7 +33,9 @@ BUDGET_EXPECTED_FAILURES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
 def test_sklearn_checks_with_a_budget(cls):
-    est = cls(budget=1.0, n_estimators=2, time_limit=1, max_subsets=1, random_state=0)
+    # time enough for every candidate: the checks compare fits (under a tight time_limit
+    # the candidates skipped for time depend on the machine's load)
+    est = cls(budget=1.0, n_estimators=2, time_limit=20, max_subsets=1, random_state=0)
     expected = BUDGET_EXPECTED_FAILURES if cls is BudgetPrunedForestClassifier else {}
     check_estimator(est, expected_failed_checks=expected)
 
@@ -384,7 +386,7 @@ def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
         return out
 
     monkeypatch.setattr(po, "fit_budget", spy)
-    cls(budget=1.5, **FAST).fit(X, y)
+    cls(budget=1.5, **{**FAST, "time_limit": 20}).fit(X, y)  # room for every call
     papers = {id(p): out for p, obj, _, out in calls if obj == "paper"}
     own = [(p, warm) for p, obj, warm, _ in calls if obj != "paper"]
     assert own, "no own-loss pruning ran"
@@ -505,3 +507,50 @@ def test_regression_text_targets_are_numbers_or_refused_naming_y(y, ok):
         return
     with pytest.raises(ValueError, match=r"^y holds .* not numbers|^Input y contains NaN"):
         est.fit(X, y)  # None is read as NaN, which scikit-learn refuses naming y
+
+
+# ----------------------------------------------------------------- time_limit
+def _timed_fit(est, X, y):
+    import time
+
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - t0
+
+
+def test_a_small_time_limit_keeps_the_fit_small():
+    """time_limit covers the whole fit: with 0.5 s on 800 rows and 20 trees a fit took
+    4.1 s (every fit_budget call got at least 0.3 s, growing was not counted); now the
+    candidates the limit has no room for are skipped and say so, and the winner still
+    meets the budget."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=800, n_features=10, n_informative=5,
+                               random_state=0)
+    costs = np.arange(1.0, 11.0)
+    est = BudgetPrunedForestClassifier(budget=5.5, costs=costs, n_estimators=20,
+                                       time_limit=0.5, random_state=0)
+    _timed_fit(est, X[:100], y[:100])  # imports and first calls are not the limit's
+    seconds = _timed_fit(est, X, y)
+    assert seconds <= 1.25 * 0.5, seconds
+    c = est.candidates_
+    assert c["chosen"].sum() == 1 and c.loc[c["chosen"], "fits_budget"].all()
+    skipped = c[c["reason"].str.startswith("not ")]
+    assert len(skipped) > 0 and skipped["reason"].str.contains("time_limit").all()
+    assert est.average_cost(X[est.split_["prune"]]) <= 5.5 * (1 + 1e-10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["digits", "thyroid"])
+def test_time_limit_is_kept_on_real_tables(name):
+    """On real tables a fit takes at most 1.25 x time_limit."""
+    from prune_opt.datasets import load_dataset
+
+    d = load_dataset(name)
+    fc = d.costs_or_uniform()
+    budget = 0.25 * float(fc.unit_costs.sum()) / 2
+    est = BudgetPrunedForestClassifier(budget=budget, costs=fc, time_limit=6.0,
+                                       random_state=0)
+    seconds = _timed_fit(est, d.X, d.y)
+    assert seconds <= 1.25 * 6.0, (seconds, est.candidates_[["name", "reason"]])
+    assert est.candidates_["chosen"].sum() == 1
