@@ -27,7 +27,7 @@ import numpy as np
 
 from ._costs import FeatureCosts
 from ._forest import NODE_STATS, Forest
-from ._io import atomic_write
+from ._io import atomic_write, unique_keys
 
 __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",
            "check_feature_encoding", "check_names_agree"]
@@ -236,7 +236,7 @@ def _read_document(path):
     except UnicodeDecodeError:
         _fail("file is not UTF-8 text (not a prune-opt JSON file)")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
     except RecursionError:
         _fail("JSON nested too deeply (not a prune-opt file)")
     except json.JSONDecodeError as exc:

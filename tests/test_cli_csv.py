@@ -265,3 +265,15 @@ def test_a_model_saved_from_a_csv_reads_a_frame_by_column_name(command, heart_cs
     np.testing.assert_array_equal(loaded.predict_proba(shuffled), loaded.predict_proba(ds.X))
     with pytest.raises(ValueError, match=r"lacks \['age'\]"):
         loaded.predict(frame.rename(columns={"age": "years"}))
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"a": 1, "b": 2, "a": 5}', "the key 'a' appears twice"),
+    ("a: 1\nb: 2\na: 5\n", "line 3 names 'a' again"),
+])
+def test_a_cost_file_naming_a_feature_twice_is_refused(tmp_path, text, needle):
+    """Both cost file formats kept the last of two costs of one feature without a word."""
+    path = tmp_path / "c.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=needle):
+        read_cost_file(path, ["a", "b"])

@@ -477,3 +477,17 @@ def test_a_loaded_model_reads_a_frame_by_column_name(named, tmp_path):
                                       pruned.predict_proba(frame.to_numpy()))
         with pytest.raises(ValueError, match=r"lacks \['pw'\]"):
             loaded.predict(frame.rename(columns={"pw": "petal width"}))
+
+
+def test_a_field_given_twice_is_refused(saved, tmp_path):
+    """JSON keeps the last of two equal keys without a word: a file naming a field twice
+    contradicts itself and is refused."""
+    _, _, path = saved
+    text = path.read_text()
+    twice = text.replace('"lam": ', '"lam": 0.5, "lam": ', 1)
+    assert twice != text
+    with pytest.raises(ValueError, match="the key 'lam' appears twice"):
+        po.load(_write(tmp_path, twice))
+    tree_twice = text.replace('"split_mask": [', '"split_mask": [0], "split_mask": [', 1)
+    with pytest.raises(ValueError, match="'split_mask' appears twice"):
+        po.load(_write(tmp_path, tree_twice))

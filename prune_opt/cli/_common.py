@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write, check_output_path
+from .._io import atomic_write, check_output_path, unique_keys
 
 
 def _cost_lines(path, text):
@@ -21,6 +21,9 @@ def _cost_lines(path, text):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         k, sep, v = line.partition(":")
+        if k.strip() in spec:
+            raise ValueError(f"--costs {str(path)!r} line {i} names {k.strip()!r} again; give "
+                             "each feature one cost")
         try:
             spec[k.strip()] = float(v) if sep else None
         except ValueError:
@@ -167,9 +170,11 @@ def read_cost_file(path, feature_names):
 
     text = Path(path).read_text()
     try:
-        spec = json.loads(text)
+        spec = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError:
         spec = _cost_lines(path, text)
+    except ValueError as exc:  # a feature named twice would keep its last cost unseen
+        raise ValueError(f"--costs {str(path)!r}: {exc}") from None
     if isinstance(spec, dict) and "costs" in spec:
         return _costs_by_name(path, spec, feature_names)
     return FeatureCosts(spec, feature_names=feature_names)
