@@ -353,15 +353,31 @@ def _check_finite(name, col):
                          "with a finite number or leave it empty (missing)")
 
 
+#: numbers written with a decimal comma, digit grouping, a percent or a currency sign
+#: (matched only against values float() cannot read): read as text they would become
+#: categories in the order of their characters
+FORMATTED_NUMBER = re.compile(r"[+-]?([$€£¥]\s?)?(\d+,\d+|\d{1,3}([,. '\u00a0\u202f]\d{3})+([.,]\d+)?"
+                              r"|\d+(\.\d+)?)(\s?%)?")
+
+
 def _numeric_or_text(name, vals, missing):
     """``("numeric", floats)`` or ``("text", None)``; a mostly numeric column with a few
-    words is an error naming the first unreadable value (column and row)."""
+    words is an error naming the first unreadable value (column and row), and so is a
+    column of numbers written with a decimal comma, digit grouping, ``%`` or a
+    currency sign."""
     col = _parse_numbers(vals, missing)
     if col is not None:
         _check_finite(name, col)
         return "numeric", col
     filled = np.flatnonzero(~missing)
     bad = _bad_numbers(vals[filled])
+    if all(FORMATTED_NUMBER.fullmatch(vals[filled[k]]) for k in bad):
+        i = filled[bad[0]]
+        raise ValueError(
+            f"column {name!r} row {i + 2}: {vals[i]!r} looks like a number written with a "
+            "decimal comma, digit grouping, '%' or a currency sign, which would be read as "
+            "text (categories ordered by their characters); write plain numbers (1.5, "
+            "1234, 0.12) in that column")
     if len(bad) <= (1 - NUMERIC_SHARE) * filled.size:
         i = filled[bad[0]]
         raise ValueError(

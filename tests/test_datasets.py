@@ -260,3 +260,35 @@ def test_csv_separator_must_be_one_plain_character(tmp_path, sep):
     p.write_text("a,y\n1,0\n")
     with pytest.raises(ValueError, match="sep must be one character"):
         load_csv(p, sep=sep)
+
+
+@pytest.mark.parametrize("cells, shown", [
+    (["1,5", "2,25", "10,5"], "'1,5'"),          # decimal comma (a ';' table from Excel)
+    (["1,234", "12,000", "950"], "'1,234'"),     # digit grouping
+    (["12%", "7.5%", "100%"], "'12%'"),
+    (["$12.50", "$7", "$1,200"], "'$12.50'"),
+])
+def test_csv_numbers_written_with_formatting_are_refused_not_coded_as_text(tmp_path, cells,
+                                                                          shown):
+    """Read as text, '10,5' < '2,25' < '1,5' would become categories ordered by their
+    characters (a silently wrong order); the column is refused, naming the value."""
+    import csv
+
+    p = tmp_path / "t.csv"
+    with open(p, "w", newline="") as fh:
+        w = csv.writer(fh, delimiter=";")
+        w.writerow(["amount", "b", "y"])
+        w.writerows([[c, i, i % 2] for i, c in enumerate(cells * 4)])
+    import re
+
+    with pytest.raises(ValueError, match=re.escape(f"column 'amount' row 2: {shown} looks "
+                                                   "like a number")):
+        load_csv(p)
+
+
+def test_csv_text_that_only_contains_digits_stays_text(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("version,code,y\n1.2.3,A-12,0\n1.10.0,B-7,1\n2.0.1,C-1,0\n")
+    ds = load_csv(p)
+    assert ds.encoding["categories"] == {"version": ["1.10.0", "1.2.3", "2.0.1"],
+                                         "code": ["A-12", "B-7", "C-1"]}
