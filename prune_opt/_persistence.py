@@ -229,9 +229,10 @@ def _reject_constant(name):
 
 
 def _read_document(path):
-    """Parse the file as strict JSON (no NaN/Infinity, bounded nesting)."""
+    """Parse the file as strict JSON (no NaN/Infinity, bounded nesting, no key given
+    twice); a UTF-8 byte-order mark (some editors write one) is dropped."""
     try:
-        with open(os.fspath(path), encoding="utf-8") as fh:
+        with open(os.fspath(path), encoding="utf-8-sig") as fh:
             text = fh.read()
     except UnicodeDecodeError:
         _fail("file is not UTF-8 text (not a prune-opt JSON file)")

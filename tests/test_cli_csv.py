@@ -277,3 +277,13 @@ def test_a_cost_file_naming_a_feature_twice_is_refused(tmp_path, text, needle):
     path.write_text(text)
     with pytest.raises(ValueError, match=needle):
         read_cost_file(path, ["a", "b"])
+
+
+@pytest.mark.parametrize("text", ['{"a": 1.5, "b": 2}', "a: 1.5\nb: 2\n"])
+def test_a_cost_file_with_a_byte_order_mark_reads_as_without(tmp_path, text):
+    """A BOM made a JSON cost file fall through to the 'name:cost' reader, which then
+    blamed line 1."""
+    path = tmp_path / "c.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    fc = read_cost_file(path, ["a", "b"])
+    assert fc.unit_costs.tolist() == [1.5, 2.0]

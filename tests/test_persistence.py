@@ -491,3 +491,11 @@ def test_a_field_given_twice_is_refused(saved, tmp_path):
     tree_twice = text.replace('"split_mask": [', '"split_mask": [0], "split_mask": [', 1)
     with pytest.raises(ValueError, match="'split_mask' appears twice"):
         po.load(_write(tmp_path, tree_twice))
+
+
+def test_a_byte_order_mark_is_dropped(saved, tmp_path):
+    """Some editors save UTF-8 with a byte-order mark; the file is the same JSON."""
+    X, pruned, path = saved
+    out = tmp_path / "bom.json"
+    out.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert np.array_equal(po.load(out).predict_proba(X), pruned.predict_proba(X))

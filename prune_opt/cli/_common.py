@@ -168,7 +168,11 @@ def read_cost_file(path, feature_names):
     """
     from .. import FeatureCosts
 
-    text = Path(path).read_text()
+    try:  # UTF-8, with the byte-order mark some editors write dropped
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--costs {str(path)!r} is not UTF-8 text ({exc}); save it as "
+                         "UTF-8") from None
     try:
         spec = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError:
