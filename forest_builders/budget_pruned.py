@@ -205,6 +205,7 @@ class _BudgetPrunedForest(BaseEstimator):
     def _fit_input(self, X, y):
         """Checked ``X``, ``y`` (a regression target standardised), column names, costs,
         integer seed and the target's ``(shift, scale)``; sets ``classes_``, ``costs_``."""
+        _check_numeric_features(X)
         if self._task == "regression":
             y = _numeric_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
@@ -598,6 +599,7 @@ class _BudgetPrunedForest(BaseEstimator):
     # ------------------------------------------------------------- predict
     def _checked(self, X):
         check_is_fitted(self, "pruned_")
+        _check_numeric_features(X)
         return validate_data(self, X, reset=False, dtype=np.float64,
                              ensure_all_finite="allow-nan")
 
@@ -787,6 +789,35 @@ def _unstandardised_stats(stats, scale):
         impurity = stats["impurity"] * np.float64(scale) * np.float64(scale)
     return {**stats, "impurity": impurity if np.isfinite(impurity).all()
             else stats["impurity"]}
+
+
+def _check_numeric_features(X):
+    """Refuse, naming the column, a feature of text, dates or other values that are not
+    numbers (scikit-learn's own check names neither ``X`` nor the column)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        columns = [(name, X[name]) for name in X.columns]
+    else:
+        try:
+            arr = None if hasattr(X, "toarray") else np.asarray(X)
+        except ValueError:  # ragged rows: scikit-learn says so
+            return
+        if arr is None or arr.dtype.kind in "biufcV" or arr.ndim != 2:
+            return  # numbers, a sparse matrix or a shape scikit-learn refuses by itself
+        columns = [(k, arr[:, k]) for k in range(arr.shape[1])]
+    for name, values in columns:
+        refused = getattr(getattr(values, "dtype", None), "kind", "O") in "Mm"  # dates
+        try:
+            if not refused:
+                np.asarray(values, dtype=np.float64)
+        except ValueError:  # text (other objects raise numpy's TypeError, naming their type)
+            refused = True
+        if refused:
+            first = next((v for v in np.asarray(values, dtype=object).ravel()
+                          if not _is_number_text(v)), None)
+            raise ValueError(f"X column {name!r} holds {getattr(values, 'dtype', 'object')} "
+                             f"values such as {first!r}, which are not numbers; encode it as "
+                             "numbers first (e.g. ordinal codes of its categories, as "
+                             "prune_opt.datasets.load_csv does)")
 
 
 def _numeric_target(y):

@@ -554,3 +554,24 @@ def test_time_limit_is_kept_on_real_tables(name):
     seconds = _timed_fit(est, d.X, d.y)
     assert seconds <= 1.25 * 6.0, (seconds, est.candidates_[["name", "reason"]])
     assert est.candidates_["chosen"].sum() == 1
+
+
+@pytest.mark.parametrize("kind", ["text", "category", "dates"])
+def test_features_that_are_not_numbers_are_refused_naming_the_column(kind):
+    """scikit-learn's own message ('could not convert string to float: x', or a numpy
+    dtype-promotion error for dates) names neither X nor the column."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100)})
+    y = (frame["a"] > 0).astype(int)
+    values = {"text": ["x", "y"] * 50, "category": pd.Categorical(["x", "y"] * 50),
+              "dates": pd.date_range("2020-01-01", periods=100)}[kind]
+    est = BudgetPrunedForestClassifier(budget=1.0, **FAST)
+    with pytest.raises(ValueError, match=r"^X column 'c' holds .* not numbers"):
+        est.fit(frame.assign(c=values), y)
+    est.fit(frame.assign(c=np.arange(100.0)), y)
+    with pytest.raises(ValueError, match=r"^X column 'c' holds .* not numbers"):
+        est.predict(frame.assign(c=values))
+    with pytest.raises(ValueError, match=r"^X column 2 holds"):  # an array: by position
+        est.predict(np.column_stack([frame.to_numpy(), np.array(["x", "y"] * 50)]))
