@@ -292,14 +292,20 @@ def _split_rows(text, sep):
     if len(rows) < 2:
         raise ValueError("the table needs a header row and at least one data row")
     header = [h.strip() for h in rows[0]]
-    if len(set(header)) != len(header):
-        dup = sorted({h for h in header if header.count(h) > 1})
-        raise ValueError(f"the table header has duplicate column names {dup}; rename them")
     body = rows[1:]
     if any(len(r) != len(header) for r in body):
         bad = next(i for i, r in enumerate(body) if len(r) != len(header))
         raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
                          f"{len(header)}")
+    # a column without a name or a value is no column: a separator at the end of every
+    # line, or an empty spreadsheet column (it became the target, or a feature of NaN)
+    keep = [j for j, h in enumerate(header) if h or any(r[j].strip() for r in body)]
+    if len(keep) < len(header):
+        header = [header[j] for j in keep]
+        body = [[r[j] for j in keep] for r in body]
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise ValueError(f"the table header has duplicate column names {dup}; rename them")
     return header, body
 
 

@@ -292,3 +292,17 @@ def test_csv_text_that_only_contains_digits_stays_text(tmp_path):
     ds = load_csv(p)
     assert ds.encoding["categories"] == {"version": ["1.10.0", "1.2.3", "2.0.1"],
                                          "code": ["A-12", "B-7", "C-1"]}
+
+
+@pytest.mark.parametrize("text", ["a,b,y,\n1,2,0,\n3,4,1,\n5,6,0,\n",      # trailing separator
+                                  "a,,b,y\n1,,2,0\n3,,4,1\n5,,6,0\n",     # empty column
+                                  "a,b,,y,\n1,2,,0,\n3,4,,1,\n5,6,,0,\n"])
+def test_csv_columns_without_a_name_or_a_value_are_dropped(tmp_path, text):
+    """A separator at the end of every line made an empty target column ('target
+    column '' has missing values'); an empty spreadsheet column became a feature of
+    NaN named ''."""
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    ds = load_csv(p)
+    assert ds.feature_names == ["a", "b"] and ds.y.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
