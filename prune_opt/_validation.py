@@ -245,9 +245,13 @@ def _column_order(names, expected, name):
     """Positions in ``names`` (a DataFrame's columns) of the ``expected`` feature names:
     a frame with the forest's columns in another order is read by name; missing,
     unknown or repeated columns are refused, naming them."""
-    repeated = sorted({c for c in names if names.count(c) > 1})
-    missing = [c for c in expected if c not in names]
-    unknown = [c for c in names if c not in expected]
+    seen, twice, known = set(), set(), set(expected)
+    for c in names:  # linear time: frames may have many columns
+        (twice if c in seen else seen).add(c)
+    repeated = sorted(twice)
+    missing = [c for c in expected if c not in seen]
+    unknown = [c for c in names if c not in known]
+    index = {c: k for k, c in enumerate(names)}
     if repeated or missing or unknown:
         what = "; ".join(p for p in (
             f"lacks {missing[:5]}" if missing else "",
@@ -256,7 +260,6 @@ def _column_order(names, expected, name):
         raise ValueError(f"{name} column names do not match the forest's feature names: it "
                          f"{what}; pass a DataFrame with exactly the columns "
                          f"{expected[:8]}{' ...' if len(expected) > 8 else ''} (in any order)")
-    index = {c: k for k, c in enumerate(names)}
     return [index[c] for c in expected]
 
 
