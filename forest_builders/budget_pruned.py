@@ -99,7 +99,7 @@ CALL_SHARE = 0.6
 #: the share of time_limit by which the candidates are grown (the random forest always is)
 GROW_SHARE = 0.5
 #: the share of time_limit by which the pruning calls end (choosing and recording follow)
-PRUNE_SHARE = 0.9
+PRUNE_SHARE = 0.95
 #: the least time limit of a fit_budget call (it returns its quickest fitting pruning)
 MIN_CALL = 0.02
 #: forests pruned with their own loss besides the paper's objective (the best paper prunings)
@@ -892,7 +892,7 @@ _DOC_PARAMS = """
         Seconds for the whole fit (growing, ranking, pruning, refitting,
         scoring).  The random forest and its paper pruning always run; every
         other step only when it is expected to end in time (the candidate
-        forests by half of it, the pruning calls and refits by 90%; see
+        forests by half of it, the pruning calls and refits by 95%; see
         ``docs/estimator.md``); a skipped candidate is a ``candidates_`` row
         saying why.
     verbose : bool, default False
