@@ -24,7 +24,14 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from prune_opt import FeatureCosts, Forest, PrunedForest, acquisition_cost, as_feature_costs
+from prune_opt import (
+    FeatureCosts,
+    Forest,
+    PrunedForest,
+    acquisition_cost,
+    as_feature_costs,
+    training_node_stats,
+)
 
 from ._splits import candidates_from_sorted
 
@@ -419,12 +426,16 @@ class ArrayForestClassifier(ForestPredictions, CostAwareClassifier):
         self.val_costs_ = np.asarray(costs)
         return trees, bags
 
-    def _finish(self, trees, bags):
+    def _finish(self, trees, bags, X, y_enc):
+        """``forest_`` of the grown trees, with the node statistics of the rows they were
+        grown on (``X``, ``y_enc``: each tree's in-bag rows), which ``to_sklearn()``'s
+        ``feature_importances_`` need."""
         names = getattr(self, "feature_names_in_", None)
         self.forest_ = Forest.from_arrays(trees, classes=self.classes_,
                                           n_features=self.n_features_in_,
                                           feature_names=None if names is None else list(names),
                                           in_bag=bags)
+        self.forest_.node_stats = training_node_stats(self.forest_, X, self.classes_[y_enc])
         self.n_estimators_ = len(trees)
         self.in_bag_ = bags
         return self

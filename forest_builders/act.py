@@ -45,7 +45,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from prune_opt import Forest
+from prune_opt import Forest, training_node_stats
 
 from ._act_core import ACTConfig, grow_tree
 from ._base import MAX_FEATURES_CONSTRAINT, CostAwareClassifier, resolve_max_features
@@ -214,6 +214,7 @@ class ACTClassifier(_ACTBase):
         self.tree_ = grow_tree(self._config(X32, codes), np.arange(X32.shape[0]), rng)
         self.forest_ = Forest.from_arrays([self.tree_], self.classes_, X32.shape[1],
                                           feature_names=self._names)
+        self.forest_.node_stats = training_node_stats(self.forest_, X32, self.classes_[codes])
         return self
 
 
@@ -308,4 +309,5 @@ class ACTForestClassifier(_ACTBase):
         self.in_bag_ = [np.bincount(idx, minlength=n) for idx in samples]
         self.forest_ = Forest.from_arrays(self.trees_, self.classes_, F,
                                           feature_names=self._names, in_bag=self.in_bag_)
+        self.forest_.node_stats = training_node_stats(self.forest_, X32, self.classes_[codes])
         return self

@@ -66,6 +66,8 @@ import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 from prune_opt.budget import fits_budget, within_one_standard_error
 
+from ._estimator_record import CANDIDATE_COLUMNS, RECORD_KEY, make_record, read_record
+from ._fit_clock import FitClock
 from .feature_subset import (
     SubsetForestClassifier,
     _eliminate,
@@ -91,19 +93,21 @@ LAZY_GRID = ((1.0, 0.3, False), (0.1, 0.5, True))
 #: which features matter, so an example pays for fewer of them
 SHALLOW_RF = (("max_leaf_nodes=8", {"max_leaf_nodes": 8}),
               ("max_leaf_nodes=8, max_features=0.5", {"max_leaf_nodes": 8, "max_features": 0.5}))
-#: the share of a fit_budget call's time limit it is given (its searches end a little late)
+#: the share of the time left per pruning call that its fit_budget search is given (the
+#: searches end a little late, and compiling, refitting and scoring come on top)
 CALL_SHARE = 0.6
+#: the share of time_limit by which the candidates are grown (the random forest always is)
+GROW_SHARE = 0.5
+#: the share of time_limit by which the pruning calls end (choosing and recording follow)
+PRUNE_SHARE = 0.95
+#: the least time limit of a fit_budget call (it returns its quickest fitting pruning)
+MIN_CALL = 0.02
 #: forests pruned with their own loss besides the paper's objective (the best paper prunings)
 OWN_LOSS_MODELS = 3
 #: the share of time_limit the pruning calls aim within when the winner is regrown
 REGROW_SHARE = 0.85
 #: the regrown winner's fit_budget call gets at most this many times its first call's time
 REGROW_CALL_FACTOR = 1.5
-#: the key of the estimator's record in the winner's ``solve_info`` (saved with it)
-RECORD_KEY = "budget_pruned_estimator"
-_CANDIDATE_COLUMNS = ["name", "model", "objective", "refit", "n_splits", "average_cost",
-                      "select_cost", "score", "brier", "fits_budget", "chosen", "reason",
-                      "seconds"]
 
 
 def _three_way_split(y, classification, rng, split):
@@ -201,6 +205,9 @@ class _BudgetPrunedForest(BaseEstimator):
     def _fit_input(self, X, y):
         """Checked ``X``, ``y`` (a regression target standardised), column names, costs,
         integer seed and the target's ``(shift, scale)``; sets ``classes_``, ``costs_``."""
+        _check_numeric_features(X)
+        if self._task == "regression":
+            y = _numeric_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                              y_numeric=self._task == "regression")
         y_shift, y_scale = 0.0, 1.0
@@ -261,7 +268,7 @@ class _BudgetPrunedForest(BaseEstimator):
         self.split_ = {"grow": grow, "prune": prune, "select": select}
         data = _Data(X, y, grow, prune, select, float(self.budget) / scale)
         fc = fc_n  # costs and budget in units of the mean unit cost from here on
-        deadline = t_start + float(self.time_limit)
+        clock = FitClock(self.time_limit, t_start)
         from tqdm.auto import tqdm
 
         # a bar over the fit's steps naming the phase (disabled, a no-op, unless verbose)
@@ -269,12 +276,11 @@ class _BudgetPrunedForest(BaseEstimator):
                    disable=not self.verbose)
         try:
             bar.set_description("growing candidate forests")
-            models, recipes = self._grow_candidates(data, fc, names, seed)
+            models, recipes, skipped = self._grow_candidates(data, fc, names, seed, clock)
             bar.set_description("pruning to the budget")
             bar.update()
-            prune_deadline = t_start + float(self.time_limit) * (REGROW_SHARE if self.regrow
-                                                                   else 1.0)
-            rows = self._prune_and_score(models, data, fc, prune_deadline, bar)
+            rows = skipped + self._prune_and_score(
+                models, data, fc, clock, REGROW_SHARE if self.regrow else PRUNE_SHARE, bar)
             bar.set_description("selecting on held-out rows")
             bar.update()
             self._choose(rows)
@@ -282,7 +288,7 @@ class _BudgetPrunedForest(BaseEstimator):
             if self.regrow:
                 bar.total += 1
                 bar.set_description("regrowing the winner on the grow and select rows")
-                self.pruned_ = self._regrow(data, fc, recipes, deadline)
+                self.pruned_ = self._regrow(data, fc, recipes, clock)
                 bar.update()
         finally:
             bar.close()
@@ -307,19 +313,31 @@ class _BudgetPrunedForest(BaseEstimator):
                     out = copy.copy(pf)
                     out.forest = copy.copy(pf.forest)
                     out.forest.value = pf.forest.value * scale + shift
+                    out.forest.node_stats = _unstandardised_stats(pf.forest.node_stats, scale)
                     out.problem = None
                     done[id(pf)] = out
                 setattr(self, attr, done[id(pf)])
-            self.candidates_["brier"] = self.candidates_["brier"] * scale ** 2
+            # the squared error in the target's units: inf where it is beyond float64
+            # (the R² in "score" is scale-free); a Python float's ** would raise
+            with np.errstate(over="ignore"):
+                self.candidates_["brier"] = (self.candidates_["brier"].to_numpy(dtype=float)
+                                             * np.float64(scale) * np.float64(scale))
         self._record()
 
-    def _regrow(self, d, fc, recipes, deadline):
+    def _regrow(self, d, fc, recipes, clock):
         """The winning recipe grown again on the grow and select rows and pruned again on
         the prune rows the same way (objective, leaf refit): the budget still holds
-        there.  The winner as scored when the recipe cannot be repeated."""
+        there.  The winner as scored when the recipe cannot be repeated, or not within
+        the time left."""
         win = self.candidates_[self.candidates_["chosen"]].iloc[0]
         make = recipes.get(win["model"])
-        if make is None:
+        c, objective = self.candidates_, win["objective"] if win["objective"] != "none" \
+            else "paper"
+        first = c.loc[(c["model"] == win["model"]) & (c["objective"] == objective), "seconds"]
+        first = float(first.max()) if first.size else 1.0
+        # room to grow the recipe again and to prune it as long as its first call took
+        if make is None or not clock.allows(_kind(win["model"]),
+                                            extra=clock.expected("prune") + first):
             return self.selected_
         t0 = time.perf_counter()
         rows = np.sort(np.concatenate([d.grow, d.select]))
@@ -328,13 +346,8 @@ class _BudgetPrunedForest(BaseEstimator):
         budget = d.budget
         pf = PrunedForest(forest, forest.full_split_mask(), costs=fc)
         if not fits_budget(pf.average_cost(Xb), budget):
-            objective = win["objective"] if win["objective"] != "none" else "paper"
-            c = self.candidates_
-            first = c.loc[(c["model"] == win["model"]) & (c["objective"] == objective),
-                          "seconds"]
-            first = float(first.max()) if first.size else 1.0
-            limit = max(0.5, min(deadline - time.perf_counter(),
-                                 REGROW_CALL_FACTOR * max(first, 0.5)))
+            limit = max(first, MIN_CALL, min(CALL_SHARE * clock.left(),
+                                             REGROW_CALL_FACTOR * first))
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
@@ -370,7 +383,7 @@ class _BudgetPrunedForest(BaseEstimator):
                    brier=np.nan, fits_budget=True, chosen=True,
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
-        self.candidates_ = pd.DataFrame([row], columns=_CANDIDATE_COLUMNS)
+        self.candidates_ = pd.DataFrame([row], columns=CANDIDATE_COLUMNS)
         self.fit_seconds_ = time.perf_counter() - t_start
 
     def _random_forest(self, X, y, names, seed, **kw):
@@ -383,9 +396,9 @@ class _BudgetPrunedForest(BaseEstimator):
         forest.feature_names = names
         return forest
 
-    def _grow_candidates(self, d, fc, names, seed):
-        """[(name, Forest)] grown on the grow rows, and how to grow each again on other
-        rows (``{name: rows -> Forest}``)."""
+    def _recipes(self, d, fc, names, seed):
+        """``{name: rows -> Forest}``: how to grow each candidate forest on some rows (the
+        random forest first, then the shallow ones and the lazy-penalty ones)."""
         X, y = d.X, d.y
 
         def rf(rows, **kw):
@@ -404,32 +417,57 @@ class _BudgetPrunedForest(BaseEstimator):
                     f.feature_names = names
                     return f
                 recipes[f"lazy(tradeoff={t:g})"] = lazy
-        models = [(name, make(d.grow)) for name, make in recipes.items()
-                  if name.startswith("rf")]
-        models += self._subset_candidates(d, fc, names, seed, recipes)
-        models += [(name, make(d.grow)) for name, make in recipes.items()
-                   if name.startswith("lazy")]
-        return models, recipes
+        return recipes
 
-    def _subset_candidates(self, d, fc, names, seed, recipes):
-        """Forests on the nested prefixes of the cost ranking: from the longest prefix
-        whose features all fit the budget, until two cost more than it on the prune rows
-        (or ``max_subsets`` are grown)."""
+    def _grow_candidates(self, d, fc, names, seed, clock):
+        """[(name, Forest)] grown on the grow rows, how to grow each again on other rows
+        (``{name: rows -> Forest}``), and a candidates row for each forest the time limit
+        left no room for: the random forest is always grown, any other only when it is
+        expected to be grown by ``GROW_SHARE`` of ``time_limit`` (:class:`FitClock`)."""
+        recipes = self._recipes(d, fc, names, seed)
+        models, skipped = [], []
+
+        def grow(name, make):
+            kind = _kind(name)
+            if name != "rf" and not clock.allows(kind, GROW_SHARE):
+                skipped.append(self._unscored_row(name, name, "none", _no_room(
+                    "grown", clock, kind, GROW_SHARE)))
+                return None
+            with clock.step(kind):
+                models.append((name, make(d.grow)))
+            return models[-1][1]
+
+        for name in [n for n in recipes if n.startswith("rf")]:
+            grow(name, recipes[name])
+        self._subset_candidates(d, fc, names, seed, recipes, clock, grow, skipped)
+        for name in [n for n in recipes if n.startswith("lazy")]:
+            grow(name, recipes[name])
+        return models, recipes, skipped
+
+    def _subset_candidates(self, d, fc, names, seed, recipes, clock, grow, skipped):
+        """Forests on the nested prefixes of the cost ranking, grown by ``grow``: from the
+        longest prefix whose features all fit the budget, until two cost more than it on
+        the prune rows (or ``max_subsets`` are grown, or the time limit leaves no room)."""
         n_features = d.X.shape[1]
         if self.max_subsets == 0 or n_features < 2:
-            return []
+            return
+        if not clock.allows("rank", GROW_SHARE):
+            skipped.append(self._unscored_row("subset(k=...)", "subset", "none", _no_room(
+                "ranked", clock, "rank", GROW_SHARE)))
+            return
         Xa, ya = d.X[d.grow], d.y[d.grow]
         step = 1 if n_features <= 10 else 0.2
         n_rank = min(20, self.n_estimators)
-        if self._task == "classification":
-            ranking = rank_features_by_cost(Xa, ya, costs=fc, n_estimators=n_rank, step=step,
-                                            random_state=seed)
-        else:
-            ranking = _rank_for_regression(Xa, ya, fc, n_rank, step, seed)
+        with clock.step("rank"):
+            if self._task == "classification":
+                ranking = rank_features_by_cost(Xa, ya, costs=fc, n_estimators=n_rank,
+                                                step=step, random_state=seed)
+            else:
+                ranking = _rank_for_regression(Xa, ya, fc, n_rank, step, seed)
         prefix = subset_costs(fc, ranking)
         k = max(1, int(np.sum(fits_budget(prefix, d.budget))))
-        out, over = [], 0
-        while k < n_features and len(out) < self.max_subsets and over < 2:
+        n_grown, over = 0, 0
+        while k < n_features and n_grown < self.max_subsets and over < 2:
             cols = np.sort(ranking[:k])
 
             def subset(rows, cols=cols):
@@ -443,78 +481,47 @@ class _BudgetPrunedForest(BaseEstimator):
                 return _regression_subset_forest(d.X[rows], d.y[rows], cols,
                                                  self.n_estimators, seed, self.n_jobs, names)
             recipes[f"subset(k={k})"] = subset
-            f = subset(d.grow)
-            out.append((f"subset(k={k})", f))
+            f = grow(f"subset(k={k})", subset)
+            if f is None:
+                return
+            n_grown += 1
             cost = PrunedForest(f, f.full_split_mask(), costs=fc).average_cost(d.X[d.prune])
             over += not fits_budget(cost, d.budget)
             k += 1
-        return out
 
-    def _prune_and_score(self, models, d, fc, deadline, bar):
+    def _prune_and_score(self, models, d, fc, clock, share, bar):
         """One candidate row per (model, objective, refit), scored on the select rows.
 
         Every forest above the budget is pruned with the paper's objective; the
         forest's own loss (slower) is then tried on the ``OWN_LOSS_MODELS`` forests
         whose paper pruning has the lowest Brier loss (squared error) on the prune
         rows, the loss it minimises there, with that paper pruning among its
-        candidates and starts (``warm_start``).
+        candidates and starts (``warm_start``).  The calls share the time until
+        ``share`` of ``time_limit``: the random forest's paper pruning always runs,
+        any other only when it is expected to end in time (its search given at least
+        ``MIN_CALL`` seconds), and a leaf refit only when it is too.
         """
-        Xa, ya = d.X[d.grow], d.y[d.grow]
         Xb, yb = d.X[d.prune], d.y[d.prune]
-        budget = d.budget
         objectives = _objectives(self._task)
         full = [PrunedForest(f, f.full_split_mask(), costs=fc) for _, f in models]
-        over = [not fits_budget(pf.average_cost(Xb), budget) for pf in full]
+        over = [not fits_budget(pf.average_cost(Xb), d.budget) for pf in full]
         n_over = sum(over)
         calls = n_over + min(n_over, OWN_LOSS_MODELS) * (len(objectives) - 1)
         bar.total += calls
         bar.refresh()
-        rows, problems, screen, papers = [], {}, [], {}
-        state = {"calls": calls}
-
-        def add(name, model, objective, refit, pf, seconds):
-            rows.append(self._score_row(name, model, objective, refit, pf, Xb, d, budget,
-                                        seconds))
-            rows[-1]["_pruned"] = pf
-
-        def prune(i, obj, warm=None):
-            name, forest = models[i]
-            bar.set_description(f"pruning {name} ({obj})")
-            t0 = time.perf_counter()
-            if i not in problems:
-                problems[i] = po.compile_problem(forest, Xb, yb, costs=fc, train=(Xa, ya))
-            left = deadline - time.perf_counter()
-            limit = max(0.3, CALL_SHARE * left / max(state["calls"], 1))
-            state["calls"] -= 1
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)
-                    pruned = po.fit_budget(problems[i], Xb, yb, budget=budget,
-                                           objective=obj, time_limit=limit, warm_start=warm)
-            except ValueError as exc:  # e.g. the budget is below the cheapest pruning
-                rows.append(self._failed_row(name, obj, str(exc)))
-                return None
-            finally:
-                bar.update()
-            label = f"{name} / fit_budget({obj})"
-            add(label, name, obj, False, pruned, time.perf_counter() - t0)
-            if self.refit and pruned.n_splits > 0:
-                t0 = time.perf_counter()
-                refit = _refit(pruned, Xa, ya)
-                add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
-            return pruned
-
+        rows, screen, papers = [], [], {}
+        run = _PruningRun(self, models, d, fc, clock, share, rows, calls)
         for i, ((name, _), pf) in enumerate(zip(models, full)):
             if not over[i]:
-                add(name, name, "none", False, pf, 0.0)
+                run.add(name, name, "none", False, pf, 0.0)
                 continue
-            pruned = prune(i, objectives[0])
+            pruned = run.prune(i, objectives[0], bar, required=i == 0)
             if pruned is not None:
                 screen.append((_prune_row_loss(pruned, Xb, yb), i))
                 papers[i] = pruned
         for _, i in sorted(screen)[:OWN_LOSS_MODELS]:
             for obj in objectives[1:]:  # the paper pruning joins the own loss's starts
-                prune(i, obj, warm=papers[i])
+                run.prune(i, obj, bar, warm=papers[i])
         return rows
 
     def _score_row(self, name, model, objective, refit, pf, Xb, d, budget, seconds):
@@ -529,11 +536,12 @@ class _BudgetPrunedForest(BaseEstimator):
                     reason="", seconds=float(seconds))
 
     @staticmethod
-    def _failed_row(name, objective, message):
-        return dict(name=f"{name} / fit_budget({objective})", model=name, objective=objective,
-                    refit=False, n_splits=0, average_cost=np.nan, select_cost=np.nan,
-                    score=np.nan, brier=np.nan, fits_budget=False, chosen=False,
-                    reason=f"fit_budget failed: {message}", seconds=0.0, _pruned=None)
+    def _unscored_row(name, model, objective, reason):
+        """The candidates row of a candidate that was not scored (``reason`` says why)."""
+        return dict(name=name, model=model, objective=objective, refit=False, n_splits=0,
+                    average_cost=np.nan, select_cost=np.nan, score=np.nan, brier=np.nan,
+                    fits_budget=False, chosen=False, reason=reason, seconds=0.0,
+                    _pruned=None)
 
     def _choose(self, rows):
         """The winner among the candidates that fit: the best select-row score for a
@@ -580,24 +588,18 @@ class _BudgetPrunedForest(BaseEstimator):
             else:
                 r["reason"] = f"within reach of the best; loses on {loss} or cost"
         self.pruned_ = win["_pruned"]
-        self.candidates_ = pd.DataFrame([{k: r[k] for k in _CANDIDATE_COLUMNS} for r in rows],
-                                        columns=_CANDIDATE_COLUMNS)
+        self.candidates_ = pd.DataFrame([{k: r[k] for k in CANDIDATE_COLUMNS} for r in rows],
+                                        columns=CANDIDATE_COLUMNS)
         self._record()
 
     def _record(self):
         """Record the estimator in the winner's solve_info (saved with it as JSON)."""
-        params = {k: v for k, v in self.get_params().items()
-                  if v is None or isinstance(v, (bool, int, float, str))}
-        self.pruned_.solve_info = {
-            **self.pruned_.solve_info,
-            RECORD_KEY: {"class": type(self).__name__, "params": params,
-                         "feature_names_in": None if not hasattr(self, "feature_names_in_")
-                         else [str(n) for n in self.feature_names_in_],
-                         "candidates": self.candidates_.to_dict(orient="list")}}
+        self.pruned_.solve_info = {**self.pruned_.solve_info, RECORD_KEY: make_record(self)}
 
     # ------------------------------------------------------------- predict
     def _checked(self, X):
         check_is_fitted(self, "pruned_")
+        _check_numeric_features(X)
         return validate_data(self, X, reset=False, dtype=np.float64,
                              ensure_all_finite="allow-nan")
 
@@ -689,22 +691,82 @@ class _BudgetPrunedForest(BaseEstimator):
         estimator of this class
         """
         pf = po.load(path)
-        record = pf.solve_info.get(RECORD_KEY)
-        if not isinstance(record, dict) or record.get("class") != cls.__name__:
-            raise ValueError(f"{path} was not written by {cls.__name__}.save (its forest "
-                             f"lacks the estimator's record); load it with prune_opt.load")
-        known = set(cls().get_params())
-        est = cls(**{k: v for k, v in (record.get("params") or {}).items() if k in known})
+        params, names, candidates = read_record(cls, pf, path)
+        est = cls(**params)
         est.costs = pf.costs
         est.pruned_, est.selected_, est.costs_ = pf, pf, pf.costs  # selected_ is not saved
         est.n_features_in_ = int(pf.forest.n_features)
-        if record.get("feature_names_in") is not None:
-            est.feature_names_in_ = np.asarray(record["feature_names_in"], dtype=object)
+        if names is not None:
+            est.feature_names_in_ = names
         if pf.task == "classification":
             est.classes_ = np.asarray(pf.classes_)
-        est.candidates_ = pd.DataFrame(record.get("candidates") or {},
-                                       columns=_CANDIDATE_COLUMNS)
+        est.candidates_ = candidates
         return est
+
+
+class _PruningRun:
+    """The pruning calls of one fit: their compiled problems, their share of the time
+    left and the candidates rows they add."""
+
+    def __init__(self, est, models, d, fc, clock, share, rows, calls):
+        self.est, self.models, self.d, self.fc = est, models, d, fc
+        self.clock, self.share, self.rows, self.calls = clock, share, rows, calls
+        self.problems = {}
+
+    def add(self, name, model, objective, refit, pf, seconds):
+        d = self.d
+        row = self.est._score_row(name, model, objective, refit, pf, d.X[d.prune], d,
+                                  d.budget, seconds)
+        self.rows.append({**row, "_pruned": pf})
+
+    def prune(self, i, obj, bar, warm=None, required=False):
+        """Model ``i`` pruned with ``obj`` (and refit), or None when it failed or the time
+        left no room for it (a row says which)."""
+        name, forest = self.models[i]
+        label, d, clock = f"{name} / fit_budget({obj})", self.d, self.clock
+        calls, self.calls = self.calls, self.calls - 1
+        bar.set_description(f"pruning {name} ({obj})")
+        bar.update()
+        if not required and not clock.allows("prune", self.share, extra=MIN_CALL):
+            self.rows.append(self.est._unscored_row(label, name, obj, _no_room(
+                "pruned", clock, "prune", self.share, MIN_CALL)))
+            return None
+        t0 = time.perf_counter()
+        Xa, ya, Xb, yb = d.X[d.grow], d.y[d.grow], d.X[d.prune], d.y[d.prune]
+        if i not in self.problems:
+            self.problems[i] = po.compile_problem(forest, Xb, yb, costs=self.fc,
+                                                  train=(Xa, ya))
+        room = clock.left(self.share) - calls * clock.expected("prune")
+        limit = max(MIN_CALL, CALL_SHARE * room / max(calls, 1))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                pruned = po.fit_budget(self.problems[i], Xb, yb, budget=d.budget,
+                                       objective=obj, time_limit=limit, warm_start=warm)
+        except ValueError as exc:  # e.g. the budget is below the cheapest pruning
+            self.rows.append(self.est._unscored_row(label, name, obj,
+                                                    f"fit_budget failed: {exc}"))
+            return None
+        self.add(label, name, obj, False, pruned, time.perf_counter() - t0)
+        clock.note("prune", time.perf_counter() - t0 - limit)  # beyond the search's limit
+        if self.est.refit and pruned.n_splits > 0 and clock.allows("refit", self.share):
+            t0 = time.perf_counter()
+            with clock.step("refit"):
+                refit = _refit(pruned, Xa, ya)
+                self.add(label + " + refit", name, obj, True, refit, time.perf_counter() - t0)
+        return pruned
+
+
+def _kind(name):
+    """The step kind (:data:`FACTORS`) of growing the candidate called ``name``."""
+    return ("rf" if name == "rf" else "shallow" if name.startswith("rf(")
+            else name.split("(")[0])
+
+
+def _no_room(what, clock, kind, share, extra=0.0):
+    """Why a step was skipped: the time it was expected to take and the time left."""
+    return (f"not {what}: expected to take {clock.expected(kind) + extra:.3g} s, "
+            f"{max(clock.left(share), 0.0):.3g} s were left of this phase of time_limit")
 
 
 class _Data:
@@ -715,6 +777,72 @@ class _Data:
         self.X, self.y = X, y
         self.grow, self.prune, self.select = grow, prune, select
         self.budget = budget
+
+
+def _unstandardised_stats(stats, scale):
+    """Node statistics with the impurities (target variances) in the target's units;
+    where those are beyond float64 (targets near 1e155 and beyond) they stay in the
+    standardised units, which give the same feature importances (a ratio)."""
+    if stats is None:
+        return None
+    with np.errstate(over="ignore"):
+        impurity = stats["impurity"] * np.float64(scale) * np.float64(scale)
+    return {**stats, "impurity": impurity if np.isfinite(impurity).all()
+            else stats["impurity"]}
+
+
+def _check_numeric_features(X):
+    """Refuse, naming the column, a feature of text, dates or other values that are not
+    numbers (scikit-learn's own check names neither ``X`` nor the column)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        columns = [(name, X[name]) for name in X.columns]
+    else:
+        try:
+            arr = None if hasattr(X, "toarray") else np.asarray(X)
+        except ValueError:  # ragged rows: scikit-learn says so
+            return
+        if arr is None or arr.dtype.kind in "biufcV" or arr.ndim != 2:
+            return  # numbers, a sparse matrix or a shape scikit-learn refuses by itself
+        columns = [(k, arr[:, k]) for k in range(arr.shape[1])]
+    for name, values in columns:
+        refused = getattr(getattr(values, "dtype", None), "kind", "O") in "Mm"  # dates
+        try:
+            if not refused:
+                np.asarray(values, dtype=np.float64)
+        except ValueError:  # text (other objects raise numpy's TypeError, naming their type)
+            refused = True
+        if refused:
+            first = next((v for v in np.asarray(values, dtype=object).ravel()
+                          if not _is_number_text(v)), None)
+            raise ValueError(f"X column {name!r} holds {getattr(values, 'dtype', 'object')} "
+                             f"values such as {first!r}, which are not numbers; encode it as "
+                             "numbers first (e.g. ordinal codes of its categories, as "
+                             "prune_opt.datasets.load_csv does)")
+
+
+def _numeric_target(y):
+    """A regression target as numbers (numeric text converted, as scikit-learn's
+    regressors do); other values are refused naming ``y``."""
+    if y is None or isinstance(getattr(y, "dtype", None), np.dtype) and y.dtype.kind in "biuf":
+        return y
+    arr = np.asarray(y)
+    if arr.dtype.kind in "biuf":
+        return y
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        first = next((v for v in arr.ravel() if not _is_number_text(v)), arr.ravel()[:1])
+        raise ValueError(f"y holds {arr.dtype} values such as {first!r}, which are not "
+                         "numbers: a regressor needs numeric targets (for class labels use "
+                         "BudgetPrunedForestClassifier)") from None
+
+
+def _is_number_text(v):
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _target_scale(y):
@@ -761,9 +889,12 @@ _DOC_PARAMS = """
     n_jobs : int or None
         For scikit-learn's forests.
     time_limit : float, default 12
-        Seconds for the whole fit, shared among the ``fit_budget`` calls
-        (each gets a share of what is left; growing and refitting are not
-        interrupted, so a fit may take longer).
+        Seconds for the whole fit (growing, ranking, pruning, refitting,
+        scoring).  The random forest and its paper pruning always run; every
+        other step only when it is expected to end in time (the candidate
+        forests by half of it, the pruning calls and refits by 95%; see
+        ``docs/estimator.md``); a skipped candidate is a ``candidates_`` row
+        saying why.
     verbose : bool, default False
         A tqdm progress bar naming the phase.
     max_subsets : int, default 4
@@ -791,7 +922,8 @@ _DOC_PARAMS = """
         One row per candidate: ``name``, ``model``, ``objective``, ``refit``,
         ``n_splits``, ``average_cost`` (prune rows), ``select_cost``,
         ``score`` and ``brier`` (select rows; ``brier`` is the squared error for
-        regression), ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
+        regression, in the target's units: ``inf`` where it is beyond float64),
+        ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
     split_ : dict
         Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
     costs_ : prune_opt.FeatureCosts
@@ -865,3 +997,26 @@ class BudgetPrunedForestRegressor(RegressorMixin, _BudgetPrunedForest):
     """
 
     _task = "regression"
+
+    def score(self, X, y, sample_weight=None):
+        """R² of :meth:`predict` on ``(X, y)``, as scikit-learn's regressors, computed on
+        targets divided by a power of two near their magnitude (exact), so targets
+        around 1e155 and beyond, whose squares overflow, still score.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import r2_score
+
+        pred = self.predict(X)
+        y = np.asarray(_numeric_target(y), dtype=np.float64)
+        top = max(float(np.max(np.abs(y), initial=0.0)), float(np.max(np.abs(pred), initial=0.0)))
+        unit = 2.0 ** np.floor(np.log2(top)) if 0.0 < top < np.inf else 1.0
+        return float(r2_score(y / unit, pred / unit, sample_weight=sample_weight))

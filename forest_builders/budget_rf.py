@@ -271,14 +271,14 @@ class BudgetRandomForestClassifier(ArrayForestClassifier):
             self._current_alpha = a
             trees, bags = self._grow_forest(X, y_enc, X_val, self._chooser(a), seed)
             val_costs = self.val_costs_
-            self._finish(trees, bags)
+            self._finish(trees, bags, X, y_enc)
             if tune:
                 acc = scores[a] = float(np.mean(self.predict(X_val) == y_val))
                 if best is None or acc > best[0]:
                     best = (acc, a, trees, bags, val_costs)
         if tune:
             _, a, trees, bags, val_costs = best
-            self._finish(trees, bags)
+            self._finish(trees, bags, X, y_enc)
             self.val_costs_ = val_costs
             self.alpha_ = a
         else:

@@ -164,4 +164,4 @@ class CostSensitiveRandomForestClassifier(ArrayForestClassifier):
         chooser = cost_gain_chooser(get_impurity(self.criterion), self.cost_mode,
                                     float(self.beta))
         trees, bags = self._grow_forest(X, y_enc, X_val, chooser, self._seed())
-        return self._finish(trees, bags)
+        return self._finish(trees, bags, X, y_enc)

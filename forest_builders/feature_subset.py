@@ -223,13 +223,18 @@ def _eliminate(X, y, costs, forest, step, savings, sample_weight=None, verbose=F
 
 def _widened_forest(rf, columns, X, classes, names):
     """A scikit-learn forest fitted on ``X[:, columns]`` as a Forest over every column of
-    ``X``, with its in-bag counts (``classes``: None for a regressor)."""
+    ``X``, with its in-bag counts and its trees' node statistics (``classes``: None for
+    a regressor)."""
     n = X.shape[0]
     bags = [np.bincount(s, minlength=n).astype(np.int64) if rf.bootstrap
             else np.ones(n, dtype=np.int64) for s in rf.estimators_samples_]
     trees = [_widen(t, columns) for t in rf.estimators_]
-    return Forest(trees, classes=classes, n_features=X.shape[1], feature_names=names,
-                  in_bag=bags)
+    forest = Forest(trees, classes=classes, n_features=X.shape[1], feature_names=names,
+                    in_bag=bags)
+    forest.node_stats = {k: np.concatenate([np.asarray(getattr(t.tree_, k))
+                                            for t in rf.estimators_])  # the same nodes
+                         for k in ("n_node_samples", "weighted_n_node_samples", "impurity")}
+    return forest
 
 
 def _fill_within(costs, ranking, max_cost):

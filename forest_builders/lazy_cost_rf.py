@@ -156,7 +156,7 @@ class LazyCostRandomForestClassifier(ArrayForestClassifier):
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, self.n_estimators)
         trees, bags, paid_cost = self._grow(spec, X, y_enc, seeds)
         self.train_paid_cost_ = np.asarray(paid_cost)
-        return self._finish(trees, bags)
+        return self._finish(trees, bags, X, y_enc)
 
     def _grow(self, spec, X, y, seeds):
         n = X.shape[0]

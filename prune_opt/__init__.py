@@ -9,6 +9,7 @@ from ._compile import compile_problem
 from ._costs import FeatureCosts, as_feature_costs
 from ._forest import Forest, as_forest
 from ._lazy import LazyPrediction, LazyPredictor
+from ._node_stats import training_node_stats
 from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
 from ._pruned import PrunedForest, acquisition_cost, load
@@ -41,5 +42,6 @@ __all__ = [
     "refit_leaves",
     "solve",
     "tradeoff_curve",
+    "training_node_stats",
     "vertex_integrality",
 ]

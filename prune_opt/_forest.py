@@ -23,6 +23,8 @@ __all__ = ["Forest", "as_forest", "detached_estimator", "register_importer",
 TASKS = ("classification", "regression")
 #: the dtypes a split may compare feature values in (``x <= threshold``)
 SPLIT_DTYPES = ("float32", "float64")
+#: the training statistics of the nodes (``Forest.node_stats``), as scikit-learn names them
+NODE_STATS = ("n_node_samples", "weighted_n_node_samples", "impurity")
 
 
 class Forest:
@@ -82,6 +84,12 @@ class Forest:
         None for regression (no class columns); use :attr:`value_width` for
         the number of columns of ``value``.
     ensemble : Ensemble
+    node_stats : dict or None
+        The training statistics scikit-learn keeps per node
+        (``n_node_samples``, ``weighted_n_node_samples``, ``impurity``, each
+        of shape (n_nodes,)), from which ``to_sklearn()`` exports compute
+        ``feature_importances_``: copied by :meth:`from_sklearn`, else set by
+        whoever grew the forest (``prune_opt._node_stats``), else None.
 
     Examples
     --------
@@ -139,6 +147,7 @@ class Forest:
         # a booster's internal-node values: None while they are the source library's,
         # else how the node-value rule fitted them (see prune_opt._boosting)
         self.node_value_fit = None
+        self.node_stats = None
         checked = [self._check_tree(tree, t) for t, tree in enumerate(trees)]
         # NaN routing: sklearn decides itself; array-built trees only when told how
         self.allow_nan = estimator is not None or any(

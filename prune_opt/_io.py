@@ -21,7 +21,29 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "check_output_path"]
+__all__ = ["atomic_write", "check_output_path", "unique_keys"]
+
+
+def unique_keys(pairs):
+    """``object_pairs_hook`` of :func:`json.loads` that refuses an object naming a key
+    twice (plain ``json`` keeps the last value without a word).
+
+    Examples
+    --------
+    >>> import json
+    >>> from prune_opt._io import unique_keys
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    ValueError: the key 'a' appears twice in one JSON object; keep one of them
+    """
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {twice[:80]!r} appears twice in one JSON object; keep one "
+                         "of them")
+    return out
 
 
 def check_output_path(path, name="path"):

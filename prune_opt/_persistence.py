@@ -7,7 +7,12 @@ parses JSON (no object is ever constructed from a name in the file) and
 refuses, with a ``ValueError`` naming the field, anything the schema does
 not allow: missing or unknown fields, wrong types or shapes, non-finite
 numbers, duplicated classes, children out of range or not forming a tree,
-a split mask not closed under parents, nesting deeper than the schema.
+a split mask not closed under parents, nesting deeper than the schema, and
+fields that contradict each other (the task and the estimator, the class
+fields and the node values, the feature names, the costs' names and the
+command line's table columns).  A model is named by ``feature_names``, else
+(files the command line wrote before it recorded them) by its table's
+columns, so a DataFrame is read by column name.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ import numpy as np
 
 from ._costs import FeatureCosts
 from ._ensemble import Ensemble
-from ._forest import SPLIT_DTYPES, Forest
-from ._io import atomic_write
+from ._forest import NODE_STATS, SPLIT_DTYPES, Forest
+from ._io import atomic_write, unique_keys
 
-__all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION"]
+__all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",
+           "check_feature_encoding", "check_names_agree"]
 
 FORMAT = "prune-opt/pruned-forest"
 #: version 2 adds boosted models (ensemble, split_dtype, node_value_fit); version 1
@@ -59,7 +65,7 @@ _OPTIONAL += ("classes_dtype",)
 #: node-value fit (absent: an averaged forest compared in float32)
 _OPTIONAL += ("ensemble", "split_dtype", "node_value_fit", "absent_is_missing")
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
-_TREE_OPTIONAL = ("missing_go_to_left",)
+_TREE_OPTIONAL = ("missing_go_to_left", *NODE_STATS)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
 _BULKY_SOLVE_INFO = ("duals", "history")
 _FLOAT_MAX = float(np.finfo(np.float64).max)
@@ -160,7 +166,7 @@ def _encode_tree(forest, split_mask, t):
                          "(all zeros), which the file format refuses")
     # a leaf's threshold is never read: store a finite placeholder
     threshold = np.where(internal | np.isfinite(threshold), threshold, -2.0)
-    return {
+    out = {
         "left": np.where(forest.left[sl] >= 0, forest.left[sl] - off, -1).tolist(),
         "right": np.where(forest.right[sl] >= 0, forest.right[sl] - off, -1).tolist(),
         "feature": forest.feature[sl].tolist(),
@@ -169,6 +175,14 @@ def _encode_tree(forest, split_mask, t):
         "missing_go_to_left": forest.missing_go_to_left[sl].astype(int).tolist(),
         "split_mask": split_mask[sl].astype(int).tolist(),
     }
+    if forest.node_stats is not None:  # what to_sklearn's feature_importances_ need
+        stats = {k: np.asarray(forest.node_stats[k])[sl] for k in NODE_STATS}
+        if not all(np.isfinite(v).all() for v in stats.values()):
+            raise ValueError(f"cannot save: tree {t} has non-finite node statistics "
+                             "(forest.node_stats); set forest.node_stats = None to drop them")
+        out["n_node_samples"] = stats["n_node_samples"].astype(np.int64).tolist()
+        out.update({k: stats[k].astype(float).tolist() for k in NODE_STATS[1:]})
+    return out
 
 
 def _finite_or_none(v):
@@ -215,6 +229,8 @@ def encode(pruned):
         doc["classes"], doc["classes_kind"], dtype = _encode_classes(f.classes_)
         if dtype is not None:  # e.g. uint8, bool or object labels come back as such
             doc["classes_dtype"] = dtype
+    if pruned.feature_encoding is not None:
+        doc["feature_encoding"] = _jsonable(pruned.feature_encoding)
     return doc
 
 
@@ -235,14 +251,15 @@ def _reject_constant(name):
 
 
 def _read_document(path):
-    """Parse the file as strict JSON (no NaN/Infinity, bounded nesting)."""
+    """Parse the file as strict JSON (no NaN/Infinity, bounded nesting, no key given
+    twice); a UTF-8 byte-order mark (some editors write one) is dropped."""
     try:
-        with open(os.fspath(path), encoding="utf-8") as fh:
+        with open(os.fspath(path), encoding="utf-8-sig") as fh:
             text = fh.read()
     except UnicodeDecodeError:
         _fail("file is not UTF-8 text (not a prune-opt JSON file)")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_keys)
     except RecursionError:
         _fail("JSON nested too deeply (not a prune-opt file)")
     except json.JSONDecodeError as exc:
@@ -466,7 +483,7 @@ def _check_structure(left, right, t):
 
 
 def _decode_tree(tr, t, n_features, n_classes, width=None):
-    """(node arrays for Forest, split mask) of one tree."""
+    """(node arrays for Forest, split mask, node statistics or {}) of one tree."""
     if not isinstance(tr, dict):
         _fail(f"tree {t} is not an object")
     missing = [k for k in _TREE_REQUIRED if k not in tr]
@@ -482,7 +499,8 @@ def _decode_tree(tr, t, n_features, n_classes, width=None):
               "missing_go_to_left": _int_array(tr.get("missing_go_to_left", [0] * left.size),
                                                f"tree {t} missing_go_to_left")}
     mask = _int_array(tr["split_mask"], f"tree {t} split_mask")
-    if any(a.shape[0] != left.size for a in (*arrays.values(), mask)):
+    stats = _decode_node_stats(tr, t)
+    if any(a.shape[0] != left.size for a in (*arrays.values(), mask, *stats.values())):
         _fail(f"tree {t}: node arrays differ in length")
     _check_structure(left, right, t)
     feat = arrays["feature"][left >= 0]
@@ -492,7 +510,24 @@ def _decode_tree(tr, t, n_features, n_classes, width=None):
         _fail(f"tree {t}: missing_go_to_left must be zeros and ones")
     if not np.isin(mask, (0, 1)).all():
         _fail(f"tree {t}: split_mask must be n_nodes zeros and ones")
-    return arrays, mask.astype(bool)
+    return arrays, mask.astype(bool), stats
+
+
+def _decode_node_stats(tr, t):
+    """The tree's node statistics (all three, or none: ``{}``): sample counts that are
+    non-negative integers, weights that are non-negative finite numbers, finite
+    impurities."""
+    present = [k for k in NODE_STATS if k in tr]
+    if not present:
+        return {}
+    if len(present) != len(NODE_STATS):
+        _fail(f"tree {t}: node statistics come as {list(NODE_STATS)} together, got only "
+              f"{present}")
+    out = {"n_node_samples": _int_array(tr["n_node_samples"], f"tree {t} n_node_samples")}
+    out.update({k: _float_array(tr[k], f"tree {t} {k}") for k in NODE_STATS[1:]})
+    if (out["n_node_samples"] < 0).any() or (out["weighted_n_node_samples"] < 0).any():
+        _fail(f"tree {t}: n_node_samples and weighted_n_node_samples must be >= 0")
+    return out
 
 
 def _decode_costs(spec, n_features):
@@ -542,19 +577,77 @@ def _decode_meta(doc):
     return out, allow_nan
 
 
-def _check_feature_encoding(enc, n_features):
-    """The command line's record of how a table became X (read back by its predict)."""
+#: fields of feature_encoding, the command line's record of how a table became X
+ENCODING_KEYS = ("kind", "target", "columns", "categories")
+
+
+def check_feature_encoding(enc, n_features):
+    """A checked copy of ``feature_encoding`` (None stays None): ``columns`` names the
+    ``n_features`` table columns in the order of X, ``target`` is the label column (not
+    a feature), and ``categories`` maps text columns to their distinct categories.
+
+    Raises
+    ------
+    ValueError
+        Naming the field at fault.
+    """
     if enc is None:
-        return
-    cols = enc.get("columns") if isinstance(enc, dict) else None
+        return None
+    if not isinstance(enc, Mapping) or "columns" not in enc or not set(enc) <= set(
+            ENCODING_KEYS):
+        raise ValueError(f"feature_encoding must be an object with 'columns' and only the "
+                         f"fields {ENCODING_KEYS}")
+    cols = enc["columns"]
     if not (isinstance(cols, list) and len(cols) == n_features
-            and all(isinstance(c, str) for c in cols)):
-        _fail("feature_encoding must be an object whose columns lists n_features names")
+            and all(isinstance(c, str) for c in cols) and len(set(cols)) == len(cols)):
+        raise ValueError(f"feature_encoding.columns must list n_features={n_features} "
+                         "distinct column names")
+    if enc.get("kind", "ordinal") != "ordinal":
+        raise ValueError(f"feature_encoding.kind must be 'ordinal', got "
+                         f"{str(enc.get('kind'))[:40]!r}")
+    target = enc.get("target")
+    if target is not None and (not isinstance(target, str) or target in cols):
+        raise ValueError("feature_encoding.target must be null or the name of a column that "
+                         "is not a feature column")
     cats = enc.get("categories") or {}
-    if not (isinstance(cats, dict) and all(
+    if not (isinstance(cats, Mapping) and all(
             k in cols and isinstance(v, list) and all(isinstance(c, str) for c in v)
-            for k, v in cats.items())):
-        _fail("feature_encoding.categories must map feature columns to lists of strings")
+            and len(set(v)) == len(v) for k, v in cats.items())):
+        raise ValueError("feature_encoding.categories must map feature columns to lists of "
+                         "distinct strings")
+    return {"kind": "ordinal", "target": target, "columns": list(cols),
+            "categories": {k: list(v) for k, v in cats.items()}}
+
+
+def check_names_agree(named, fix="build both from the same columns"):
+    """Raise when two of the ``(field, names)`` pairs (None: not given) name the
+    features differently (the message ends with ``fix``); return the first names
+    given (None when none is)."""
+    given = [(field, list(names)) for field, names in named if names is not None]
+    for field, names in given[1:]:
+        if names != given[0][1]:
+            first, theirs = given[0]
+            raise ValueError(f"{field} {names[:6]} and {first} {theirs[:6]} name the features "
+                             "differently (another order or other names), so the columns "
+                             f"would be read in the wrong order; {fix}")
+    return given[0][1] if given else None
+
+
+def _decode_names(doc, names, costs, n_features):
+    """The feature names every field of the file agrees on (``feature_names``, the
+    costs' and the command line's table columns) and the checked feature_encoding.
+    The forest is named by ``feature_names``, else by the table's columns (files
+    written before the command line recorded feature_names)."""
+    try:
+        enc = check_feature_encoding(doc.get("feature_encoding"), n_features)
+        check_names_agree([("feature_names", names),
+                           ("feature_encoding.columns", enc and enc["columns"]),
+                           ("costs.feature_names", costs.feature_names)],
+                          fix="the file contradicts itself (was it edited?): save the model "
+                              "again from its source")
+    except ValueError as exc:
+        _fail(str(exc))
+    return (names if names is not None else enc and enc["columns"]), enc
 
 
 def decode(doc):
@@ -576,11 +669,13 @@ def decode(doc):
     width = (ensemble.width(task, n_classes) if ensemble.is_additive else None)
     decoded = [_decode_tree(tr, t, n_features, n_classes, width)
                for t, tr in enumerate(doc["trees"])]
+    if len({bool(st) for *_, st in decoded}) > 1:
+        _fail("node statistics (n_node_samples, ...) must be given for every tree or none")
     costs = _decode_costs(doc["costs"], n_features)
     meta, allow_nan = _decode_meta(doc)
-    _check_feature_encoding(doc.get("feature_encoding"), n_features)
+    names, encoding = _decode_names(doc, names, costs, n_features)
     try:
-        forest = Forest([a for a, _ in decoded], classes=classes, n_features=n_features,
+        forest = Forest([a for a, _, _ in decoded], classes=classes, n_features=n_features,
                         feature_names=names, task=task, ensemble=ensemble,
                         split_dtype=split_dtype, source=doc["estimator"])
     except (ValueError, TypeError) as exc:
@@ -588,13 +683,16 @@ def decode(doc):
     forest.allow_nan = allow_nan
     forest.node_value_fit = value_fit
     forest.absent_is_missing = absent
-    mask = np.concatenate([m for _, m in decoded])
+    if decoded[0][2]:
+        forest.node_stats = {k: np.concatenate([st[k] for *_, st in decoded])
+                             for k in NODE_STATS}
+    mask = np.concatenate([m for _, m, _ in decoded])
     try:
         forest.check_split_mask(mask)
     except ValueError as exc:
         _fail(str(exc))
     return dict(forest=forest, split_mask=mask, costs=costs,
-                estimator_class=doc["estimator"], **meta)
+                estimator_class=doc["estimator"], feature_encoding=encoding, **meta)
 
 
 def read_pruned(path):

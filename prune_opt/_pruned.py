@@ -14,7 +14,12 @@ from ._costs import as_feature_costs, estimator_costs
 from ._forest import as_forest
 from ._frames import records_frame
 from ._lazy import LazyPredictor
-from ._persistence import read_pruned, save_pruned
+from ._persistence import (
+    check_feature_encoding,
+    check_names_agree,
+    read_pruned,
+    save_pruned,
+)
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
 from .exporters import pruned_to_lightgbm, pruned_to_xgboost
@@ -78,11 +83,17 @@ class PrunedForest:
         Class name of the source scikit-learn estimator, which
         :meth:`to_sklearn` rebuilds; taken from ``forest.estimator`` when
         omitted (and kept in saved files).
+    feature_encoding : dict, optional
+        How a table's columns became the features (``columns`` in the order of
+        ``X``, text columns' ``categories``, the ``target`` column), as the
+        command line records it for ``prune-opt predict``; kept in saved files.
+        Its columns must agree with ``forest.feature_names`` and the costs'
+        feature names when those are set.
 
     Attributes
     ----------
     forest, split_mask, costs, objective, breakdown, solve_info, lam, problem,
-    estimator_class
+    estimator_class, feature_encoding
         The parameters, validated (``split_mask`` is an owned boolean copy,
         ``costs`` a :class:`~prune_opt.FeatureCosts`).
 
@@ -101,10 +112,12 @@ class PrunedForest:
     """
 
     def __init__(self, forest, split_mask, *, costs=None, objective=None, breakdown=None,
-                 solve_info=None, lam=None, problem=None, estimator_class=None):
+                 solve_info=None, lam=None, problem=None, estimator_class=None,
+                 feature_encoding=None):
         self.forest = forest
         self.split_mask = forest.check_split_mask(split_mask)
         self.costs = as_feature_costs(costs, forest.n_features, forest.feature_names)
+        self.feature_encoding = feature_encoding
         self.objective = objective
         self.breakdown = breakdown
         self.solve_info = dict(solve_info or {})
@@ -113,6 +126,20 @@ class PrunedForest:
         if estimator_class is None:
             estimator_class = forest.source
         self.estimator_class = estimator_class
+
+    @property
+    def feature_encoding(self):
+        """How a table's columns became the features (see the parameter), or None."""
+        return self._feature_encoding
+
+    @feature_encoding.setter
+    def feature_encoding(self, enc):
+        enc = check_feature_encoding(enc, self.forest.n_features)
+        if enc is not None:  # its columns must read X in the order the forest does
+            check_names_agree([("feature_encoding.columns", enc["columns"]),
+                               ("forest.feature_names", self.forest.feature_names),
+                               ("costs.feature_names", self.costs.feature_names)])
+        self._feature_encoding = enc
 
     # ------------------------------------------------------------ structure
     @property

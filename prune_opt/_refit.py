@@ -219,7 +219,7 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
     Returns
     -------
     PrunedForest
-        Same split mask and costs; ``forest.value`` holds the refit
+        Same split mask, costs and ``feature_encoding``; ``forest.value`` holds the refit
         distributions, so ``predict_proba`` and ``to_sklearn()`` use them.
         ``solve_info["refit"]`` records the method; ``objective`` is None
         (the paper's error term changes with the leaves).
@@ -272,6 +272,7 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
     forest = copy.copy(f)  # shares every structure array; only the leaf values differ
     forest.value = values
     out = PrunedForest(forest, pruned.split_mask, costs=pruned.costs, lam=pruned.lam,
+                       feature_encoding=pruned.feature_encoding,  # same table, same coding
                        solve_info={**pruned.solve_info,
                                    "refit": {"method": method, "smoothing": smoothing,
                                              "in_bag": bool(in_bag and train is not None),

@@ -14,14 +14,16 @@ import numpy as np
 __all__ = ["pruned_to_sklearn", "build_sklearn_tree"]
 
 
-def build_sklearn_tree(arrays, n_features, n_classes, template=None):
+def build_sklearn_tree(arrays, n_features, n_classes, template=None, stats=None):
     """A ``sklearn.tree._tree.Tree`` holding the given nodes.
 
     ``arrays`` has ``left``, ``right``, ``feature``, ``threshold``, ``value``
     (normalised class distributions, or one mean per node for a regression
     tree, built with ``n_classes=1``) and ``missing_go_to_left``; when
     ``template`` (an original Tree) and ``arrays["old_ids"]`` are given, node
-    statistics (impurity, sample counts) are carried over.
+    statistics (impurity, sample counts) are carried over, else they are taken
+    from ``stats`` (the tree's ``Forest.node_stats``, indexed by
+    ``arrays["old_ids"]``) when given: ``feature_importances_`` need them.
     """
     from sklearn.tree._tree import NODE_DTYPE, Tree
 
@@ -37,6 +39,9 @@ def build_sklearn_tree(arrays, n_features, n_classes, template=None):
         state = template.__getstate__()["nodes"][arrays["old_ids"]]
         for key in ("impurity", "n_node_samples", "weighted_n_node_samples"):
             nodes[key] = state[key]
+    elif stats is not None and "old_ids" in arrays:
+        for key in ("impurity", "n_node_samples", "weighted_n_node_samples"):
+            nodes[key] = np.asarray(stats[key])[arrays["old_ids"]]
     else:
         nodes["n_node_samples"] = 1
         nodes["weighted_n_node_samples"] = 1.0
@@ -100,10 +105,12 @@ def pruned_to_sklearn(pruned):
     trees = []
     for t in range(f.n_trees):
         arrays = pruned.pruned_tree_arrays(t)
-        template = None
+        template = stats = None
         if src is not None:
             template = (src.estimators_[t] if hasattr(src, "estimators_") else src).tree_
-        trees.append(build_sklearn_tree(arrays, f.n_features, width, template))
+        elif f.node_stats is not None:
+            stats = {k: v[f.tree_slice(t)] for k, v in f.node_stats.items()}
+        trees.append(build_sklearn_tree(arrays, f.n_features, width, template, stats))
     if src is not None:
         est = copy.deepcopy(src)
         if hasattr(est, "estimators_"):

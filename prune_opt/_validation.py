@@ -249,12 +249,35 @@ def _as_real_array(X, forest, name):
         raise TypeError(f"{name} must be numeric; encode categorical columns first") from None
 
 
+def _column_order(names, expected, name):
+    """Positions in ``names`` (a DataFrame's columns) of the ``expected`` feature names:
+    a frame with the forest's columns in another order is read by name; missing,
+    unknown or repeated columns are refused, naming them."""
+    seen, twice, known = set(), set(), set(expected)
+    for c in names:  # linear time: frames may have many columns
+        (twice if c in seen else seen).add(c)
+    repeated = sorted(twice)
+    missing = [c for c in expected if c not in seen]
+    unknown = [c for c in names if c not in known]
+    index = {c: k for k, c in enumerate(names)}
+    if repeated or missing or unknown:
+        what = "; ".join(p for p in (
+            f"lacks {missing[:5]}" if missing else "",
+            f"has columns the forest was not fitted on {unknown[:5]}" if unknown else "",
+            f"repeats {repeated[:5]}" if repeated else "") if p)
+        raise ValueError(f"{name} column names do not match the forest's feature names: it "
+                         f"{what}; pass a DataFrame with exactly the columns "
+                         f"{expected[:8]}{' ...' if len(expected) > 8 else ''} (in any order)")
+    return [index[c] for c in expected]
+
+
 def check_features(forest, X, name="X"):
     """Return ``X`` as a 2-D float ndarray that the forest can route.
 
-    Checks dimensionality, emptiness, feature count, column names (pandas),
-    non-numeric and complex values, inf, and NaN when the forest cannot route
-    it.  A scipy sparse ``X`` is densified when its dense copy is small
+    Checks dimensionality, emptiness, feature count, column names (a
+    DataFrame's columns are matched by name to the forest's
+    ``feature_names``, in any order), non-numeric and complex values, inf, and
+    NaN when the forest cannot route it.  A scipy sparse ``X`` is densified when its dense copy is small
     (at most ``MAX_DENSE_FROM_SPARSE`` entries) and refused otherwise.
 
     Examples
@@ -287,10 +310,7 @@ def check_features(forest, X, name="X"):
             f"{forest.n_features}; pass the same columns used for fitting"
         )
     if names is not None and forest.feature_names is not None and names != forest.feature_names:
-        raise ValueError(
-            f"{name} column names do not match the forest's feature_names_in_ "
-            f"(got {names[:5]}..., expected {forest.feature_names[:5]}...); reorder the columns"
-        )
+        arr = arr[:, _column_order(names, forest.feature_names, name)]
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains inf; replace infinite values before pruning")
     if np.isnan(arr).any() and not forest.allow_nan:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import os
+import re
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -255,21 +257,71 @@ MISSING_TOKENS = ("", "?", "NA", "N/A", "nan", "NaN", "null")
 NUMERIC_SHARE = 0.9
 
 
+#: separators the header is searched for, in this order, when none is given
+SEPARATORS = ("\t", ",", ";")
+#: characters of the file's start searched for the header record's separator
+HEADER_SCAN = 1 << 16
+
+
+def _records(text, sep):
+    """The table's records as RFC 4180 defines them, with any one-character separator:
+    a quoted field may hold the separator, quotes (doubled) and line breaks of any kind;
+    records end at CR, LF or CRLF only (not at U+2028 and the other breaks
+    ``str.splitlines`` knows).  Blank lines are skipped.  A malformed quote is an
+    error naming the line where its record starts."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    rows, start = [], 1
+    try:
+        for row in reader:
+            if row and not (len(row) == 1 and not row[0].strip()):
+                rows.append(row)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        if "end of data" in str(exc) or "field limit" in str(exc):
+            raise ValueError(f"line {start}: a quoted field opened in this record is never "
+                             "closed (an unbalanced '\"'); close the quote, or double a "
+                             "quote that is part of the text (\"\")") from None
+        raise ValueError(f"line {start}: not a well-formed CSV record ({exc}); a field "
+                         "that holds quotes must be quoted, with each inner quote doubled "
+                         "(\"\")") from None
+    return rows
+
+
 def _split_rows(text, sep):
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2:
+    rows = _records(text, sep)
+    if len(rows) < 2:
         raise ValueError("the table needs a header row and at least one data row")
-    rows = list(csv.reader(lines, delimiter=sep))  # quoted fields as CSV defines them
     header = [h.strip() for h in rows[0]]
-    if len(set(header)) != len(header):
-        dup = sorted({h for h in header if header.count(h) > 1})
-        raise ValueError(f"the table header has duplicate column names {dup}; rename them")
     body = rows[1:]
     if any(len(r) != len(header) for r in body):
         bad = next(i for i, r in enumerate(body) if len(r) != len(header))
         raise ValueError(f"row {bad + 2} has {len(body[bad])} fields, the header has "
                          f"{len(header)}")
+    # a column without a name or a value is no column: a separator at the end of every
+    # line, or an empty spreadsheet column (it became the target, or a feature of NaN)
+    keep = [j for j, h in enumerate(header) if h or any(r[j].strip() for r in body)]
+    if len(keep) < len(header):
+        header = [header[j] for j in keep]
+        body = [[r[j] for j in keep] for r in body]
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise ValueError(f"the table header has duplicate column names {dup}; rename them")
     return header, body
+
+
+def _guess_separator(text):
+    """The first of :data:`SEPARATORS` found outside quotes in the header record
+    (a comma inside ``"weight, kg"`` separates nothing); a comma when none is."""
+    outside = re.sub(r'"[^"]*("|$)', "", text[:HEADER_SCAN])  # drop the quoted parts
+    first = re.split(r"[\r\n]", outside, maxsplit=1)[0]
+    return next((c for c in SEPARATORS if c in first), ",")
+
+
+def _check_separator(sep):
+    if not (isinstance(sep, str) and len(sep) == 1 and sep not in '"\r\n'):
+        raise ValueError(f"sep must be one character other than a quote or a line break, "
+                         f"got {sep!r}")
+    return sep
 
 
 def _column_values(body, j):
@@ -307,15 +359,31 @@ def _check_finite(name, col):
                          "with a finite number or leave it empty (missing)")
 
 
+#: numbers written with a decimal comma, digit grouping, a percent or a currency sign
+#: (matched only against values float() cannot read): read as text they would become
+#: categories in the order of their characters
+FORMATTED_NUMBER = re.compile(r"[+-]?([$€£¥]\s?)?(\d+,\d+|\d{1,3}([,. '\u00a0\u202f]\d{3})+([.,]\d+)?"
+                              r"|\d+(\.\d+)?)(\s?%)?")
+
+
 def _numeric_or_text(name, vals, missing):
     """``("numeric", floats)`` or ``("text", None)``; a mostly numeric column with a few
-    words is an error naming the first unreadable value (column and row)."""
+    words is an error naming the first unreadable value (column and row), and so is a
+    column of numbers written with a decimal comma, digit grouping, ``%`` or a
+    currency sign."""
     col = _parse_numbers(vals, missing)
     if col is not None:
         _check_finite(name, col)
         return "numeric", col
     filled = np.flatnonzero(~missing)
     bad = _bad_numbers(vals[filled])
+    if all(FORMATTED_NUMBER.fullmatch(vals[filled[k]]) for k in bad):
+        i = filled[bad[0]]
+        raise ValueError(
+            f"column {name!r} row {i + 2}: {vals[i]!r} looks like a number written with a "
+            "decimal comma, digit grouping, '%' or a currency sign, which would be read as "
+            "text (categories ordered by their characters); write plain numbers (1.5, "
+            "1234, 0.12) in that column")
     if len(bad) <= (1 - NUMERIC_SHARE) * filled.size:
         i = filled[bad[0]]
         raise ValueError(
@@ -394,11 +462,14 @@ def _parse_table(text, sep, target, encoding=None):
 
 
 def encode_table(text, sep, encoding):
-    """``X, y`` of a new table read with the ``encoding`` a training table produced.
+    """``X, y, labelled`` of a new table read with the ``encoding`` a training table
+    produced.
 
     The columns are matched by name (in any order; extra columns are ignored); a
-    text column is coded with the training categories; ``y`` is None when the
-    table has no target column.
+    text column is coded with the training categories.  New rows are often not
+    labelled yet: ``labelled`` marks the rows whose target cell is filled (none
+    when the table has no target column), and ``y`` holds their targets (None
+    when no row is labelled).
     """
     header, body = _split_rows(text, sep)
     missing_cols = [c for c in encoding["columns"] if c not in header]
@@ -420,11 +491,13 @@ def encode_table(text, sep, encoding):
         _check_finite(name, col)
         cols.append(col)
     X = np.column_stack(cols) if cols else np.empty((len(body), 0))
-    y = None
+    y, labelled = None, np.zeros(len(body), dtype=bool)
     if encoding.get("target") in header:
         vals, missing = _column_values(body, header.index(encoding["target"]))
-        y = _parse_target(encoding["target"], vals, missing)
-    return X, y
+        labelled = ~missing
+        if labelled.any():
+            y = _parse_target(encoding["target"], vals[labelled], missing[labelled])
+    return X, y, labelled
 
 
 def _read_table_text(path):
@@ -441,8 +514,9 @@ def _read_table_text(path):
 
 
 def read_table(path, sep=None):
-    """``(text, sep)`` of a CSV/TSV file (optionally .gz); the separator is guessed from
-    the header line (tab, comma, semicolon) unless given."""
+    """``(text, sep)`` of a CSV/TSV file (optionally .gz); unless given, the separator
+    is the first of tab, comma and semicolon that the header record holds outside
+    quotes."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"dataset file {str(path)!r} does not exist")
@@ -451,10 +525,7 @@ def read_table(path, sep=None):
     text = _read_table_text(path)
     if not text.strip():
         raise ValueError(f"dataset file {path.name!r} is empty")
-    if sep is None:
-        first = text.split("\n", 1)[0]
-        sep = next((c for c in ("\t", ",", ";") if c in first), ",")
-    return text, sep
+    return text, (_guess_separator(text) if sep is None else _check_separator(sep))
 
 
 def load_csv(path, target=None, sep=None):
@@ -468,8 +539,11 @@ def load_csv(path, target=None, sep=None):
         names; integers stay integers where float64 holds them exactly, other
         numbers stay floats (real targets, or huge integer classes).
     sep : str, optional
-        Field separator (default: tab, comma or semicolon, whichever the
-        header holds).
+        Field separator, one character (default: the first of tab, comma and
+        semicolon that the header holds outside quotes).  Records follow RFC
+        4180 with this separator: a field in double quotes may hold the
+        separator, line breaks and doubled quotes; a record ends at CR, LF or
+        CRLF only.  An unbalanced quote is an error naming its line.
 
     Returns
     -------

@@ -8,6 +8,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 import prune_opt as po
 from prune_opt.budget import fit_budget
+from prune_opt.budget._fit_budget import AUTO_MIN_ROWS
 from prune_opt.budget._vote import VoteScorer
 
 
@@ -170,3 +171,70 @@ def test_auto_runs_on_a_problem_passed_with_its_rows():
     assert pf.average_cost(X) <= 0.3 * full * (1 + 1e-10)
     assert set(info["holdout_loss"]) == {"paper", "brier"}
     assert pf.solve_info["auto_loss"] == pytest.approx(_brier(pf, X, y), rel=1e-12)
+
+
+def _forget_incumbents():
+    """Empty auto's memory of earlier prunings, so that each call below is independent."""
+    from prune_opt.budget import _fit_budget
+
+    _fit_budget._INCUMBENTS.clear()
+
+
+def _sparse_case(task):
+    rf, X, y, costs = _case(7, n=150, trees=5)
+    X = np.where(np.abs(X) < 0.6, 0.0, X)  # mostly zeros, as a sparse table is
+    if task == "regression":
+        y = X[:, 0] - 2 * X[:, 1]
+        rf = RandomForestRegressor(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    else:
+        rf = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    return rf, X, y, costs
+
+
+@pytest.mark.parametrize("case", ["classifier", "regressor", "train", "curve", "frame"])
+def test_sparse_or_frame_X_is_pruned_as_its_dense_copy(case):
+    """Every path of the default objective="auto" reads a scipy sparse X (or a
+    DataFrame) as its dense copy: the same pruning, not an IndexError."""
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from prune_opt.budget import budget_curve
+
+    rf, X, y, costs = _sparse_case("regression" if case == "regressor" else "classification")
+    budget = 0.3 * po.acquisition_cost(rf, X, costs).mean()
+
+    def run(Z):
+        _forget_incumbents()
+        if case == "curve":
+            return budget_curve(rf, Z, y, budgets=[budget, 2 * budget], costs=costs,
+                                time_limit=None).drop(columns="seconds")
+        train = (Z, y) if case == "train" else None
+        return fit_budget(rf, Z, y, costs=costs, budget=budget, train=train, time_limit=None)
+
+    other = pd.DataFrame(X) if case == "frame" else sp.csr_matrix(X)
+    dense, odd = run(X), run(other)
+    if case == "curve":
+        pd.testing.assert_frame_equal(dense, odd)
+    else:
+        assert np.array_equal(dense.split_mask, odd.split_mask)
+        assert odd.solve_info["auto"]["chosen"] == dense.solve_info["auto"]["chosen"]
+
+
+@pytest.mark.parametrize("n_rows, rare", [(30, False), (200, True)])
+def test_without_an_honest_hold_out_auto_uses_the_forests_own_loss(n_rows, rare):
+    """As the docstring says: fewer than 40 rows, or a class with fewer than 2 rows,
+    leave no held-out half, and the forest's own loss (whose run also holds the paper
+    objective's candidate) is run on all rows."""
+    rf, X, y, costs = _case(8, n=max(n_rows, 200))
+    X, y = X[:n_rows], y[:n_rows].copy()
+    if rare:
+        y[0] = 2  # a class with one row
+        rf = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    budget = 0.3 * po.acquisition_cost(rf, X, costs).mean()
+    pf = fit_budget(rf, X, y, costs=costs, budget=budget)
+    info = pf.solve_info["auto"]
+    assert info["chosen"] == "brier" and info["holdout_loss"] == {}
+    assert pf.average_cost(X) <= budget * (1 + 1e-10)
+    doc = " ".join(fit_budget.__doc__.split())
+    said = next(s for s in doc.split(". ") if f"fewer than {AUTO_MIN_ROWS} rows" in s)
+    assert "own loss is run on all rows" in said

@@ -33,7 +33,9 @@ BUDGET_EXPECTED_FAILURES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
 def test_sklearn_checks_with_a_budget(cls):
-    est = cls(budget=1.0, n_estimators=2, time_limit=1, max_subsets=1, random_state=0)
+    # time enough for every candidate: the checks compare fits (under a tight time_limit
+    # the candidates skipped for time depend on the machine's load)
+    est = cls(budget=1.0, n_estimators=2, time_limit=20, max_subsets=1, random_state=0)
     expected = BUDGET_EXPECTED_FAILURES if cls is BudgetPrunedForestClassifier else {}
     check_estimator(est, expected_failed_checks=expected)
 
@@ -384,9 +386,192 @@ def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
         return out
 
     monkeypatch.setattr(po, "fit_budget", spy)
-    cls(budget=1.5, **FAST).fit(X, y)
+    cls(budget=1.5, **{**FAST, "time_limit": 20}).fit(X, y)  # room for every call
     papers = {id(p): out for p, obj, _, out in calls if obj == "paper"}
     own = [(p, warm) for p, obj, warm, _ in calls if obj != "paper"]
     assert own, "no own-loss pruning ran"
     for problem, warm in own:
         assert warm is papers[id(problem)]
+
+
+# ------------------------------------------------ the record in a saved estimator
+@pytest.fixture(scope="module")
+def saved_pair(cancer, tmp_path_factory):
+    """A classifier fitted on a DataFrame and a regressor, saved."""
+    X, y, _, est = cancer
+    d = tmp_path_factory.mktemp("saved")
+    est.save(d / "clf.json")
+    Xd, yd = load_diabetes(return_X_y=True)
+    BudgetPrunedForestRegressor(budget=3.0, **FAST).fit(Xd, yd).save(d / "reg.json")
+    BudgetPrunedForestRegressor(n_estimators=2).fit(Xd, yd).save(d / "free.json")
+    return d
+
+
+def _record_of(doc):
+    return doc["solve_info"]["budget_pruned_estimator"]
+
+
+def _swap(names):
+    return [names[1], names[0], *names[2:]]
+
+
+@pytest.mark.parametrize("file, mutation, match", [
+    # a permutation of the file's own feature names read frames in the wrong order
+    ("clf", lambda d: _record_of(d).update(feature_names_in=_swap(d["feature_names"])),
+     "feature_names_in .* differs from the file's feature_names"),
+    ("clf", lambda d: _record_of(d).update(feature_names_in=7), "feature_names_in must be"),
+    ("clf", lambda d: _record_of(d).update(feature_names_in=["a", "b"]),
+     "feature_names_in must be"),
+    # a regressor's file that says it is a classifier loaded with no classes_
+    ("reg", lambda d: _record_of(d).update(**{"class": "BudgetPrunedForestClassifier"}),
+     "a classification estimator, but the file holds a regression forest"),
+    ("clf", lambda d: _record_of(d).update(params=[1, 2]), "params must be an object"),
+    ("clf", lambda d: _record_of(d)["params"].update(budget=-1), "params are invalid.*budget"),
+    ("clf", lambda d: _record_of(d)["params"].update(n_estimators="many"),
+     "params are invalid.*n_estimators"),
+    ("clf", lambda d: _record_of(d)["params"].update(time_limit=[1]), r"params \['time_limit'\]"),
+    ("clf", lambda d: _record_of(d).update(candidates=[1, 2]), "candidates must be an object"),
+    ("clf", lambda d: _record_of(d).update(candidates="table"), "candidates must be an object"),
+    ("clf", lambda d: _record_of(d)["candidates"].update(score="high"),
+     "candidates must hold one list per column"),
+    ("clf", lambda d: _record_of(d)["candidates"]["score"].__setitem__(0, "high"),
+     "candidates.score must hold numbers"),
+    ("clf", lambda d: _record_of(d)["candidates"]["chosen"].__setitem__(0, 1),
+     "candidates.chosen must hold bool"),
+    ("clf", lambda d: _record_of(d)["candidates"]["chosen"].__setitem__(
+        slice(None), [True] * len(_record_of(d)["candidates"]["chosen"])), "exactly one row"),
+    ("clf", lambda d: _record_of(d)["candidates"].pop("reason"), "exactly the columns"),
+    ("clf", lambda d: _record_of(d).update(extra=1), "unknown ones"),
+])
+def test_a_record_that_breaks_its_schema_or_the_file_is_refused(saved_pair, tmp_path, file,
+                                                               mutation, match):
+    import json
+
+    cls = BudgetPrunedForestClassifier
+    doc = json.loads((saved_pair / f"{file}.json").read_text())
+    mutation(doc)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        cls.load(tmp_path / "m.json")
+
+
+def test_a_loaded_record_has_the_fitted_types(cancer, saved_pair):
+    """NaN cells (written as text) come back as floats, each column with its type
+    (without a budget there are no select rows to score on)."""
+    _, _, _, est = cancer
+    back = BudgetPrunedForestClassifier.load(saved_pair / "clf.json")
+    assert list(back.feature_names_in_) == list(est.feature_names_in_)
+    for col in ("score", "brier", "average_cost", "select_cost", "seconds"):
+        assert back.candidates_[col].dtype == float
+        np.testing.assert_array_equal(back.candidates_[col].to_numpy(dtype=float),
+                                      est.candidates_[col].to_numpy(dtype=float))
+    reg = BudgetPrunedForestRegressor.load(saved_pair / "reg.json")
+    assert not hasattr(reg, "classes_") and reg.candidates_["chosen"].sum() == 1
+    free = BudgetPrunedForestRegressor.load(saved_pair / "free.json").candidates_
+    assert free["score"].dtype == float and np.isnan(free["score"]).all()  # no select rows
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e200, 1e-155])
+def test_regression_targets_of_any_magnitude_fit_and_score(scale):
+    """The regressor standardises its target, so targets whose squares overflow (or
+    underflow) fit without an error or a warning; score is R² computed here in units
+    of the scale, and the chosen candidate's squared error is its select-row error in
+    the target's units (inf beyond float64)."""
+    import warnings
+
+    X, y = load_diabetes(return_X_y=True)
+    y = (y - y.mean()) / y.std() * scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = BudgetPrunedForestRegressor(budget=3.0, **FAST).fit(X, y)
+        score = est.score(X, y)
+    pred = est.predict(X) / scale
+    u = y / scale
+    assert score == pytest.approx(1 - np.sum((u - pred) ** 2) / np.sum((u - u.mean()) ** 2),
+                                  rel=1e-9)
+    sel = est.split_["select"]
+    row = est.candidates_[est.candidates_["chosen"]].iloc[0]
+    with np.errstate(over="ignore"):
+        want = np.mean((est.selected_.predict(X[sel]) / scale - u[sel]) ** 2) * scale * scale
+    assert row["brier"] == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("y, ok", [(np.array(["low", "high"] * 50), False),
+                                   (np.array(["1.5", "-2", "3e1", "0"] * 25), True),
+                                   (np.array(["1.5", None] * 50, dtype=object), False)])
+def test_regression_text_targets_are_numbers_or_refused_naming_y(y, ok):
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    est = BudgetPrunedForestRegressor(budget=2.0, **FAST)
+    if ok:  # numeric text is read as numbers, as scikit-learn's regressors do
+        assert est.fit(X, y).predict(X).dtype == float
+        return
+    with pytest.raises(ValueError, match=r"^y holds .* not numbers|^Input y contains NaN"):
+        est.fit(X, y)  # None is read as NaN, which scikit-learn refuses naming y
+
+
+# ----------------------------------------------------------------- time_limit
+def _timed_fit(est, X, y):
+    import time
+
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - t0
+
+
+def test_a_small_time_limit_keeps_the_fit_small():
+    """time_limit covers the whole fit: with 0.5 s on 800 rows and 20 trees a fit took
+    4.1 s (every fit_budget call got at least 0.3 s, growing was not counted); now the
+    candidates the limit has no room for are skipped and say so, and the winner still
+    meets the budget."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=800, n_features=10, n_informative=5,
+                               random_state=0)
+    costs = np.arange(1.0, 11.0)
+    est = BudgetPrunedForestClassifier(budget=5.5, costs=costs, n_estimators=20,
+                                       time_limit=0.5, random_state=0)
+    _timed_fit(est, X[:100], y[:100])  # imports and first calls are not the limit's
+    seconds = _timed_fit(est, X, y)
+    assert seconds <= 1.25 * 0.5, seconds
+    c = est.candidates_
+    assert c["chosen"].sum() == 1 and c.loc[c["chosen"], "fits_budget"].all()
+    skipped = c[c["reason"].str.startswith("not ")]
+    assert len(skipped) > 0 and skipped["reason"].str.contains("time_limit").all()
+    assert est.average_cost(X[est.split_["prune"]]) <= 5.5 * (1 + 1e-10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["digits", "thyroid"])
+def test_time_limit_is_kept_on_real_tables(name):
+    """On real tables a fit takes at most 1.25 x time_limit."""
+    from prune_opt.datasets import load_dataset
+
+    d = load_dataset(name)
+    fc = d.costs_or_uniform()
+    budget = 0.25 * float(fc.unit_costs.sum()) / 2
+    est = BudgetPrunedForestClassifier(budget=budget, costs=fc, time_limit=6.0,
+                                       random_state=0)
+    seconds = _timed_fit(est, d.X, d.y)
+    assert seconds <= 1.25 * 6.0, (seconds, est.candidates_[["name", "reason"]])
+    assert est.candidates_["chosen"].sum() == 1
+
+
+@pytest.mark.parametrize("kind", ["text", "category", "dates"])
+def test_features_that_are_not_numbers_are_refused_naming_the_column(kind):
+    """scikit-learn's own message ('could not convert string to float: x', or a numpy
+    dtype-promotion error for dates) names neither X nor the column."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100)})
+    y = (frame["a"] > 0).astype(int)
+    values = {"text": ["x", "y"] * 50, "category": pd.Categorical(["x", "y"] * 50),
+              "dates": pd.date_range("2020-01-01", periods=100)}[kind]
+    est = BudgetPrunedForestClassifier(budget=1.0, **FAST)
+    with pytest.raises(ValueError, match=r"^X column 'c' holds .* not numbers"):
+        est.fit(frame.assign(c=values), y)
+    est.fit(frame.assign(c=np.arange(100.0)), y)
+    with pytest.raises(ValueError, match=r"^X column 'c' holds .* not numbers"):
+        est.predict(frame.assign(c=values))
+    with pytest.raises(ValueError, match=r"^X column 2 holds"):  # an array: by position
+        est.predict(np.column_stack([frame.to_numpy(), np.array(["x", "y"] * 50)]))

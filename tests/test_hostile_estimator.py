@@ -23,6 +23,9 @@ from forest_builders.budget_pruned import _normalised_costs
 from prune_opt import as_feature_costs
 
 TINY = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
+#: time enough for every candidate, for the checks that compare candidate sets (under a
+#: tight time_limit the candidates the clock has no room for depend on the machine)
+ROOMY = dict(TINY, time_limit=20)
 
 
 def _child(a, h, x):
@@ -221,9 +224,9 @@ def test_one_feature(tmp_path):
 def test_cost_scale_does_not_change_what_the_searches_see(scale):
     X, y = _blobs(n=120, d=4, seed=3)
     costs = np.array([1.0, 2.0, 0.5, 3.0])
-    ref = BudgetPrunedForestClassifier(budget=1.2, costs=costs, **TINY).fit(X, y)
+    ref = BudgetPrunedForestClassifier(budget=1.2, costs=costs, **ROOMY).fit(X, y)
     est = BudgetPrunedForestClassifier(budget=1.2 * scale, costs=costs * scale,
-                                       **TINY).fit(X, y)
+                                       **ROOMY).fit(X, y)
     _check_all(est, X, y, costs * scale, 1.2 * scale)
     # the candidates are grown and ranked on the same normalised costs; the prunings
     # may differ only where a search was stopped by its time limit
@@ -247,7 +250,7 @@ def test_budget_zero_gives_a_free_model(tmp_path):
 
 def test_budget_above_the_full_cost_keeps_a_whole_forest():
     X, y = _blobs(n=100)
-    est = BudgetPrunedForestClassifier(budget=1e6, **TINY).fit(X, y)
+    est = BudgetPrunedForestClassifier(budget=1e6, **ROOMY).fit(X, y)
     _check_all(est, X, y, np.ones(4), 1e6)
     table = est.candidates_
     assert (table["objective"] == "none").all() and table["fits_budget"].all()
@@ -335,8 +338,8 @@ def test_continuous_or_mixed_labels_are_refused_by_the_classifier(y):
 # ------------------------------------------------------------- determinism
 def test_same_seed_same_model():
     X, y = _blobs(n=120)
-    a = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y)
-    b = BudgetPrunedForestClassifier(budget=1.5, **TINY).fit(X, y)
+    a = BudgetPrunedForestClassifier(budget=1.5, **ROOMY).fit(X, y)
+    b = BudgetPrunedForestClassifier(budget=1.5, **ROOMY).fit(X, y)
     assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
     assert all(np.array_equal(a.split_[k], b.split_[k]) for k in a.split_)
     assert list(a.candidates_["name"]) == list(b.candidates_["name"])

@@ -347,3 +347,155 @@ def test_save_refuses_what_load_would_refuse(tmp_path):
     with pytest.raises(ValueError, match="empty class distribution"):
         po.PrunedForest(fz, fz.full_split_mask()).save(tmp_path / "z.json")
     assert not (tmp_path / "z.json").exists()
+
+
+# ------------------------------------------------- every file kind, load then save
+def _cli(*argv):
+    from prune_opt.cli import main
+
+    assert main([*argv]) == 0
+
+
+def _heart_table(tmp_path):
+    from tests._heart_csv import write_heart_csv
+
+    write_heart_csv(tmp_path / "heart.csv", rows=150)
+    return tmp_path / "heart.csv"
+
+
+def _file_of_kind(kind, tmp_path):
+    """A file of each kind the project writes, and the estimator class that reads it
+    (None: prune_opt.load only)."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
+
+    path = tmp_path / f"{kind}.json"
+    X, y = load_iris(return_X_y=True)
+    tiny = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
+    if kind == "prune":
+        rf = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+        po.prune(rf, X, y, costs=[1, 1, 5, 5], lam=0.01).save(path)
+    elif kind == "fit_budget-regression":
+        rf = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, X[:, 0])
+        po.fit_budget(rf, X, X[:, 0], costs=[1, 1, 5, 5], budget=3.0).save(path)
+    elif kind.startswith("estimator"):
+        cls = BudgetPrunedForestRegressor if kind.endswith("regressor") else \
+            BudgetPrunedForestClassifier
+        cls(budget=3.0, costs=[1, 1, 5, 5], **tiny).fit(X, X[:, 0] if kind.endswith(
+            "regressor") else y).save(path)
+        return path, cls
+    else:  # the command line from a CSV with text columns
+        table = _heart_table(tmp_path)
+        _cli(kind.split("-")[1], "--dataset", str(table), "--target", "disease", "--trees",
+             "3", "--budget", "30", "--out", str(path), *(
+                 ["--time-limit", "1", "--quiet"] if kind == "cli-fit" else []))
+        return path, BudgetPrunedForestClassifier if kind == "cli-fit" else None
+    return path, None
+
+
+@pytest.mark.parametrize("kind", ["prune", "fit_budget-regression", "estimator",
+                                  "estimator-regressor", "cli-prune", "cli-fit"])
+def test_load_then_save_keeps_every_field(kind, tmp_path):
+    """po.load(m).save(copy), and the estimator's load/save, write the file they read
+    field for field (the command line's feature_encoding included), so prune-opt
+    predict reads the table the copy was trained on."""
+    path, cls = _file_of_kind(kind, tmp_path)
+    original = _doc(path)
+    po.load(path).save(tmp_path / "copy.json")
+    assert _doc(tmp_path / "copy.json") == original
+    if cls is not None:
+        cls.load(path).save(tmp_path / "copy2.json")
+        assert _doc(tmp_path / "copy2.json") == original
+    if kind.startswith("cli"):
+        assert "feature_encoding" in original
+        _cli("predict", "--model", str(tmp_path / "copy.json"), "--dataset",
+             str(tmp_path / "heart.csv"), "--out", str(tmp_path / "p.csv"))
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory):
+    """A model named by its columns with its table's encoding, as the command line saves."""
+    pd = pytest.importorskip("pandas")
+    X, y = load_iris(return_X_y=True)
+    frame = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    rf = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(frame, y)
+    pruned = po.prune(rf, frame, y, costs=po.FeatureCosts([1, 2, 3, 4], feature_names=list(
+        frame.columns)), lam=0.01)
+    pruned.feature_encoding = {"kind": "ordinal", "target": "species",
+                               "columns": list(frame.columns), "categories": {}}
+    path = tmp_path_factory.mktemp("named") / "m.json"
+    pruned.save(path)
+    return frame, pruned, path
+
+
+def _permuted(names):
+    return [names[1], names[0], *names[2:]]
+
+
+@pytest.mark.parametrize("mutation, match", [
+    # the command line's columns against the costs' names (prune-opt predict read
+    # the table in the wrong order: 50 % agreement with the true model)
+    (lambda d: d["feature_encoding"].update(columns=_permuted(d["feature_names"])),
+     r"feature_encoding.columns \['sw', 'sl'.* name the features differently"),
+    (lambda d: d.update(feature_names=None) or d["costs"].update(
+        feature_names=_permuted(d["costs"]["feature_names"])),
+     r"costs.feature_names \['sw', 'sl'.*feature_encoding.columns \['sl', 'sw'"),
+    (lambda d: d.update(feature_names=_permuted(d["feature_names"])), "differently"),
+    (lambda d: d["feature_encoding"].update(columns=["sl", "sw", "pl", "x"]), "differently"),
+    (lambda d: d["feature_encoding"].update(target="pl"), "feature_encoding.target"),
+    (lambda d: d["feature_encoding"].update(kind="one-hot"), "feature_encoding.kind"),
+    (lambda d: d["feature_encoding"].update(categories={"nope": ["a"]}), "categories"),
+    (lambda d: d["feature_encoding"].update(categories={"sl": ["a", "a"]}), "distinct"),
+    (lambda d: d["feature_encoding"].update(columns=["sl", "sl", "pl", "pw"]), "distinct"),
+    (lambda d: d["feature_encoding"].update(extra=1), "only the fields"),
+    (lambda d: d.update(estimator="RandomForestRegressor"), "does not match task"),
+    (lambda d: d.update(task="regression"), "task|regression"),
+])
+def test_fields_that_contradict_each_other_are_refused(named, tmp_path, mutation, match):
+    """Every cross-reference of a file is checked at load (names, task, class fields),
+    naming the fields that disagree."""
+    _, _, path = named
+    doc = _doc(path)
+    mutation(doc)
+    with pytest.raises(ValueError, match=r"^cannot load pruned forest: .*" + match):
+        po.load(_write(tmp_path, json.dumps(doc)))
+
+
+def test_a_loaded_model_reads_a_frame_by_column_name(named, tmp_path):
+    """Named by feature_names, or, in a file written before the command line recorded
+    them, by its table's columns: a DataFrame in another column order is read by name,
+    one with other columns is refused."""
+    frame, pruned, path = named
+    doc = _doc(path)
+    doc["feature_names"] = None  # as prune-opt prune wrote its models before
+    for p in (path, _write(tmp_path, json.dumps(doc), "old.json")):
+        loaded = po.load(p)
+        assert loaded.forest.feature_names == list(frame.columns)
+        shuffled = frame[["pw", "sl", "pl", "sw"]]
+        np.testing.assert_array_equal(loaded.predict_proba(shuffled),
+                                      pruned.predict_proba(frame.to_numpy()))
+        with pytest.raises(ValueError, match=r"lacks \['pw'\]"):
+            loaded.predict(frame.rename(columns={"pw": "petal width"}))
+
+
+def test_a_field_given_twice_is_refused(saved, tmp_path):
+    """JSON keeps the last of two equal keys without a word: a file naming a field twice
+    contradicts itself and is refused."""
+    _, _, path = saved
+    text = path.read_text()
+    twice = text.replace('"lam": ', '"lam": 0.5, "lam": ', 1)
+    assert twice != text
+    with pytest.raises(ValueError, match="the key 'lam' appears twice"):
+        po.load(_write(tmp_path, twice))
+    tree_twice = text.replace('"split_mask": [', '"split_mask": [0], "split_mask": [', 1)
+    with pytest.raises(ValueError, match="'split_mask' appears twice"):
+        po.load(_write(tmp_path, tree_twice))
+
+
+def test_a_byte_order_mark_is_dropped(saved, tmp_path):
+    """Some editors save UTF-8 with a byte-order mark; the file is the same JSON."""
+    X, pruned, path = saved
+    out = tmp_path / "bom.json"
+    out.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert np.array_equal(po.load(out).predict_proba(X), pruned.predict_proba(X))

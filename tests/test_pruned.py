@@ -55,7 +55,8 @@ def test_every_attribute_is_declared_in_init():
     rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     f = po.Forest.from_sklearn(rf)
     fields = {"forest", "split_mask", "costs", "objective", "breakdown", "solve_info", "lam",
-              "problem", "estimator_class"}
+              "problem", "estimator_class",
+              "_feature_encoding"}  # kept by the checked property feature_encoding
     bare = po.PrunedForest(f, f.full_split_mask())
     assert set(vars(bare)) == fields
     assert bare.problem is None and bare.estimator_class == "RandomForestClassifier"

@@ -108,3 +108,23 @@ def test_clear_errors():
         refit_leaves(pf, None, None, train=(Xb, [0, 1]))
     np.testing.assert_array_equal(
         refit_leaves(pf, None, None, train=(Xb, [1, 1]), in_bag=False).predict(Xb), [1, 1])
+
+
+def test_a_refit_keeps_the_table_coding_of_its_model(tmp_path):
+    """A model the command line saved from a CSV, loaded, refit and saved again, still
+    reads that CSV (refit_leaves dropped feature_encoding, so prune-opt predict then
+    blamed a text column for not holding numbers)."""
+    from prune_opt.cli import main
+    from prune_opt.datasets import load_csv
+    from tests._heart_csv import write_heart_csv
+
+    write_heart_csv(tmp_path / "heart.csv", rows=120)
+    assert main(["prune", "--dataset", str(tmp_path / "heart.csv"), "--trees", "3",
+                 "--lam", "0.01", "--out", str(tmp_path / "m.json")]) == 0
+    model = po.load(tmp_path / "m.json")
+    ds = load_csv(tmp_path / "heart.csv")
+    refit = refit_leaves(model, ds.X, ds.y)
+    assert refit.feature_encoding == model.feature_encoding is not None
+    refit.save(tmp_path / "r.json")
+    assert main(["predict", "--model", str(tmp_path / "r.json"), "--dataset",
+                 str(tmp_path / "heart.csv"), "--out", str(tmp_path / "p.csv")]) == 0

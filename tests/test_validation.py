@@ -116,13 +116,25 @@ def test_nan_refused_when_forest_cannot_route_it():
         po.prune(f, np.array([[np.nan], [1.0]]), [0, 1], lam=0.1)
 
 
-def test_pandas_column_names_must_match():
+def test_pandas_columns_are_matched_by_name():
+    """A frame with the forest's columns in another order is read by name (the same
+    pruning and predictions as in the right order); a missing, unknown or repeated
+    column is refused, naming it."""
     pd = pytest.importorskip("pandas")
     X, y = load_iris(return_X_y=True, as_frame=True)
     rf = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="column names"):
-        po.prune(rf, X[X.columns[::-1]], y, lam=0.1)
-    assert isinstance(X, pd.DataFrame)
+    pruned = po.prune(rf, X, y, lam=0.01)
+    shuffled = X[X.columns[[2, 0, 3, 1]]]
+    again = po.prune(rf, shuffled, y, lam=0.01)
+    assert np.array_equal(again.split_mask, pruned.split_mask)
+    np.testing.assert_array_equal(pruned.predict_proba(shuffled), pruned.predict_proba(X))
+    np.testing.assert_array_equal(pruned.acquisition_cost(shuffled), pruned.acquisition_cost(X))
+    renamed = X.rename(columns={X.columns[1]: "petal size"})
+    with pytest.raises(ValueError, match=r"lacks \['sepal width \(cm\)'\]; has columns the "
+                                         r"forest was not fitted on \['petal size'\]"):
+        pruned.predict(renamed)
+    with pytest.raises(ValueError, match="repeats"):
+        pruned.predict(pd.concat([X.iloc[:, :3], X.iloc[:, :1]], axis=1))
 
 
 # ---------------------------------------------------------------- y

@@ -29,8 +29,9 @@ DEFAULT_TIME_LIMIT = 30.0
 AUTO_TIME_LIMIT = 2.75
 # objective="auto": share of the time for each objective's run on the fitting half
 AUTO_SELECT_SHARE = 0.22
-# objective="auto": fewer rows than this (or a class with fewer than 2 rows in a half)
-# leave no honest hold-out; the forest's own loss is then used
+# objective="auto": fewer rows than this (or a class with fewer than 2 rows) leave no
+# honest hold-out; the forest's own loss is then run on all rows (fit_budget's docstring
+# says so, and tests/test_budget_auto.py checks it)
 AUTO_MIN_ROWS = 40
 # the search always gets at least this share of time_limit, however long the compile took
 MIN_SEARCH_SHARE = 0.05
@@ -119,9 +120,12 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     both; a paper result cut to the root is handed to that run.  The
     remembered prunings make a larger budget never return a worse
     ``(error, own loss)`` than a smaller one did (``solve_info["auto"]``,
-    ``solve_info["auto_rank_loss"]``, ``solve_info["auto_loss"]``).  Where only the paper objective applies
-    (``method="hull"``, ``cost_sample``/``client``, a problem passed without
-    its rows, fewer than 40 rows), it is used.
+    ``solve_info["auto_rank_loss"]``, ``solve_info["auto_loss"]``).  Where only the
+    paper objective applies (``method="hull"``, ``cost_sample``/``client``, a
+    problem passed without its rows), it is used.  With fewer than 40 rows, or a
+    class with fewer than 2, there is no honest held-out half: the forest's own
+    loss is run on all rows (its candidates include the paper objective's budget
+    descent) and ``solve_info["auto"]["holdout_loss"]`` is empty.
 
     With ``objective="paper"``, ``method="search"`` solves ``min error term  s.t.  average cost <=
     budget`` with the ``"budget"`` backend: a certified Lagrangian lower bound
@@ -414,10 +418,6 @@ def _halves(y, forest, rng):
     return np.sort(np.concatenate(a)), np.sort(np.concatenate(b))
 
 
-def _rows(X, idx):
-    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
-
-
 def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
               solver_options, random_state, warm=()):
     """``objective="auto"``: pick the paper error term or the forest's own loss on
@@ -443,7 +443,10 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
         costs = as_feature_costs(estimator_costs(problem_or_forest, costs), forest.n_features,
                                  forest.feature_names)
     own, rank = _own_loss(forest), _rank_by(forest)
-    routed = RoutedData(forest, forest.check_X(X))
+    # every run below reads one checked dense copy of X (a sparse matrix or a DataFrame
+    # is taken apart by rows the way its dense copy is)
+    X = forest.check_X(X)
+    routed = RoutedData(forest, X)
     holdout, starts = _select_objective(forest, X, np.asarray(y), costs, train, routed,
                                         own, budget, time_limit, solver_options, random_state)
     halves = holdout.pop("_n_rows", 0)
@@ -508,16 +511,16 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
     # family) is left to the final run
     quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
-    half = compile_problem(forest, _rows(X, fit), yv[fit], costs=costs, lam=0.0, train=train,
+    half = compile_problem(forest, X[fit], yv[fit], costs=costs, lam=0.0, train=train,
                            routed=routed.subset(fit))
-    scorer = VoteScorer(forest, _rows(X, sel), yv[sel], half.costs, own,
+    scorer = VoteScorer(forest, X[sel], yv[sel], half.costs, own,
                         routed=routed.subset(sel))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        paper = fit_budget(half, _rows(X, fit), yv[fit], budget=budget, objective="paper",
+        paper = fit_budget(half, X[fit], yv[fit], budget=budget, objective="paper",
                            time_limit=share, solver_options=quick)
         # the own-loss run takes the paper search just run as its paper candidate
-        mine = fit_budget_objective(half, _rows(X, fit), yv[fit], costs=None,
+        mine = fit_budget_objective(half, X[fit], yv[fit], costs=None,
                                     budget=budget, train=None, objective=own, verbose=False,
                                     time_limit=None if share is None else TARGET_SHARE * share,
                                     solver_options=quick, paper=paper,

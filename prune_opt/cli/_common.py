@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write, check_output_path
+from .._io import atomic_write, check_output_path, unique_keys
 
 
 def _cost_lines(path, text):
@@ -21,6 +21,9 @@ def _cost_lines(path, text):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         k, sep, v = line.partition(":")
+        if k.strip() in spec:
+            raise ValueError(f"--costs {str(path)!r} line {i} names {k.strip()!r} again; give "
+                             "each feature one cost")
         try:
             spec[k.strip()] = float(v) if sep else None
         except ValueError:
@@ -165,11 +168,17 @@ def read_cost_file(path, feature_names):
     """
     from .. import FeatureCosts
 
-    text = Path(path).read_text()
+    try:  # UTF-8, with the byte-order mark some editors write dropped
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"--costs {str(path)!r} is not UTF-8 text ({exc}); save it as "
+                         "UTF-8") from None
     try:
-        spec = json.loads(text)
+        spec = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError:
         spec = _cost_lines(path, text)
+    except ValueError as exc:  # a feature named twice would keep its last cost unseen
+        raise ValueError(f"--costs {str(path)!r}: {exc}") from None
     if isinstance(spec, dict) and "costs" in spec:
         return _costs_by_name(path, spec, feature_names)
     return FeatureCosts(spec, feature_names=feature_names)
@@ -415,18 +424,23 @@ def format_table(rows, columns, *, align="right"):
 
 
 def save_model(pruned, path, dataset=None):
-    """Save a pruned forest as JSON (atomically), with the table encoding of ``dataset``
-    (``feature_encoding``: column names, categories and target) when it came from a
-    CSV, so that ``prune-opt predict`` reads a new table the same way."""
-    from .._persistence import encode
+    """Save a pruned forest as JSON (atomically), named by the dataset's feature names
+    (a DataFrame given to the loaded model is then read by column name), with the
+    table encoding of ``dataset`` (``feature_encoding``: column names, categories and
+    target) when it came from a CSV, so that ``prune-opt predict`` reads a new table
+    the same way."""
+    import copy
 
-    doc = encode(pruned)
+    names = getattr(dataset, "feature_names", None)
     enc = getattr(dataset, "encoding", None)
+    pruned = copy.copy(pruned)
+    if pruned.forest.feature_names is None and names is not None:
+        pruned.forest = copy.copy(pruned.forest)
+        pruned.forest.feature_names = [str(n) for n in names]
     if enc is not None:
-        doc["feature_encoding"] = enc
-    text = json.dumps(doc, allow_nan=False)
-    with naming_errors(path), atomic_write(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        pruned.feature_encoding = enc  # checked against the names
+    with naming_errors(path):
+        pruned.save(path)
 
 
 @contextlib.contextmanager

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ._common import add_output_argument, write_csv
@@ -15,8 +13,9 @@ def add_parser(sub):
         description="Read a model saved by `prune-opt prune` (or prune_opt's save()) and a "
         "table, code the table's columns the way the training table was coded (matched by "
         "column name; text columns with the training categories), and write one prediction "
-        "per row. When the table holds the target column, print the accuracy (regression: "
-        "R^2) and the average acquisition cost.")
+        "per row; print the average acquisition cost. A target column that is absent or "
+        "empty is ignored; on the rows where it is filled, print the accuracy (regression: "
+        "R^2).")
     p.add_argument("--model", required=True, help="model JSON written by prune-opt prune")
     p.add_argument("--dataset", required=True, help="CSV/TSV file to predict")
     add_output_argument(p, "--out", default="predictions.csv",
@@ -25,14 +24,11 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def _encoding(path):
-    """The model file's feature_encoding, or a plain numeric one for a file without it."""
-    with open(path, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    enc = doc.get("feature_encoding")
-    if enc is not None:
-        return enc
-    names = doc.get("feature_names") or (doc.get("costs") or {}).get("feature_names")
+def _encoding(pruned, path):
+    """The model's feature_encoding, or a plain numeric one for a file without it."""
+    if pruned.feature_encoding is not None:
+        return pruned.feature_encoding
+    names = pruned.forest.feature_names or pruned.costs.feature_names
     if names is None:
         raise ValueError(f"--model {path!r} names no feature columns, so the table's columns "
                          "cannot be matched; save the model from a table with a header "
@@ -40,14 +36,26 @@ def _encoding(path):
     return {"kind": "ordinal", "columns": list(names), "categories": {}, "target": None}
 
 
+def _score_line(pruned, pred, y, target, labelled):
+    """Accuracy (regression: R^2 and MSE) on the rows whose target cell is filled."""
+    rows = (f"the {labelled.size} rows" if labelled.all() else
+            f"the {int(labelled.sum())} of {labelled.size} rows whose target is filled")
+    if pruned.forest.task == "regression":
+        resid = np.asarray(y, dtype=float) - pred
+        r2 = 1 - np.sum(resid ** 2) / max(np.sum((y - np.mean(y)) ** 2), 1e-300)
+        return f"target column {target!r} on {rows}: R^2 {r2:.4f}, MSE {np.mean(resid ** 2):.4g}"
+    acc = float(np.mean(pred.astype(str) == np.asarray(y).astype(str)))
+    return f"target column {target!r} on {rows}: accuracy {acc:.4f}"
+
+
 def run(args):
     from .. import load
     from ..datasets import encode_table, read_table
 
     pruned = load(args.model)
-    enc = _encoding(args.model)
+    enc = _encoding(pruned, args.model)
     text, sep = read_table(args.dataset)
-    X, y = encode_table(text, sep, enc)
+    X, y, labelled = encode_table(text, sep, enc)
     if np.isnan(X).any() and not pruned.forest.allow_nan:
         col = int(np.flatnonzero(np.isnan(X).any(axis=0))[0])
         row = int(np.flatnonzero(np.isnan(X[:, col]))[0])
@@ -58,14 +66,7 @@ def run(args):
     rows = [{"prediction": p, "acquisition_cost": float(c)} for p, c in zip(pred.tolist(), cost)]
     print(f"{len(rows)} rows of {args.dataset}; average acquisition cost {cost.mean():.4g}")
     if y is not None:
-        if pruned.forest.task == "regression":
-            resid = np.asarray(y, dtype=float) - pred
-            r2 = 1 - np.sum(resid ** 2) / max(np.sum((y - np.mean(y)) ** 2), 1e-300)
-            print(f"target column {enc['target']!r} present: R^2 {r2:.4f}, MSE "
-                  f"{np.mean(resid ** 2):.4g}")
-        else:
-            acc = float(np.mean(pred.astype(str) == np.asarray(y).astype(str)))
-            print(f"target column {enc['target']!r} present: accuracy {acc:.4f}")
+        print(_score_line(pruned, pred[labelled], y, enc["target"], labelled))
     write_csv(args.out, rows)
     print(f"wrote {args.out}")
     return 0

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .._costs import as_feature_costs
 from .._ensemble import Ensemble
 from .._forest import Forest
+from .._node_stats import training_node_stats
 from ._lightgbm_text import MAX_MODEL_BYTES
 from ._lightgbm_trees import (
     BELOW_ZERO_BAND,
@@ -374,6 +375,8 @@ def forest_from_lightgbm(model, X_train, y_train, *, classes=None, feature_names
     forest = Forest(out, classes=classes, n_features=parsed.n_features,
                     feature_names=feature_names, split_dtype="float64")
     forest.lightgbm_leaf_index = leaf_maps
+    # what to_sklearn()'s feature_importances_ need (LightGBM keeps gains, not impurities)
+    forest.node_stats = training_node_stats(forest, X, classes[codes])
     if check and is_lightgbm_model(model):
         booster = model if estimator is None else fitted_booster(model)
         theirs = np.asarray(booster.predict(X, pred_leaf=True)).reshape(X.shape[0], -1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._ensemble import Ensemble
-from .._forest import Forest, detached_estimator
+from .._forest import NODE_STATS, Forest, detached_estimator
 
 __all__ = ["from_sklearn_forest", "from_gradient_boosting", "from_hist_gradient_boosting",
            "is_sklearn_forest", "is_gradient_boosting", "is_hist_gradient_boosting"]
@@ -100,9 +100,18 @@ def from_sklearn_forest(estimator):
                            threshold=tr.threshold, value=tr.value[:, 0, :],
                            missing_go_to_left=getattr(tr, "missing_go_to_left", None)))
     classes = estimator.classes_ if task == "classification" else None
-    return Forest(arrays, classes=classes, n_features=estimator.n_features_in_,
-                  feature_names=_names(estimator), estimator=detached_estimator(estimator),
-                  task=task)
+    forest = Forest(arrays, classes=classes, n_features=estimator.n_features_in_,
+                    feature_names=_names(estimator), estimator=detached_estimator(estimator),
+                    task=task)
+    forest.node_stats = _node_stats(trees)
+    return forest
+
+
+def _node_stats(trees):
+    """scikit-learn's per-node training statistics of the trees, concatenated (what
+    ``feature_importances_`` of an export is computed from)."""
+    return {k: np.concatenate([np.asarray(getattr(t.tree_, k)) for t in trees])
+            for k in NODE_STATS}
 
 
 # ---------------------------------------------------------------- GradientBoosting
@@ -190,6 +199,7 @@ def from_gradient_boosting(estimator):
                     feature_names=_names(estimator),
                     estimator=detached_estimator(estimator), ensemble=ensemble)
     forest.allow_nan = False  # scikit-learn refuses NaN for these models
+    forest.node_stats = _node_stats([tree for stage in estimator.estimators_ for tree in stage])
     return forest
 
 
