@@ -534,6 +534,9 @@ class Forest:
         sub.allow_nan = self.allow_nan
         sub.absent_is_missing = self.absent_is_missing
         sub.node_value_fit = self.node_value_fit
+        if self.node_stats is not None:
+            sub.node_stats = {k: np.concatenate([v[self.tree_slice(t)] for t in keep])
+                              for k, v in self.node_stats.items()}
         return sub
 
     def __repr__(self):

@@ -244,8 +244,11 @@ def test_feature_names_come_from_the_model(xgb):
     forest = po.as_forest(model)
     assert forest.feature_names == [str(c) for c in X.columns]
     assert np.abs(forest.predict_proba(X) - model.predict_proba(X)).max() <= 1e-6
-    with pytest.raises(ValueError, match="column names"):
-        forest.predict(pd.DataFrame(X.to_numpy()[:, ::-1], columns=X.columns[::-1]))
+    # a frame is read by column name, as scikit-learn does
+    shuffled = pd.DataFrame(X.to_numpy()[:, ::-1], columns=X.columns[::-1])
+    np.testing.assert_array_equal(forest.predict_proba(shuffled), forest.predict_proba(X))
+    with pytest.raises(ValueError, match="column"):
+        forest.predict(shuffled.iloc[:, 1:])
 
 
 def test_boosted_random_forest_rounds(xgb):
