@@ -382,6 +382,37 @@ class FeatureCosts:
         return cls(spec["costs"], groups=groups, requires=requires or None,
                    feature_names=spec.get("feature_names"))
 
+    def reorder(self, feature_names):
+        """The same costs for the features in the order ``feature_names`` (a
+        permutation of this object's names): own costs, groups and requires follow
+        their features.
+
+        Examples
+        --------
+        >>> from prune_opt import FeatureCosts
+        >>> fc = FeatureCosts([1.0, 5.0, 2.0], groups={"draw": (3.0, [1, 2])},
+        ...                   feature_names=["a", "b", "c"])
+        >>> fc.reorder(["c", "a", "b"]).feature_cost()
+        array([5., 1., 8.])
+        """
+        if self.feature_names is None:
+            raise ValueError("these costs have no feature names to reorder by")
+        names = [str(n) for n in feature_names]
+        if sorted(names) != sorted(self.feature_names):
+            missing = sorted(set(names) - set(self.feature_names))
+            extra = sorted(set(self.feature_names) - set(names))
+            raise ValueError(f"feature_names must be a permutation of the costs' features "
+                             f"(unknown: {missing[:5]}, left out: {extra[:5]})")
+        old = {n: k for k, n in enumerate(self.feature_names)}
+        new = {old[n]: k for k, n in enumerate(names)}  # old column -> new column
+        spec = self._spec
+        return FeatureCosts([spec["costs"][old[n]] for n in names],
+                            groups={g: (c, [new[int(m)] for m in members])
+                                    for g, (c, members) in spec["groups"].items()},
+                            requires={new[int(k)]: [new[int(j)] for j in v]
+                                      for k, v in spec["requires"].items()} or None,
+                            feature_names=names)
+
     @classmethod
     def uniform(cls, n_features, cost=1.0, feature_names=None):
         """Every feature costs ``cost``."""

@@ -68,10 +68,27 @@ def add_forest_options(p, *, trees=40):
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
-def add_data_arguments(p, *, trees=40, task=True):
-    """:func:`add_data_options` and :func:`add_forest_options` together."""
+def add_data_arguments(p, *, trees=40, task=True, model=False):
+    """:func:`add_data_options` and :func:`add_forest_options` together (``model``: and
+    :func:`add_model_option`)."""
     add_data_options(p, task=task)
     add_forest_options(p, trees=trees)
+    if model:
+        add_model_option(p)
+
+
+def add_model_option(p):
+    """``--model FILE``: a trained LightGBM or XGBoost model to prune instead of a random
+    forest fitted by the command (:func:`model_experiment` reads it)."""
+    p.add_argument("--model", default=None, metavar="FILE",
+                   help="prune this trained model instead of fitting a random forest: a "
+                        "LightGBM model text (booster.save_model('model.txt')) or an XGBoost "
+                        "JSON model (model.save_model('model.json')), read by prune-opt's "
+                        "own parsers, never executed (pickles are refused). The rows of "
+                        "--dataset are split as usual and the model is not refitted (train "
+                        "it on rows that are not the validation or test split); its columns "
+                        "are matched by name, a classifier's labels coded 0..K-1 in sorted "
+                        "order as LGBMClassifier and XGBClassifier code them")
 
 
 def load_data(args):
@@ -236,11 +253,55 @@ def setup_experiment(args, *, fit=True):
                                                     random_state=args.seed)
     out = dict(dataset=ds, costs=costs, X_train=X_tr, y_train=y_tr, X_val=X_val, y_val=y_val,
                X_test=X_te, y_test=y_te, task=task, task_reason=why)
+    if getattr(args, "model", None):
+        return model_experiment(args, out)
     if fit:
         with phase(f"growing {args.trees} trees on {len(y_tr):,} rows",
                    enabled=not getattr(args, "no_progress", True)):
             out["forest"] = forest_for(task, args).fit(X_tr, y_tr)
     return out
+
+
+def model_experiment(args, exp):
+    """``exp`` with the ``--model`` file's forest in place of a fitted one: the data's
+    columns put in the model's order (by name when the model has names, else by
+    position), the costs with them, a classifier's labels coded as the model codes
+    them; anything that does not fit says what and how to fix it."""
+    from ..importers import read_model_file
+
+    forest = read_model_file(args.model)
+    ds = exp["dataset"]
+    if getattr(args, "task", "auto") not in ("auto", None) and args.task != forest.task:
+        raise ValueError(f"--task {args.task}: the model in {args.model!r} is a "
+                         f"{forest.task} model")
+    names = list(ds.feature_names) if ds.feature_names is not None else None
+    order = np.arange(len(names) if names else exp["X_train"].shape[1])
+    if forest.feature_names is not None and names is not None:
+        missing = [n for n in forest.feature_names if n not in names]
+        if missing or len(names) != forest.n_features:
+            extra = [n for n in names if n not in forest.feature_names]
+            raise ValueError(f"--model: the model reads the columns {forest.feature_names[:8]}; "
+                             f"the dataset lacks {missing[:5]} and has {extra[:5]} besides: "
+                             "pass the table the model was trained on")
+        order = np.array([names.index(n) for n in forest.feature_names])
+    elif order.size != forest.n_features:
+        raise ValueError(f"--model: the model reads {forest.n_features} features, the dataset "
+                         f"has {order.size}; pass the table the model was trained on")
+    for key in ("X_train", "X_val", "X_test"):
+        exp[key] = np.asarray(exp[key])[:, order]
+    if forest.feature_names is not None and exp["costs"].feature_names is not None:
+        exp["costs"] = exp["costs"].reorder(forest.feature_names)
+    exp["task"], exp["task_reason"] = forest.task, f"the model in {args.model}"
+    if forest.task == "classification":
+        labels = np.unique(np.concatenate([exp["y_train"], exp["y_val"], exp["y_test"]]))
+        if labels.size > forest.n_classes:
+            raise ValueError(f"--model: the dataset has {labels.size} classes, the model "
+                             f"predicts {forest.n_classes}")
+        if not np.array_equal(labels, forest.classes_[:labels.size]):
+            for key in ("y_train", "y_val", "y_test"):
+                exp[key] = np.searchsorted(labels, exp[key])
+    exp["forest"] = forest
+    return exp
 
 
 def forest_for(task, args):
@@ -438,9 +499,43 @@ def save_model(pruned, path, dataset=None):
         pruned.forest = copy.copy(pruned.forest)
         pruned.forest.feature_names = [str(n) for n in names]
     if enc is not None:
+        own = pruned.forest.feature_names
+        if own is not None and list(enc.get("columns", [])) != own and sorted(
+                enc.get("columns", [])) == sorted(own):  # a --model reads its own order
+            enc = dict(enc, columns=list(own))
         pruned.feature_encoding = enc  # checked against the names
     with naming_errors(path):
         pruned.save(path)
+
+
+def library_model_path(out, forest):
+    """Where ``prune --model`` writes the pruned model in its source library's format:
+    beside ``out``, ``<stem>.txt`` (LightGBM) or ``<stem>.xgboost.json`` (XGBoost)."""
+    stem = Path(out).with_suffix("")
+    return f"{stem}.txt" if library_of(forest) == "lightgbm" else f"{stem}.xgboost.json"
+
+
+def library_of(forest):
+    """``"lightgbm"``, ``"xgboost"`` or None: the library a forest was read from."""
+    source = str(forest.source or "")
+    if source.startswith(("lightgbm", "LGBM")):
+        return "lightgbm"
+    if source.startswith(("xgboost", "XGB")):
+        return "xgboost"
+    return None
+
+
+def write_library_model(pruned, path):
+    """The pruned model in its source library's own format (LightGBM model text or
+    XGBoost JSON), written atomically without the library (see prune_opt.exporters)."""
+    from ..exporters import lightgbm_model_text, xgboost_model_json
+
+    kind = library_of(pruned.forest)
+    text = lightgbm_model_text(pruned) if kind == "lightgbm" else xgboost_model_json(pruned)
+    if not isinstance(text, str):
+        text = json.dumps(text)
+    with naming_errors(path), atomic_write(path, "w") as fh:
+        fh.write(text)
 
 
 @contextlib.contextmanager

@@ -43,7 +43,7 @@ def add_parser(sub):
         "with each backend (each in its own child process), and print objective, gap to the "
         "best, seconds, peak extra memory, integrality, status, test accuracy (regression: "
         "R^2 and MSE) and test cost.")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, model=True)
     p.add_argument("--lam", type=float, default=1e-3, help="cost weight lambda (default 1e-3)")
     p.add_argument("--depth-cost", type=float, default=0.0,
                    help="weight of the average path length inside the lambda term")

@@ -42,7 +42,7 @@ def add_parser(sub):
         "stopping); evaluate all on the test split, print the test score each method gets "
         "at each budget, and write a plot, CSV and/or JSON.  Regression forests (--task) "
         "are scored by test R^2.")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, model=True)
     p.add_argument("--methods", default=DEFAULT_METHODS,
                    help=f"comma-separated subset of {','.join(METHODS)} "
                         f"(default {DEFAULT_METHODS})")

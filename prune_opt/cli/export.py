@@ -12,7 +12,7 @@ def add_parser(sub):
         "write it as MPS or LP text (OR-Tools writers) so Gurobi, CPLEX, SCIP, HiGHS or CBC "
         "can solve it. Variables: z<h> (node h is a pruned leaf), wt<k> (first-use record "
         "k pays), w<p> (cost pair p is paid); the objective is scaled by problem.scale.")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, model=True)
     p.add_argument("--lam", type=float, required=True, help="trade-off weight")
     p.add_argument("--budget", type=float, default=None,
                    help="add the hard row 'average acquisition cost <= BUDGET'")

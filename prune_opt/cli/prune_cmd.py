@@ -11,6 +11,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     check_solver_name,
+    library_model_path,
     naming_errors,
     phase,
     save_model,
@@ -18,6 +19,7 @@ from ._common import (
     setup_experiment,
     task_line,
     write_json,
+    write_library_model,
 )
 
 
@@ -28,7 +30,7 @@ def add_parser(sub):
         "weight (--lam) or to an average acquisition-cost budget measured on the validation "
         "split (--budget), print objective, accuracy (regression: R^2 and MSE), cost and "
         "status, and save the pruned forest as JSON (load it with prune_opt.load).")
-    add_data_arguments(p, trees=40)
+    add_data_arguments(p, trees=40, model=True)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--lam", type=float, help="trade-off weight of the average cost")
     goal.add_argument("--budget", type=float,
@@ -53,6 +55,10 @@ def add_parser(sub):
                         "--objective auto, 30 with an explicit objective)")
     add_output_argument(p, "--out", default="pruned.json",
                         help="output JSON (default pruned.json)")
+    add_output_argument(p, "--model-out", default=None, metavar="FILE",
+                        help="with --model: the pruned model in its library's own format "
+                             "(default: beside --out, <stem>.txt for LightGBM, "
+                             "<stem>.xgboost.json for XGBoost)")
     add_output_argument(p, "--usage-plot", kind="figure", default=None, metavar="PNG",
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
@@ -84,6 +90,10 @@ def run(args):
             print(f"{k:>24}: {v:.6g}" if isinstance(v, float) else f"{k:>24}: {v}")
     save_model(pruned, args.out, exp["dataset"])
     print(f"wrote {args.out}")
+    if args.model:
+        out = args.model_out or library_model_path(args.out, pruned.forest)
+        write_library_model(pruned, out)
+        print(f"wrote {out}")
     if args.usage_plot:
         with naming_errors(args.usage_plot):
             _usage_plot(args, exp, pruned)
@@ -97,7 +107,8 @@ def run(args):
 def _solve_phase(args):
     """What the solve step says while it runs."""
     if args.lam is not None:
-        return f"pruning at lambda={args.lam:g} ({args.objective} objective)"
+        what = args.objective or "the model's own loss"
+        return f"pruning at lambda={args.lam:g} ({what} objective)"
     limit = ("fit_budget's default time limit" if args.time_limit is None
              else f"time limit {args.time_limit:g} s")
     return (f"searching the best pruning within budget {args.budget:g} "
@@ -109,14 +120,17 @@ def _check_goal(args):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
-    if args.objective is None:
+    if args.model_out and not args.model:
+        raise ValueError("--model-out needs --model (a LightGBM or XGBoost model to prune)")
+    if args.objective is None and not (args.model and args.lam is not None):
+        # (a --model booster at --lam keeps None: prune's default, the model's own loss)
         args.objective = "paper" if args.lam is not None else "auto"
     if args.objective == "auto" and args.lam is not None:
         raise ValueError("--objective auto needs --budget (it picks the objective that scores "
                          "better at the budget); with --lam use 'paper' or an ensemble "
                          "objective")
     check_solver_name(args.solver)
-    if args.objective not in ("paper", "auto"):
+    if args.objective not in ("paper", "auto", None):
         from ..objectives import get_objective
 
         get_objective(args.objective)  # an unknown name lists the objectives
@@ -126,7 +140,10 @@ def _prune(args, exp):
     from .. import prune
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
-    train = (exp["X_train"], exp["y_train"])
+    # a --model booster was not grown on the train split: errors on the validation split
+    train = None if args.model else (exp["X_train"], exp["y_train"])
+    if args.objective is None:  # a --model booster at --lam: its own loss
+        return prune(rf, Xv, yv, costs=costs, lam=args.lam, time_limit=args.time_limit)
     if args.objective not in ("paper", "auto"):
         return _prune_ensemble_objective(args, rf, Xv, yv, costs)
     if args.lam is not None:
@@ -182,7 +199,7 @@ def _summary(args, exp, pruned, seconds):
     info = pruned.solve_info
     chosen = info.get("auto", {}).get("chosen")  # what objective="auto" picked
     summary = {
-        "dataset": exp["dataset"].name, "task": exp["task"], "trees": args.trees,
+        "dataset": exp["dataset"].name, "task": exp["task"], "trees": as_forest(rf).n_trees,
         "lam": info.get("lam", args.lam), "budget": args.budget,
         # 'objective' is the value reached, 'loss' the name of what was minimised ('paper',
         # an ensemble objective or 'auto: <chosen>')

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import add_data_options, add_output_argument, forest_for, load_data, write_json
+from ._common import (
+    add_data_options,
+    add_model_option,
+    add_output_argument,
+    forest_for,
+    load_data,
+    model_experiment,
+    write_json,
+)
 
 EXAMPLES = """examples:
   prune-opt tu-check --dataset digits --trees 3 --examples 200
@@ -27,6 +35,7 @@ def add_parser(sub):
     p.add_argument("--matrix", default=None,
                    help="matrix file: .npz (scipy.sparse or numpy with key 'A'), .mtx, .mps "
                         "(instead of --dataset)")
+    add_model_option(p)
     p.add_argument("--trees", type=int, default=2, help="forest size (default 2)")
     p.add_argument("--examples", type=int, default=30,
                    help="examples used to grow the forest and, separately, to compile the "
@@ -69,18 +78,29 @@ def _problem_from_dataset(args):
     rng = np.random.default_rng(args.seed)
     idx = rng.permutation(n)
     fit = idx[: args.examples]
+    costs = (FeatureCosts.uniform(ds.X.shape[1], feature_names=ds.feature_names)
+             if args.uniform_costs else data["costs"])
+    budget = '' if args.budget is None else f', budget row avg cost <= {args.budget:g}'
+    if args.model:  # the user's model, compiled on --examples rows of the dataset
+        comp = idx[: args.examples]
+        exp = model_experiment(args, dict(dataset=ds, costs=costs, X_train=ds.X[comp],
+                                          y_train=ds.y[comp], X_val=ds.X[comp],
+                                          y_val=ds.y[comp], X_test=ds.X[comp],
+                                          y_test=ds.y[comp], task=data["task"]))
+        problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"],
+                                  costs=exp["costs"], lam=args.lam, budget=args.budget)
+        return problem, (f"dataset {ds.name}: the {exp['forest'].task} model of {args.model} "
+                         f"({exp['forest'].n_trees} trees), program compiled on "
+                         f"{args.examples} examples{budget}")
     rf = forest_for(data["task"], args).fit(ds.X[fit], ds.y[fit])
     rest = idx[args.examples:]
     if not regression:
         rest = rest[np.isin(ds.y[rest], rf.classes_)]  # labels the forest knows
     comp = rest[: args.examples]
-    costs = (FeatureCosts.uniform(ds.X.shape[1], feature_names=ds.feature_names)
-             if args.uniform_costs else data["costs"])
     problem = compile_problem(rf, ds.X[comp], ds.y[comp], costs=costs, lam=args.lam,
                               budget=args.budget)
     desc = (f"dataset {ds.name} ({data['task']}): {args.trees} trees of depth <= {args.max_depth} grown on "
-            f"{args.examples} examples, program compiled on {args.examples} others"
-            f"{'' if args.budget is None else f', budget row avg cost <= {args.budget:g}'}")
+            f"{args.examples} examples, program compiled on {args.examples} others{budget}")
     return problem, desc
 
 

@@ -22,9 +22,11 @@ from ._lightgbm import (
     lightgbm_leaves,
     lightgbm_trees,
 )
+from ._files import read_model_file
 from ._xgboost import from_xgboost
 
-__all__ = ["supported_models", "from_lightgbm", "from_xgboost", "forest_from_lightgbm",
+__all__ = ["supported_models", "read_model_file", "from_lightgbm", "from_xgboost",
+           "forest_from_lightgbm",
            "lightgbm_trees", "lightgbm_leaves", "lightgbm_feature_usage",
            "lightgbm_acquisition_cost"]
 
