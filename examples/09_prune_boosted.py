@@ -7,16 +7,19 @@ computed from TT4 and T4U.  A practitioner has fitted a scikit-learn
 training file, then learns what each feature costs.  This script prunes both,
 without retraining, so that the average acquisition cost per patient on the
 other half (the validation rows) is at most half of what the full models
-pay (at a quarter, ``--share 0.25``, nearly every tree asks for TSH or FTI at
-its root, which that budget cannot pay for, and the cut to the roots is all
-that fits: pruning keeps only splits the model already has); it reports accuracy and cost on the official test file beside the models
-truncated to their first rounds (what one tries first), and writes the pruned
-LightGBM model back as a LightGBM model file that LightGBM loads and predicts
-with exactly.
+pay.  It reports accuracy and cost on the official test file beside the
+models truncated to their first rounds (what one tries first), and writes the
+pruned LightGBM model back as a LightGBM model file that LightGBM loads and
+predicts with.
+
+At a quarter (``--share 0.25``) nearly every tree asks for TSH or FTI at its
+root, which that budget cannot pay for, and the cut to the roots is all that
+fits: pruning keeps only splits the model already has.  Growing on the cheap
+features is the budget estimator's job (``examples/08_budget_estimator.py``).
 
 Run::
 
-    python examples/09_prune_boosted.py [--share 0.25] [--out DIR]
+    python examples/09_prune_boosted.py [--share 0.5] [--out DIR]
 """
 
 from __future__ import annotations
