@@ -344,3 +344,14 @@ def test_a_saved_xgboost_pruning_reads_sparse_rows_as_xgboost_does(tmp_path):
     np.testing.assert_array_equal(back.predict_proba(Xs), pruned.predict_proba(Xs))
     np.testing.assert_allclose(pruned.to_xgboost().inplace_predict(Xs), pruned.predict_proba(
         Xs)[:, 1], rtol=1e-6)
+
+
+def test_every_baseline_family_prunes_a_booster_or_says_why():
+    rng = np.random.default_rng(13)
+    X, y = boosting_data(rng, "binary", 150, 3)
+    model = fit_boosted("hgb", "binary", X, y, 0, n_rounds=4)
+    for name in ("ccp", "greedy", "fewer-trees", "fewer-rounds"):
+        prunings = get_baseline(name)(model, X, y, costs=[1, 2, 3])
+        assert prunings and prunings[-1][1].n_splits <= prunings[0][1].n_splits, name
+    with pytest.raises(ValueError, match="raw scores.*no impurity"):
+        get_baseline("impurity")(model, X, y)

@@ -46,6 +46,7 @@ from ..solvers._baseline_masks import (
     node_impurity,
     node_risk,
     register_baseline,
+    sklearn_risk,
 )
 
 __all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
@@ -90,7 +91,7 @@ def ccp_prunings(forest, *, alphas=None, n_alphas=CCP_ALPHAS, costs=None, proble
     >>> path[0][1].n_splits > path[-1][1].n_splits == 0
     True
     """
-    f = as_forest(forest)
+    f = as_forest(forest) if problem is None else problem.forest  # (a booster's: fitted)
     return _prunings(f, ccp_path(f, node_risk(f, problem), alphas, n_alphas),
                      _costs_of(costs, problem), "ccp", "alpha")
 
@@ -217,7 +218,10 @@ def _costs_of(costs, problem):
 
 
 def _ccp(forest, X, y, *, costs=None, problem=None):
-    """Cost-complexity pruning of every tree at a common alpha."""
+    """Cost-complexity pruning of every tree at a common alpha (on the error data of
+    ``X, y`` for a forest without scikit-learn's impurities, a booster's included)."""
+    if problem is None and not sklearn_risk(as_forest(forest)):
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0)
     return ccp_prunings(forest, costs=costs, problem=problem)
 
 

@@ -14,6 +14,7 @@ installed), and a LightGBM random forest into an averaged forest
 
 from .._forest import register_importer, supported_models
 from . import _lightgbm, _sklearn, _xgboost
+from ._files import read_model_file
 from ._lightgbm import (
     forest_from_lightgbm,
     from_lightgbm,
@@ -22,7 +23,6 @@ from ._lightgbm import (
     lightgbm_leaves,
     lightgbm_trees,
 )
-from ._files import read_model_file
 from ._xgboost import from_xgboost
 
 __all__ = ["supported_models", "read_model_file", "from_lightgbm", "from_xgboost",

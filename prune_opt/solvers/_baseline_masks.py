@@ -85,10 +85,10 @@ def _forest_only(name, forest):
     """Whether a built-in family depends on the forest alone (not on the problem's
     error or cost data): the first m trees, impurity thresholds, and cost-complexity
     pruning of a forest that carries sklearn's node impurities."""
-    return name in ("fewer-trees", "impurity") or (name == "ccp" and _sklearn_risk(forest))
+    return name in ("fewer-trees", "impurity") or (name == "ccp" and sklearn_risk(forest))
 
 
-def _sklearn_risk(forest):
+def sklearn_risk(forest):
     """Whether cost-complexity pruning reads scikit-learn's node impurities (an averaged
     forest of sklearn trees); otherwise the compiled problem's node errors."""
     return forest.sklearn_trees is not None and not forest.is_additive
@@ -285,7 +285,7 @@ def node_risk(forest, problem=None):
     errors of the compiled problem (misclassification rate, squared error, or a
     boosted model's expanded loss).
     """
-    if _sklearn_risk(forest):
+    if sklearn_risk(forest):
         risk = []
         for tr in forest.sklearn_trees:
             t = tr.tree_
