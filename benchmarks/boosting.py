@@ -10,7 +10,7 @@ budgets are shares of *its* average acquisition cost on validation.  Families:
 * ``fit_budget``        one ``po.fit_budget(model, X_val, y_val, costs=, budget=B)``
   call per budget, every other argument at its default (the model's own loss);
 * ``fit_budget paper``  the same call with ``objective="paper"`` (the expanded
-  program's budget search alone);
+  program's budget search alone, ``--time-limit`` seconds);
 * ``fewer-rounds``      the model truncated to its first r rounds (every r), the
   baseline any user tries first;
 * ``cheap-subset gbm``  the same library with its defaults on the prefixes of the
@@ -120,12 +120,15 @@ def families(kind, model, forest, ctx, timer, args):
                          **info)
         return m
 
-    for name, objective in (("fit_budget", "auto"), ("fit_budget paper", "paper")):
+    # the default call with every default; the paper search within --time-limit
+    for name, extra in (("fit_budget", {}),
+                        ("fit_budget paper", {"objective": "paper",
+                                              "time_limit": args.time_limit})):
         rows = []
         for b in ctx.budgets:
             t0 = time.perf_counter()
             pf = timer(name, proto.quiet, po.fit_budget, fitted, ctx.X_v, y_v, costs=ctx.costs,
-                       budget=b, objective=objective)
+                       budget=b, **extra)
             rows.append(member(pf, budget=b, seconds=time.perf_counter() - t0))
         out[name] = rows
     out["fewer-rounds"] = [member(pf, rounds=m // forest.round_size)
