@@ -3,8 +3,8 @@
 Each function returns a list of :class:`_protocol.Member` scored on
 validation (or ``None`` when the family cannot run here).  The project's own
 pipelines prune with ``prune_opt``; the anchors a practitioner would try
-instead are LightGBM's CEGB on a wide grid and a random forest on the
-cheapest informative feature prefix; the one-call rows are ``fit_budget``
+instead are LightGBM's CEGB on a wide grid, and a random forest and LightGBM
+on the cheapest informative feature prefix; the one-call rows are ``fit_budget``
 and the budget-pruned forest estimator with their defaults.
 """
 
@@ -209,6 +209,48 @@ def cheap_subset_rf(rf, ctx):
     return out
 
 
+def _masked(X, cols):
+    out = np.zeros_like(X)
+    out[:, cols] = X[:, cols]
+    return out
+
+
+def cheap_subset_gbm(rf, ctx):
+    """LightGBM with its default parameters on each prefix of the features ranked by a
+    default LightGBM's gain importance on every feature per unit of cost (longer
+    prefixes until two cost more than the largest budget on validation); the prefix is
+    chosen on validation like any member.  A model on a prefix is trained with the other
+    columns set to 0, so it reads none of them."""
+    import importlib.util
+
+    if importlib.util.find_spec("lightgbm") is None:
+        return Unavailable("not available: lightgbm is not installed")
+    import lightgbm as lgb
+
+    from forest_builders.lightgbm_import import lightgbm_acquisition_cost
+
+    cls = lgb.LGBMClassifier if ctx.task == "classification" else lgb.LGBMRegressor
+
+    def fit(X):
+        return quiet(cls(random_state=ctx.seed, n_jobs=1, verbose=-1,
+                         importance_type="gain").fit, X, ctx.y_tr)
+
+    cost = ctx.costs.feature_cost()
+    gain = fit(ctx.X_tr).feature_importances_
+    value = np.divide(gain, cost, out=np.full(cost.size, np.inf), where=cost > 0)
+    ranking = np.argsort(-value, kind="stable")
+    out, over = [], 0
+    for k in range(1, ranking.size + 1):
+        cols = np.sort(ranking[:k])
+        m = fit(_masked(ctx.X_tr, cols))
+        out.append(model_member(m, ctx, lambda X, m=m: lightgbm_acquisition_cost(
+            m, X, ctx.costs), n_features=k))
+        over += out[-1].point["val_cost"] > max(ctx.budgets)
+        if over == 2:
+            break
+    return out
+
+
 def cegb(ctx, *, penalties=CEGB_PENALTIES, leaves=CEGB_LEAVES, rounds=CEGB_ROUNDS,
          tradeoffs=CEGB_TRADEOFFS, refine=4):
     """LightGBM's CEGB over penalty kind x num_leaves x rounds x tradeoff.
@@ -312,8 +354,23 @@ def estimator(ctx):
             msg = str(exc).splitlines()[0] if str(exc) else ""
             return Unavailable(f"failed: {type(exc).__name__}: {msg[:80]}")
         secs = time.perf_counter() - t0
-        out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs))
+        out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs,
+                                **winner_info(est)))
     return out
+
+
+def winner_info(est):
+    """What the report says of one estimator fit: the winner and its family, whether it
+    is a pruning (then pruning changed the winner: without it another, unpruned
+    candidate would have won), the fit's time limit, the winner's cost on every row
+    given to fit and the number of candidates."""
+    c = est.candidates_
+    win = c[c["chosen"]].iloc[0]
+    return {"winner": str(win["model"]), "family": str(win.get("family", "")),
+            "pruned": bool(win["objective"] != "none"),
+            "time_limit": float(est.time_limit),
+            "fit_cost": float(win.get("fit_cost", np.nan)),
+            "n_candidates": int(len(c))}
 
 
 def only(rf, ctx, timer, args, names):
@@ -337,6 +394,8 @@ def only(rf, ctx, timer, args, names):
         out.update({b: got[b] for b in wanted})
     if "cheap-subset rf" in names:
         out["cheap-subset rf"] = timer("cheap-subset rf", cheap_subset_rf, rf, ctx)
+    if "cheap-subset gbm" in names:
+        out["cheap-subset gbm"] = timer("cheap-subset gbm", cheap_subset_gbm, rf, ctx)
     if "cegb" in names and not args.no_cegb:
         out["cegb"] = timer("cegb", cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
     if "estimator" in names:

@@ -126,6 +126,9 @@ def frontier_targets(results, table, budgets):
     """The issue's targets, counted over the cells of one run (mean test accuracy)."""
     na = NOT_AVAILABLE + " or not run"
     return {
+        "estimator >= max(CEGB, cheap-subset RF, cheap-subset GBM) - 0.5 point": _count(
+            table, budgets, ["estimator", "cegb", "cheap-subset rf", "cheap-subset gbm"],
+            lambda e, c, s, g: e >= max(c, s, g) - 0.005, na),
         "estimator >= max(CEGB, cheap-subset RF) - 0.5 point": _count(
             table, budgets, ["estimator", "cegb", "cheap-subset rf"],
             lambda e, c, s: e >= max(c, s) - 0.005, na),
@@ -145,6 +148,9 @@ def frontier_targets(results, table, budgets):
 def regression_targets(results, table, budgets):
     na = NOT_AVAILABLE + " or not run"
     return {
+        "estimator MSE <= 1.02 x best of (CEGB, cheap-subset RF, cheap-subset GBM)": _count(
+            table, budgets, ["estimator", "cegb", "cheap-subset rf", "cheap-subset gbm"],
+            lambda e, c, s, g: e <= 1.02 * min(c, s, g), na),
         "estimator MSE <= CEGB's": _count(table, budgets, ["estimator", "cegb"],
                                           lambda e, c: e <= c, na),
         "fit_budget default MSE <= GreedyPrune's": _count(
@@ -164,9 +170,66 @@ def _count_best(table, budgets, test):
     return f"{sum(test(b, c) for b, c in pairs)}/{len(pairs)}"
 
 
+def estimator_fits(results):
+    """Per estimator fit (one per dataset, seed and budget): the winner's family, whether
+    it is a pruning, its test cost against the budget and the fit's seconds against its
+    time limit, from the ``estimator`` members' points."""
+    out = []
+    for r in results:
+        for cell in r["cells"]:
+            c = cell["chosen"].get("estimator")
+            if c is None or c.get("fallback"):
+                continue
+            out.append({"dataset": r["dataset"], "seed": r["seed"], "frac": cell["frac"],
+                        "budget": cell["budget"], **c})
+    return out
+
+
+def estimator_targets(results):
+    """Test cost over 1.02 x the budget, the fit's wall time against 1.25 x its time
+    limit and the median fit, over every estimator fit of the run."""
+    fits = estimator_fits(results)
+    if not fits:
+        return {}
+    over = [f for f in fits if f["test_cost"] > 1.02 * f["budget"]]
+    excess = [f["test_cost"] / f["budget"] - 1 for f in fits if f["budget"] > 0]
+    timed = [f for f in fits if "time_limit" in f]
+    slow = [f for f in timed if f["seconds"] > 1.25 * f["time_limit"]]
+    worst = max(timed, key=lambda f: f["seconds"] / f["time_limit"], default=None)
+    return {
+        "estimator test cost > 1.02 B (fits)": (
+            f"{len(over)}/{len(fits)} ({100 * len(over) / len(fits):.0f}%; test cost / B - 1: "
+            f"median {100 * np.median(excess):+.1f}%, max {100 * max(excess):+.1f}%)"),
+        "estimator fit > 1.25 x time_limit (fits)": (
+            f"{len(slow)}/{len(timed)}" + (f" (slowest {worst['seconds']:.1f} s at "
+                                           f"time_limit {worst['time_limit']:g})"
+                                           if worst else "")),
+    }
+
+
+def print_winners(results):
+    """Per candidate family: how many estimator fits it won, how many of them with a
+    pruning (pruning changed the winner), and the datasets."""
+    fits = [f for f in estimator_fits(results) if "family" in f]
+    if not fits:
+        return
+    print("estimator winners by family (fits won; of them pruned, i.e. pruning changed "
+          "the winner)")
+    fams = sorted({f["family"] for f in fits}, key=lambda k: -sum(f["family"] == k
+                                                                  for f in fits))
+    for k in fams:
+        mine = [f for f in fits if f["family"] == k]
+        pruned = sum(f["pruned"] for f in mine)
+        where = sorted({f["dataset"] for f in mine})
+        print(f"  {k:<10} {len(mine):>3} won, {pruned:>3} pruned   {', '.join(where)}")
+    total = sum(f["pruned"] for f in fits)
+    print(f"  {'all':<10} {len(fits):>3} fits, {total:>3} won by a pruning "
+          f"({100 * total / len(fits):.0f}%)\n")
+
+
 def _timings(results):
     """Median seconds per call and budget overruns on validation of the one-call rows."""
-    out = {}
+    out = estimator_targets(results)
     for fam in ("fit_budget default", "estimator"):
         over = [c["chosen"][fam]["over_budget"] for r in results for c in r["cells"]
                 if fam in c["chosen"]]

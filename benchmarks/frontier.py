@@ -19,16 +19,22 @@ program counted on each tree's in-bag sample, costs on validation):
 * ``...+refit``            leaves of the three best prunings per budget refitted jointly;
 * ``brier``                ``po.prune(objective="brier")`` over a lam grid;
 * anchors: ``cegb`` (LightGBM's CEGB, lazy and coupled penalties, num_leaves 7 and 31,
-  50 and 200 rounds, tradeoff 0 to 1000, the configuration chosen on validation) and
+  50 and 200 rounds, tradeoff 0 to 1000, the configuration chosen on validation),
   ``cheap-subset rf`` (a random forest on the prefix of the features ranked by
-  importance per unit of cost, the prefix chosen on validation);
+  importance per unit of cost, the prefix chosen on validation) and
+  ``cheap-subset gbm`` (LightGBM with its default parameters on the prefix of the
+  features ranked by a default LightGBM's gain per unit of cost, the prefix chosen on
+  validation);
 * ``estimator``            ``forest_builders.BudgetPrunedForestClassifier(budget=B, costs=,
   random_state=seed)`` fitted on train + validation with its defaults, one per budget.
 
 "best pipeline" picks, per seed and budget, the project family with the best
 validation accuracy within the budget (the estimator, which saw the validation rows,
-and the anchors are not among them).  The report ends with the targets counted over
-the cells of the run and the median seconds of the one-call rows.
+and the anchors are not among them).  The report ends with the estimator's winners
+by candidate family (and whether a pruning won), the targets counted over the cells
+of the run, how often the estimator's test cost exceeds 1.02 x the budget, its
+slowest fit against 1.25 x its time limit, and the median seconds of the one-call
+rows.
 
 Usage::
 
@@ -64,21 +70,22 @@ FIT_BUDGET_OBJECTIVES = ("paper", "brier", "accuracy")
 LAZY_FIT_BUDGET_OBJECTIVES = ("brier", "accuracy")
 # the baselines the fit_budget family must never lose to on validation
 CHECKED_BASELINES = ("greedy", "ccp", "fewer-trees")
-ANCHORS = ("cegb", "cheap-subset rf")
+ANCHORS = ("cegb", "cheap-subset rf", "cheap-subset gbm")
 # the pruned families whose best prunings get their leaves refitted
 REFIT = ("hull", "fit_budget", "lazy+hull", "lazy+fit_budget", "subset+fit_budget")
 ORDER = ("hull", "fit_budget", "fit_budget default", "fit_budget paper", "fit_budget brier",
          "greedy", "ccp", "fewer-trees", "impurity", "budgetrf+hull", "lazy+hull",
          "lazy+fit_budget", "subset", "subset+fit_budget", "hull+refit", "fit_budget+refit",
          "lazy+hull+refit", "lazy+fit_budget+refit", "subset+fit_budget+refit", "brier",
-         "cheap-subset rf", "cegb", "estimator")
+         "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
 STYLES = {"hull": "C0-", "greedy": "C1.", "budgetrf+hull": "C2.", "lazy+hull": "C3.",
-          "subset": "C4.", "brier": "C5.", "cheap-subset rf": "C6.", "cegb": "k^"}
+          "subset": "C4.", "brier": "C5.", "cheap-subset rf": "C6.", "cheap-subset gbm": "C7.",
+          "cegb": "k^"}
 
 
 # --families targets: the rows the issue targets are counted on
 TARGET_FAMILIES = ("fit_budget default", "fit_budget paper", "fit_budget brier", "greedy",
-                   "cheap-subset rf", "cegb", "estimator")
+                   "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
 
 
 def families(rf, ctx, timer, args):
@@ -118,6 +125,7 @@ def families(rf, ctx, timer, args):
     lams = sorted({float(p.lam) for p in hull if p.lam} or {1e-3})
     out["brier"] = timer("brier", fam.brier, rf, ctx, lams[:: max(1, len(lams) // 8)])
     out["cheap-subset rf"] = timer("cheap-subset rf", fam.cheap_subset_rf, rf, ctx)
+    out["cheap-subset gbm"] = timer("cheap-subset gbm", fam.cheap_subset_gbm, rf, ctx)
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
     out["estimator"] = timer("estimator", fam.estimator, ctx)
@@ -138,7 +146,9 @@ def print_report(results, budgets, plot_path=None):
     table = report.summarise(results)
     report.print_table(results, table, budgets, order=ORDER)
     fb_check = report.print_fit_budget_check(results, budgets, CHECKED_BASELINES)
-    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf"])
+    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf",
+                                        "cheap-subset gbm"])
+    report.print_winners(results)
     report.print_cells(table, budgets, ["fit_budget default", "fit_budget paper",
                                         "fit_budget brier"])
     targets = {"fit_budget family >= best baseline on validation in every seed": fb_check,

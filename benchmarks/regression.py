@@ -17,8 +17,10 @@ normalised by the target variance; see ``docs/regression.md``):
   and ``greedy`` within each budget after ``refit_leaves(method="global", smoothing=s)``,
   ``s`` in {1, 10};
 * anchors: ``cegb`` (``lightgbm.LGBMRegressor`` with CEGB, lazy and coupled penalties,
-  num_leaves 7 and 31, 50 and 200 rounds, tradeoff 0 to 1000) and ``cheap-subset rf``
-  (a random forest on the prefix of the features ranked by importance per unit of cost);
+  num_leaves 7 and 31, 50 and 200 rounds, tradeoff 0 to 1000), ``cheap-subset rf``
+  (a random forest on the prefix of the features ranked by importance per unit of cost)
+  and ``cheap-subset gbm`` (``lightgbm.LGBMRegressor`` with its defaults on the prefix of
+  the features ranked by a default model's gain per unit of cost);
 * ``estimator``           ``forest_builders.BudgetPrunedForestRegressor(budget=B, costs=,
   random_state=seed)`` on train + validation with its defaults.
 
@@ -46,7 +48,7 @@ from benchmarks import _report as report  # noqa: E402
 
 DATASETS = ("heart-severity", "diabetes")
 ORDER = ("hull", "fit_budget", "fit_budget default", "greedy", "ccp", "fewer-trees",
-         "impurity", "refit", "cheap-subset rf", "cegb", "estimator")
+         "impurity", "refit", "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
 PIPELINES = ("hull", "fit_budget", "fit_budget default", "greedy", "ccp", "fewer-trees",
              "impurity", "refit")
 REFIT_FROM = ("hull", "fit_budget", "greedy")
@@ -54,7 +56,8 @@ REFIT_SMOOTHING = (1.0, 10.0)
 
 
 # --families targets: the rows the targets are counted on
-TARGET_FAMILIES = ("fit_budget default", "greedy", "cheap-subset rf", "cegb", "estimator")
+TARGET_FAMILIES = ("fit_budget default", "greedy", "cheap-subset rf", "cheap-subset gbm",
+                   "cegb", "estimator")
 
 
 def families(rf, ctx, timer, args):
@@ -70,6 +73,7 @@ def families(rf, ctx, timer, args):
     out["refit"] = timer("refit", fam.refit, [m for n in REFIT_FROM for m in out[n]], ctx,
                          smoothing=REFIT_SMOOTHING)
     out["cheap-subset rf"] = timer("cheap-subset rf", fam.cheap_subset_rf, rf, ctx)
+    out["cheap-subset gbm"] = timer("cheap-subset gbm", fam.cheap_subset_gbm, rf, ctx)
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
     out["estimator"] = timer("estimator", fam.estimator, ctx)
@@ -85,7 +89,9 @@ def run_seed(name, X, y, costs, seed, args):
 def print_report(results, budgets):
     table = report.summarise(results)
     report.print_table(results, table, budgets, order=ORDER)
-    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf"])
+    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf",
+                                        "cheap-subset gbm"])
+    report.print_winners(results)
     targets = report.regression_targets(results, table, budgets)
     report.print_targets(targets)
     return targets
