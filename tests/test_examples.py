@@ -108,7 +108,9 @@ def test_an_installed_optional_dependency_is_not_a_legitimate_skip(monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _scripts())
 def test_example_runs(name, tmp_path):
-    env = {**os.environ, "MPLBACKEND": "Agg"}
+    # one OpenMP thread: the scripts run beside the other test workers (2 cores), and
+    # HistGradientBoosting's and LightGBM's threads would otherwise spin against them
+    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     args = [sys.executable, str(EXAMPLES / name), *EXTRA_ARGS.get(name, lambda _: [])(tmp_path)]
     proc = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True,
