@@ -22,7 +22,9 @@ which also reads model text and files).
 from __future__ import annotations
 
 from prune_opt.importers import (
+    LIGHTGBM_HINT,
     forest_from_lightgbm,
+    import_lightgbm,
     lightgbm_acquisition_cost,
     lightgbm_feature_usage,
     lightgbm_leaves,
@@ -38,28 +40,3 @@ __all__ = [
     "lightgbm_leaves",
     "lightgbm_trees",
 ]
-
-LIGHTGBM_HINT = "pip install prune-opt[lightgbm]"
-
-
-def import_lightgbm():
-    """Import lightgbm lazily, with an install hint when it is missing.
-
-    Returns
-    -------
-    module
-
-    Examples
-    --------
-    >>> lgb = import_lightgbm()
-    >>> hasattr(lgb, "LGBMClassifier")
-    True
-    """
-    try:
-        import lightgbm
-    except ImportError:
-        raise ImportError(
-            f"this estimator needs the optional dependency lightgbm; install it with "
-            f"`{LIGHTGBM_HINT}`"
-        ) from None
-    return lightgbm

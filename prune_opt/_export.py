@@ -105,12 +105,19 @@ def _num(v):
     return repr(float(v))
 
 
-def _mps(problem, integer):
+def _rows_and_columns(problem, fmt):
+    """``(c, A, rhs, n_eq, column names, row names)`` of the standard form, ``A`` stacked
+    ``[A_eq; A_ub]`` in ``fmt`` ("csc" or "csr") with sorted indices."""
     sf = problem.to_standard_form()
     cols, rows = _names(problem, sf)
-    n_eq = sf["A_eq"].shape[0]
-    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csc").astype(np.float64)
+    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format=fmt).astype(np.float64)
     A.sort_indices()
+    rhs = np.concatenate([sf["b_eq"], sf["b_ub"]])
+    return sf["c"], A, rhs, sf["A_eq"].shape[0], cols, rows
+
+
+def _mps(problem, integer):
+    c, A, rhs, n_eq, cols, rows = _rows_and_columns(problem, "csc")
     # FREE: the numbers and names are separated by blanks, not in fixed columns (CBC)
     out = ["* BudgetPrune program written by prune-opt", "NAME          budgetprune FREE",
            "ROWS", " N  COST"]
@@ -118,7 +125,6 @@ def _mps(problem, integer):
     out.append("COLUMNS")
     if integer:
         out.append("    MARKER  'MARKER'  'INTORG'")
-    c = sf["c"]
     for j, name in enumerate(cols):
         lo, hi = A.indptr[j], A.indptr[j + 1]
         entries = [("COST", c[j])] if c[j] != 0 or lo == hi else []
@@ -127,7 +133,6 @@ def _mps(problem, integer):
     if integer:
         out.append("    MARKER  'MARKER'  'INTEND'")
     out.append("RHS")
-    rhs = np.concatenate([sf["b_eq"], sf["b_ub"]])
     out += [f"    RHS  {rows[i]}  {_num(rhs[i])}" for i in np.flatnonzero(rhs)]
     out.append("BOUNDS")
     out += [f" UP BND  {name}  1" for name in cols]
@@ -142,13 +147,7 @@ def _lp_terms(names, coef, per_line=8):
 
 
 def _lp(problem, integer):
-    sf = problem.to_standard_form()
-    cols, rows = _names(problem, sf)
-    n_eq = sf["A_eq"].shape[0]
-    A = sp.vstack([sf["A_eq"], sf["A_ub"]], format="csr").astype(np.float64)
-    A.sort_indices()
-    rhs = np.concatenate([sf["b_eq"], sf["b_ub"]])
-    c = sf["c"]
+    c, A, rhs, n_eq, cols, rows = _rows_and_columns(problem, "csr")
     nz = np.flatnonzero(c)
     out = ["\\ BudgetPrune program written by prune-opt", "Minimize",
            " obj: " + (_lp_terms([cols[j] for j in nz], c[nz]) or "0 " + cols[0]),

@@ -23,9 +23,11 @@ from ._lightgbm import (
     lightgbm_leaves,
     lightgbm_trees,
 )
+from ._lightgbm_trees import LIGHTGBM_HINT, import_lightgbm
 from ._xgboost import from_xgboost
 
 __all__ = ["supported_models", "read_model_file", "from_lightgbm", "from_xgboost",
+           "import_lightgbm", "LIGHTGBM_HINT",
            "forest_from_lightgbm",
            "lightgbm_trees", "lightgbm_leaves", "lightgbm_feature_usage",
            "lightgbm_acquisition_cost"]

@@ -121,22 +121,19 @@ def is_gradient_boosting(model):
     return isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor))
 
 
-def _gb_link(estimator):
-    """The link of a fitted GradientBoosting model, refusing losses the IR cannot price."""
+def _boosting_link(estimator):
+    """The link of a fitted GradientBoosting or HistGradientBoosting model, refusing the
+    losses whose expansion the IR does not price (only the squared error and the
+    log-loss)."""
     from sklearn.base import is_regressor
 
-    loss = estimator.loss
+    loss, name = estimator.loss, type(estimator).__name__
+    if loss != ("squared_error" if is_regressor(estimator) else "log_loss"):
+        raise ValueError(f"forest: {name}(loss={loss!r}) is not supported; prune-opt prunes "
+                         "boosted models trained on loss='squared_error' (regression) or "
+                         "'log_loss' (classification)")
     if is_regressor(estimator):
-        if loss != "squared_error":
-            raise ValueError(f"forest: GradientBoostingRegressor(loss={loss!r}) is not "
-                             "supported; prune-opt prunes boosted models trained on "
-                             "loss='squared_error' (regression) or 'log_loss' "
-                             "(classification)")
         return "identity"
-    if loss != "log_loss":
-        raise ValueError(f"forest: GradientBoostingClassifier(loss={loss!r}) is not "
-                         "supported; prune-opt prunes classifiers trained on "
-                         "loss='log_loss'")
     return "logistic" if estimator.n_trees_per_iteration_ == 1 else "softmax"
 
 
@@ -179,7 +176,7 @@ def from_gradient_boosting(estimator):
     ('logistic', True)
     """
     _check_fitted(estimator)
-    link = _gb_link(estimator)
+    link = _boosting_link(estimator)
     K = estimator.n_trees_per_iteration_
     lr = float(estimator.learning_rate)
     arrays, tree_class = [], []
@@ -210,19 +207,6 @@ def is_hist_gradient_boosting(model):
     return isinstance(model, (HistGradientBoostingClassifier, HistGradientBoostingRegressor))
 
 
-def _hgb_link(estimator):
-    from sklearn.base import is_regressor
-
-    loss = estimator.loss
-    if is_regressor(estimator):
-        if loss != "squared_error":
-            raise ValueError(f"forest: HistGradientBoostingRegressor(loss={loss!r}) is not "
-                             "supported; prune-opt prunes boosted regressors trained on "
-                             "loss='squared_error'")
-        return "identity"
-    return "logistic" if estimator.n_trees_per_iteration_ == 1 else "softmax"
-
-
 def from_hist_gradient_boosting(estimator):
     """A fitted ``HistGradientBoostingClassifier``/``Regressor`` as an additive Forest.
 
@@ -244,7 +228,7 @@ def from_hist_gradient_boosting(estimator):
     ('float64', True)
     """
     _check_fitted(estimator)
-    link = _hgb_link(estimator)
+    link = _boosting_link(estimator)
     if getattr(estimator, "_preprocessor", None) is not None or (
             getattr(estimator, "is_categorical_", None) is not None
             and np.any(estimator.is_categorical_)):
