@@ -27,6 +27,8 @@ This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
 imports it.
 """
 
+from ._candidates import register_family
+from ._families import CANDIDATE_FAMILIES
 from .act import ACTClassifier, ACTForestClassifier
 from .budget_pruned import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from .budget_rf import BudgetRandomForestClassifier
@@ -47,6 +49,7 @@ __all__ = [
     "BudgetPrunedForestClassifier",
     "BudgetPrunedForestRegressor",
     "BudgetRandomForestClassifier",
+    "CANDIDATE_FAMILIES",
     "CEGBClassifier",
     "CostSensitiveRandomForestClassifier",
     "LazyCostRandomForestClassifier",
@@ -57,5 +60,6 @@ __all__ = [
     "lightgbm_feature_usage",
     "lightgbm_trees",
     "rank_features_by_cost",
+    "register_family",
     "subset_costs",
 ]

@@ -22,11 +22,18 @@ RECORD_KEY = "budget_pruned_estimator"
 #: the record's fields
 RECORD_FIELDS = ("class", "params", "feature_names_in", "candidates")
 #: the candidates table's columns and the JSON type of their cells
-CANDIDATE_TYPES = {"name": "str", "model": "str", "objective": "str", "refit": "bool",
-                   "n_splits": "int", "average_cost": "float", "select_cost": "float",
-                   "score": "float", "brier": "float", "fits_budget": "bool",
-                   "chosen": "bool", "reason": "str", "seconds": "float"}
+CANDIDATE_TYPES = {"name": "str", "model": "str", "family": "str", "objective": "str",
+                   "refit": "bool", "n_splits": "int", "average_cost": "float",
+                   "fit_cost": "float", "fit_cost_bound": "float", "heldout_cost": "float",
+                   "select_cost": "float", "score": "float", "brier": "float",
+                   "fits_budget": "bool", "chosen": "bool", "reason": "str",
+                   "seconds": "float"}
 CANDIDATE_COLUMNS = list(CANDIDATE_TYPES)
+#: the columns a record written before the boosted families lacks (read as unknown)
+ADDED_COLUMNS = {"family": "", "fit_cost": math.nan, "fit_cost_bound": math.nan,
+                 "heldout_cost": math.nan}
+#: parameters whose value is a list of strings (the others are scalars)
+LIST_PARAMS = ("candidates",)
 #: how the file stores a float that is not finite (prune_opt writes it as text)
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -34,7 +41,10 @@ _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 def make_record(est):
     """The record of a fitted estimator (JSON values only)."""
     params = {k: v for k, v in est.get_params().items()
-              if v is None or isinstance(v, (bool, int, float, str))}
+              if v is None or isinstance(v, (bool, int, float, str))
+              or (k in LIST_PARAMS and isinstance(v, (list, tuple))
+                  and all(isinstance(x, str) for x in v))}
+    params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
     names = getattr(est, "feature_names_in_", None)
     return {"class": type(est).__name__, "params": params,
             "feature_names_in": None if names is None else [str(n) for n in names],
@@ -82,9 +92,20 @@ def _read_params(cls, params, fail):
     known = set(cls().get_params())
     kept = {k: v for k, v in params.items() if k in known}
     bad = sorted(k for k, v in kept.items()
-                 if not (v is None or isinstance(v, (bool, int, float, str))))
+                 if not (v is None or isinstance(v, (bool, int, float, str))
+                         or (k in LIST_PARAMS and isinstance(v, list)
+                             and all(isinstance(x, str) for x in v))))
     if bad:
-        fail("params", f"{bad} must be numbers, strings, booleans or null")
+        fail("params", f"{bad} must be numbers, strings, booleans or null "
+                       f"({', '.join(LIST_PARAMS)}: also a list of strings)")
+    from ._families import CANDIDATE_FAMILIES
+
+    named = kept.get("candidates")
+    unknown = [n for n in (named if isinstance(named, list) else [named] if named else [])
+               if n not in CANDIDATE_FAMILIES]
+    if unknown:
+        fail("params", f"name candidate families {unknown} that do not exist (the families "
+                       f"are {list(CANDIDATE_FAMILIES)})")
     try:
         cls(**kept)._validate_params()
     except InvalidParameterError as exc:
@@ -113,13 +134,16 @@ def _read_candidates(table, fail):
     type (a float may be null or the text 'nan'/'inf'/'-inf'), one row chosen."""
     if table is None:
         return pd.DataFrame(columns=CANDIDATE_COLUMNS)
-    if not isinstance(table, dict) or set(table) != set(CANDIDATE_COLUMNS):
+    older = set(CANDIDATE_COLUMNS) - set(ADDED_COLUMNS)  # a record of an earlier version
+    if not isinstance(table, dict) or set(table) not in (set(CANDIDATE_COLUMNS), older):
         fail("candidates", f"must be an object with exactly the columns {CANDIDATE_COLUMNS}")
     lengths = {len(v) if isinstance(v, list) else -1 for v in table.values()}
     if len(lengths) != 1 or -1 in lengths:
         fail("candidates", "must hold one list per column, all of the same length")
+    n = lengths.pop()
+    table = {**{c: [v] * n for c, v in ADDED_COLUMNS.items()}, **table}
     columns = {c: _cells(c, table[c], fail) for c in CANDIDATE_COLUMNS}
-    if lengths != {0} and sum(columns["chosen"]) != 1:
+    if n and sum(columns["chosen"]) != 1:
         fail("candidates", f"must mark exactly one row chosen, got {sum(columns['chosen'])}")
     return pd.DataFrame(columns, columns=CANDIDATE_COLUMNS)
 

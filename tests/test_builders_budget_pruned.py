@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 
 import prune_opt as po
 from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
+from tests.estimator_walk import export_agrees, walk_cost, walk_output
 
 FAST = dict(n_estimators=4, time_limit=2, max_subsets=1, random_state=0)
 
@@ -41,23 +42,9 @@ def test_sklearn_checks_with_a_budget(cls):
 
 
 def _brute_force_cost(pf, X, unit_cost):
-    """Per-example cost: walk every pruned tree row by row (NaN follows the node's
-    missing-value side), sum the costs of the distinct features met (plain
-    per-feature costs)."""
-    out = np.zeros(X.shape[0])
-    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
-    for i, x in enumerate(np.asarray(X, dtype=float)):
-        used = set()
-        for a in trees:
-            h = 0
-            while a["left"][h] >= 0:
-                used.add(int(a["feature"][h]))
-                v = x[a["feature"][h]]
-                left = bool(a["missing_go_to_left"][h]) if np.isnan(v) \
-                    else np.float32(v) <= a["threshold"][h]
-                h = a["left"][h] if left else a["right"][h]
-        out[i] = sum(unit_cost[j] for j in used)
-    return out
+    """Per-example cost by walking every pruned tree row by row (plain per-feature costs;
+    a forest or a boosted winner, see tests/estimator_walk.py)."""
+    return walk_cost(pf, X, unit_cost)
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +74,8 @@ def test_predictions_agree_with_sklearn_export_and_json(cancer, tmp_path):
     X, y, _, est = cancer
     pred, proba = est.predict(X), est.predict_proba(X)
     assert set(pred) <= {"benign", "malignant"} and list(est.classes_) == ["benign", "malignant"]
-    sk = est.to_sklearn()
-    assert np.array_equal(sk.predict(X), pred)
-    assert np.allclose(sk.predict_proba(X), proba, atol=1e-12)
+    assert np.allclose(walk_output(est.pruned_, X.values), proba, atol=1e-9)
+    export_agrees(est, X)
     path = tmp_path / "model.json"
     est.save(path)
     pf = po.load(path)
@@ -138,13 +124,20 @@ def test_candidates_table_is_consistent(cancer):
     assert len(shallow) and (shallow["n_splits"] <= 7 * est.n_estimators).all()
 
 
-def test_final_refit_keeps_the_winner_s_splits_and_cost(cancer):
+@pytest.mark.parametrize("families", [["rf", "subset"], ["gbm"]])
+def test_final_refit_keeps_the_winner_s_splits_and_cost(cancer, families):
+    """A forest winner's leaves are refit on the grow and select rows (same splits, same
+    cost); a boosted winner is kept as scored."""
     X, y, _, est = cancer
+    est = clone(est).set_params(candidates=families).fit(X, y)
     assert np.array_equal(est.pruned_.split_mask, est.selected_.split_mask)
     assert np.array_equal(est.pruned_.acquisition_cost(X.values),
                           est.selected_.acquisition_cost(X.values))
-    assert est.pruned_.solve_info["final_refit"]["n_rows"] == (
-        est.split_["grow"].size + est.split_["select"].size)
+    if est.pruned_.forest.is_additive:
+        assert est.pruned_ is est.selected_ and "final_refit" not in est.pruned_.solve_info
+    else:
+        assert est.pruned_.solve_info["final_refit"]["n_rows"] == (
+            est.split_["grow"].size + est.split_["select"].size)
     assert clone(est).set_params(final_refit=False).fit(X, y).pruned_.solve_info.get(
         "final_refit") is None
 
@@ -225,7 +218,8 @@ def test_regression_path():
     prune = X[est.split_["prune"]]
     assert est.average_cost(prune) <= 3.0 + 1e-9
     assert np.allclose(_brute_force_cost(est.pruned_, prune, costs), est.acquisition_cost(prune))
-    assert np.allclose(est.to_sklearn().predict(X), est.predict(X))
+    assert np.allclose(walk_output(est.pruned_, X), est.predict(X), rtol=1e-9)
+    export_agrees(est, X)
     win = est.candidates_[est.candidates_["chosen"]].iloc[0]
     select = est.split_["select"]
     assert win["score"] == pytest.approx(est.selected_.score(X[select], y[select]))
@@ -274,8 +268,8 @@ def test_missing_values_in_heart_are_accepted(tmp_path):
     assert int(est.candidates_["chosen"].sum()) == 1
     pred = est.predict(X[rows])
     proba = est.predict_proba(X[rows])
-    assert np.array_equal(est.to_sklearn().predict(X[rows]), pred)
-    assert np.allclose(est.to_sklearn().predict_proba(X[rows]), proba, atol=1e-12)
+    assert np.allclose(walk_output(est.pruned_, X[rows]), proba, atol=1e-9)
+    export_agrees(est, X[rows])
     est.save(tmp_path / "heart.json")
     assert np.array_equal(po.load(tmp_path / "heart.json").predict(X[rows]), pred)
     assert np.array_equal(type(est).load(tmp_path / "heart.json").predict(X[rows]), pred)
@@ -296,7 +290,7 @@ def test_random_data_budget_met_and_exports_agree(seed, share):
                                        max_subsets=1, random_state=seed).fit(X, y)
     prune = X[est.split_["prune"]]
     assert _brute_force_cost(est.pruned_, prune, costs).mean() <= budget + 1e-9
-    assert np.array_equal(est.to_sklearn().predict(X), est.predict(X))
+    export_agrees(est, X)
 
 
 @pytest.mark.slow
@@ -320,6 +314,10 @@ def test_pima_with_its_costs():
     import copy
     import warnings
 
+    if est.pruned_.forest.is_additive:  # a boosted winner: the forests' export
+        est = BudgetPrunedForestClassifier(budget=0.25 * base, costs=costs, n_estimators=20,
+                                           candidates=["rf", "subset"], time_limit=10,
+                                           random_state=0).fit(ds.X, ds.y)
     bare = copy.copy(est.pruned_.forest)
     bare.estimator = None
     est.pruned_ = po.PrunedForest(bare, est.pruned_.split_mask, costs=est.costs_)
@@ -329,12 +327,19 @@ def test_pima_with_its_costs():
         assert np.array_equal(est.to_sklearn().predict(ds.X), est.predict(ds.X))
 
 
-def test_verbose_shows_a_progress_bar_naming_the_phase(capsys):
+def test_verbose_shows_each_phase_and_what_was_skipped_for_time(capsys):
     X, y = load_breast_cancer(return_X_y=True)
     BudgetPrunedForestClassifier(budget=2.0, verbose=True, **FAST).fit(X[:150], y[:150])
     err = capsys.readouterr().err
-    assert "growing candidate forests" in err and "pruning rf (paper)" in err
+    assert "growing rf candidates" in err and "pruning rf (paper)" in err
     assert "selecting on held-out rows" in err
+    est = BudgetPrunedForestClassifier(budget=2.0, verbose=True, **{**FAST, "time_limit": 0.05})
+    est.fit(X, y)
+    err = capsys.readouterr().err
+    skipped = est.candidates_[est.candidates_["reason"].str.startswith("not ")]
+    assert len(skipped)
+    for name, reason in zip(skipped["name"], skipped["reason"]):
+        assert f"skipped {name}: {reason}" in err
 
 
 def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
@@ -349,7 +354,7 @@ def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
         assert all(np.asarray(b).size == info["n_rows"] for b in est.pruned_.forest.in_bag)
     prune = X[est.split_["prune"]]
     assert _brute_force_cost(est.pruned_, prune, costs).mean() <= 2.5 * (1 + 1e-9)
-    assert np.array_equal(est.to_sklearn().predict(X), est.predict(X))
+    export_agrees(est, X)
     assert est.selected_ is not est.pruned_
     assert win["score"] == pytest.approx(est.selected_.score(X[est.split_["select"]],
                                                              y[est.split_["select"]]))
@@ -358,7 +363,8 @@ def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
 def test_row_split_shares_per_task():
     """A classifier grows on 60% of the rows and prunes and selects on 20% each, per
     class; a regressor keeps 50/25/25 (the measured defaults); the parts are disjoint."""
-    from forest_builders.budget_pruned import SPLIT, _three_way_split
+    from forest_builders._estimator_input import three_way_split as _three_way_split
+    from forest_builders.budget_pruned import SPLIT
 
     y = np.repeat([0, 1], [400, 600])
     rng = np.random.default_rng(0)
@@ -386,7 +392,8 @@ def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
         return out
 
     monkeypatch.setattr(po, "fit_budget", spy)
-    cls(budget=1.5, **{**FAST, "time_limit": 20}).fit(X, y)  # room for every call
+    cls(budget=1.5, candidates=["rf", "shallow", "subset"],
+        **{**FAST, "time_limit": 20}).fit(X, y)  # room for every call
     papers = {id(p): out for p, obj, _, out in calls if obj == "paper"}
     own = [(p, warm) for p, obj, warm, _ in calls if obj != "paper"]
     assert own, "no own-loss pruning ran"

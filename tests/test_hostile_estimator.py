@@ -19,8 +19,9 @@ from sklearn.model_selection import GridSearchCV
 
 import prune_opt as po
 from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
-from forest_builders.budget_pruned import _normalised_costs
+from forest_builders._estimator_input import normalised_costs as _normalised_costs
 from prune_opt import as_feature_costs
+from tests.estimator_walk import export_agrees, leaves, walk_cost, walk_output
 
 TINY = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
 #: time enough for every candidate, for the checks that compare candidate sets (under a
@@ -28,47 +29,14 @@ TINY = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
 ROOMY = dict(TINY, time_limit=20)
 
 
-def _child(a, h, x):
-    """The child of node ``h`` that ``x`` goes to: NaN follows ``missing_go_to_left``,
-    a value goes left when ``float32(value) <= threshold``."""
-    v = x[a["feature"][h]]
-    if np.isnan(v):
-        return a["left"][h] if a["missing_go_to_left"][h] else a["right"][h]
-    return a["left"][h] if np.float32(v) <= a["threshold"][h] else a["right"][h]
-
-
 def _walk_cost(pf, X, unit_cost):
-    """Per-example cost by walking every pruned tree: the costs of the distinct
-    features an example meets (plain per-feature costs)."""
-    X = np.asarray(X, dtype=float)
-    out = np.zeros(X.shape[0])
-    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
-    for i, x in enumerate(X):
-        used = set()
-        for a in trees:
-            h = 0
-            while a["left"][h] >= 0:
-                used.add(int(a["feature"][h]))
-                h = _child(a, h, x)
-        out[i] = sum(unit_cost[j] for j in used)
-    return out
+    """Per-example cost by walking every pruned tree (a forest or a boosted winner)."""
+    return walk_cost(pf, X, unit_cost)
 
 
 def _walk_proba(pf, X):
     """Class probabilities (or regression values) by walking the pruned trees."""
-    X = np.asarray(X, dtype=float)
-    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
-    out = []
-    for x in X:
-        acc = 0.0
-        for a in trees:
-            h = 0
-            while a["left"][h] >= 0:
-                h = _child(a, h, x)
-            v = np.asarray(a["value"][h], dtype=float).ravel()
-            acc = acc + (v / v.sum() if pf.task == "classification" and v.sum() > 0 else v)
-        out.append(acc / len(trees))
-    return np.asarray(out)
+    return walk_output(pf, X)
 
 
 def _check_all(est, X, y, unit_cost, budget, tmp_path=None):
@@ -87,11 +55,9 @@ def _check_all(est, X, y, unit_cost, budget, tmp_path=None):
         proba = est.predict_proba(X)
         assert np.allclose(_walk_proba(pf, Xv), proba, atol=1e-9)
         assert np.array_equal(est.classes_[np.argmax(proba, axis=1)], pred)
-        assert np.array_equal(est.to_sklearn().predict(Xv), pred)
-        assert np.allclose(est.to_sklearn().predict_proba(Xv), proba, atol=1e-12)
     else:
         assert np.allclose(_walk_proba(pf, Xv).ravel(), pred, rtol=1e-9, atol=1e-9)
-        assert np.allclose(est.to_sklearn().predict(Xv), pred, rtol=1e-12)
+    export_agrees(est, X)
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.predict(X), pred)
     if tmp_path is not None:
@@ -127,7 +93,13 @@ def _check_all(est, X, y, unit_cost, budget, tmp_path=None):
         else:
             assert win["score"] >= top - 1e-12
         bad = table[~table["fits_budget"] & table["average_cost"].notna()]
-        assert (bad["average_cost"] > budget * (1 + 1e-9)).all()
+        # a candidate misses on the prune rows, or on every row given to fit with its
+        # margin of standard errors (the cost a new row is expected to pay)
+        over = np.maximum(bad["average_cost"], bad["fit_cost_bound"].fillna(-np.inf))
+        assert (over > budget * (1 + 1e-9)).all()
+        allrows = _walk_cost(sel, Xv, unit_cost)
+        assert win["fit_cost"] == pytest.approx(allrows.mean(), rel=1e-9, abs=0)
+        assert win["fit_cost_bound"] <= budget * (1 + 1e-9)
     return pred
 
 
@@ -658,15 +630,11 @@ def _walk_unit_cost(pf, X, own, groups, requires=None):
     """Per-example cost with shared units: a used feature pays its own unit, every group
     it belongs to, and the own units of the features it requires (once each)."""
     X = np.asarray(X, dtype=float)
-    trees = [pf.pruned_tree_arrays(t) for t in range(pf.n_trees)]
     out = np.zeros(X.shape[0])
     for i, x in enumerate(X):
         used = set()
-        for a in trees:
-            h = 0
-            while a["left"][h] >= 0:
-                used.add(int(a["feature"][h]))
-                h = _child(a, h, x)
+        for u, _ in leaves(pf, x):
+            used |= u
         for f in list(used):
             used |= set((requires or {}).get(f, []))
         units = {("own", f) for f in used}
@@ -731,7 +699,9 @@ def test_refit_with_a_new_budget_replaces_everything():
 def test_budget_exactly_at_a_whole_forest_s_cost_keeps_it():
     X, y = _blobs(n=120)
     probe = BudgetPrunedForestClassifier(budget=1e9, **TINY).fit(X, y)
-    whole = float(probe.candidates_.loc[probe.candidates_["name"] == "rf", "average_cost"].iloc[0])
+    rf = probe.candidates_[probe.candidates_["name"] == "rf"].iloc[0]
+    # a candidate fits on the prune rows and, with its margin, on every row given to fit
+    whole = float(max(rf["average_cost"], rf["fit_cost_bound"]))
     est = BudgetPrunedForestClassifier(budget=whole, **TINY).fit(X, y)
     _check_all(est, X, y, np.ones(4), whole)
     row = est.candidates_[est.candidates_["name"] == "rf"]

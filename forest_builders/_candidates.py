@@ -1,0 +1,259 @@
+"""The candidate families of the budget-pruned estimator: one registry.
+
+Each family the estimator grows (a random forest, shallow forests, forests on
+the cheapest features, lazy-penalty forests, gradient boosting on the cheapest
+features, CEGB) is one :class:`CandidateFamily` in :data:`CANDIDATE_FAMILIES`:
+its name, the tasks it applies to, the packages it needs, and ``grow(ctx)``,
+which grows its models on the grow rows of one fit through a
+:class:`GrowContext`.  The estimator, its ``candidates=`` parameter and the
+benchmarks iterate over the registry; adding a family is one decorated
+function (:func:`register_family`) in a module imported by
+``forest_builders._families``.
+
+A family grows through the context only: :meth:`GrowContext.grow` runs a
+model's recipe (``rows -> Forest``) on the grow rows when the fit's clock
+expects it to end in time, records the model as a candidate (with the recipe,
+so the winner can be grown again on other rows) or, when there is no room,
+a row saying what was skipped and why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
+           "resolve_families", "GrowContext", "Candidate"]
+
+#: name -> CandidateFamily, in the order the estimator grows them
+CANDIDATE_FAMILIES = {}
+
+
+@dataclass(frozen=True)
+class CandidateFamily:
+    """One kind of candidate model of the budget-pruned estimator.
+
+    Attributes
+    ----------
+    name : str
+        The family's name (``candidates=``, ``candidates_["family"]``).
+    grow : callable
+        ``grow(ctx)`` grows the family's models through a :class:`GrowContext`.
+    tasks : tuple of str
+        ``"classification"`` and/or ``"regression"``.
+    requires : tuple of str
+        Python packages the family needs (it is skipped when one is missing).
+    boosted : bool
+        Whether its models are boosted (additive) ensembles.
+    description : str
+        One line for tables and docs.
+    order : int
+        Families are grown in increasing order (the cheap and most useful first:
+        the clock may leave no room for the last ones).
+    """
+
+    name: str
+    grow: object
+    tasks: tuple = ("classification", "regression")
+    requires: tuple = ()
+    boosted: bool = False
+    description: str = ""
+    order: int = 100
+
+    def status(self, task):
+        """None when the family applies to ``task`` here, else why not."""
+        if task not in self.tasks:
+            return f"grows {' and '.join(self.tasks)} models only"
+        missing = [p for p in self.requires if importlib.util.find_spec(p) is None]
+        if missing:
+            return f"needs {', '.join(missing)} (pip install prune-opt[{missing[0]}])"
+        return None
+
+
+def register_family(name, *, tasks=("classification", "regression"), requires=(),
+                    boosted=False, description="", order=100):
+    """Decorator: register ``grow(ctx)`` as the candidate family ``name`` (grown in
+    increasing ``order``)."""
+    def deco(fn):
+        CANDIDATE_FAMILIES[name] = CandidateFamily(name, fn, tuple(tasks), tuple(requires),
+                                                   bool(boosted), description, int(order))
+        ordered = sorted(CANDIDATE_FAMILIES.items(), key=lambda kv: kv[1].order)
+        CANDIDATE_FAMILIES.clear()
+        CANDIDATE_FAMILIES.update(ordered)
+        return fn
+    return deco
+
+
+def family_status(task):
+    """``{name: None or why it does not apply}`` of every registered family for ``task``."""
+    return {name: fam.status(task) for name, fam in CANDIDATE_FAMILIES.items()}
+
+
+def resolve_families(candidates, task):
+    """The family names a fit grows: every one that applies to ``task`` and is installed
+    (``candidates=None``), or the named ones, in registry order.
+
+    Raises
+    ------
+    ValueError
+        A name is unknown, or the family does not apply (wrong task, package missing).
+    """
+    status = family_status(task)
+    if candidates is None:
+        return [n for n, why in status.items() if why is None]
+    names = [candidates] if isinstance(candidates, str) else list(candidates)
+    if not names:
+        raise ValueError(f"candidates is empty; name at least one family of "
+                         f"{list(CANDIDATE_FAMILIES)}, or pass None for all that apply")
+    for n in names:
+        if not isinstance(n, str) or n not in status:
+            raise ValueError(f"candidates: unknown family {n!r}; the families are "
+                             f"{list(CANDIDATE_FAMILIES)}")
+        if status[n] is not None:
+            raise ValueError(f"candidates: family {n!r} cannot be used here: it {status[n]}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"candidates: a family is named twice ({names})")
+    return [n for n in CANDIDATE_FAMILIES if n in names]
+
+
+@dataclass
+class Candidate:
+    """A grown model: its name, family, clock kind, the Forest grown on the grow rows and
+    its recipe (``rows -> Forest``), which grows it again on other rows."""
+
+    name: str
+    family: str
+    kind: str
+    forest: object
+    recipe: object
+    info: dict = field(default_factory=dict)
+
+
+class GrowContext:
+    """The rows, costs, budget, parameters and clock a family grows its models with.
+
+    Parameters
+    ----------
+    X, y : ndarray
+        Every row given to ``fit`` (a regression target standardised).
+    grow, prune : ndarray of int
+        The grow rows (models are fitted on them) and the prune rows (their costs
+        steer which models are grown; boosted models stop early on them).
+    budget : float
+        In the normalised cost units of ``costs``.
+    costs : prune_opt.FeatureCosts
+    names : list of str or None
+        Column names given to every Forest.
+    task : str
+    params : dict
+        ``n_estimators``, ``n_jobs``, ``seed``, ``max_subsets`` of the estimator.
+    clock : FitClock
+    share : float
+        The share of ``time_limit`` by which growing must end.
+    """
+
+    def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share):
+        self.X, self.y, self.rows, self.prune = X, y, grow, prune
+        self.budget, self.costs, self.names, self.task = budget, costs, names, task
+        self.n_estimators = int(params["n_estimators"])
+        self.n_jobs = params.get("n_jobs")
+        self.seed = int(params["seed"])
+        self.max_subsets = int(params["max_subsets"])
+        self.clock, self.share = clock, share
+        self.candidates, self.skipped = [], []
+        self._ranking = False  # not computed yet (None: could not be)
+        self._family_end = None  # seconds into the fit by which the current family ends
+
+    def begin_family(self, families_left):
+        """Give the family about to grow an equal share of the growing time left among the
+        ``families_left`` (itself included): one family's steps (a CEGB search on a
+        multiclass table, say) cannot take the time of the others."""
+        left = max(self.clock.left(self.share), 0.0)
+        self._family_end = self.clock.elapsed() + left / max(int(families_left), 1)
+
+    def left(self):
+        """Seconds left for the current family's steps."""
+        left = self.clock.left(self.share)
+        if self._family_end is not None:
+            left = min(left, self._family_end - self.clock.elapsed())
+        return left
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    def allows(self, kind, extra=0.0):
+        """Whether a step of ``kind`` is expected to end before the current family's share
+        of the growing time (and growing) ends."""
+        return self.clock.expected(kind) + extra <= self.left()
+
+    def time_share(self, kind, models):
+        """The share (at most 1) of its usual size that each of ``models`` more models of
+        ``kind`` can have to be grown in the time left, by the last one's duration (1
+        before any): a family grows fewer rounds when time is short."""
+        expected = self.clock.expected(kind) if kind in self.clock.seconds else 0.0
+        if expected <= 0.0:
+            return 1.0
+        return float(min(1.0, max(self.left(), 0.0) / (models * expected)))
+
+    def skip(self, name, family, kind, what="grown"):
+        """Record that ``name`` was not grown (or ranked) for lack of time."""
+        self.skipped.append((name, family, (
+            f"not {what}: expected to take {self.clock.expected(kind):.3g} s, "
+            f"{max(self.left(), 0.0):.3g} s were left of the {family} family's share of "
+            "time_limit")))
+
+    def timed(self, kind, fn, *, required=False):
+        """``fn()`` timed as a step of ``kind``; None (nothing run) when the clock expects
+        it not to end in time, unless ``required`` or no candidate was grown yet (a fit
+        has at least one)."""
+        if not required and self.candidates and not self.allows(kind):
+            return None
+        with self.clock.step(kind):
+            return fn()
+
+    def grow(self, name, family, kind, recipe, **info):
+        """Grow ``recipe(grow rows)`` as the candidate ``name`` when the clock has room
+        (the fit's first candidate always is); the Forest, or None when skipped."""
+        forest = self.timed(kind, lambda: recipe(self.rows))
+        if forest is None:
+            self.skip(name, family, kind)
+            return None
+        return self.add(name, family, kind, forest, recipe, **info)
+
+    def add(self, name, family, kind, forest, recipe, **info):
+        """Record ``forest`` (grown on the grow rows by ``recipe``) as a candidate."""
+        self.candidates.append(Candidate(name, family, kind, forest, recipe, info))
+        return forest
+
+    def prune_cost(self, forest):
+        """Average acquisition cost of the whole (unpruned) ``forest`` on the prune rows."""
+        from prune_opt import PrunedForest
+
+        pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs)
+        return float(pf.average_cost(self.X[self.prune]))
+
+    def ranking(self, family):
+        """The cost-aware feature ranking on the grow rows (computed once per fit, shared
+        by the families on feature prefixes); None when the clock had no room for it."""
+        if self._ranking is not False:
+            return self._ranking
+        from .feature_subset import rank_on_rows
+
+        Xa, ya = self.X[self.rows], self.y[self.rows]
+        self._ranking = self.timed("rank", lambda: rank_on_rows(
+            Xa, ya, self.costs, self.task, min(20, self.n_estimators), self.seed))
+        if self._ranking is None:
+            self.skip("ranking", family, "rank", "ranked")
+        return self._ranking
+
+    def prefix_start(self, ranking):
+        """The longest prefix of ``ranking`` whose features all fit the budget (at least 1)."""
+        from prune_opt.budget import fits_budget
+
+        from .feature_subset import subset_costs
+
+        prefix = subset_costs(self.costs, ranking)
+        return max(1, int(np.sum(fits_budget(prefix, self.budget))))

@@ -1,0 +1,265 @@
+"""The pruning phase of the budget-pruned estimator: every candidate to the budget, scored.
+
+A candidate *fits* when its average acquisition cost is within the budget on the
+prune rows and, by a margin of :data:`COST_MARGIN` standard errors, on every row
+given to ``fit`` (cost needs no labels, so every row measures it: the mean over
+all of them is the better estimate of what a new row costs, and the margin
+keeps it from being exceeded half the time).  A candidate that fits as grown is
+kept as it is; any other is pruned on the prune rows by
+:func:`prune_opt.fit_budget`: a forest with the paper's objective (errors on the
+grow rows), a boosted model with its own loss (errors on the prune rows, which
+did not grow it); the :data:`OWN_LOSS_MODELS` forests whose paper pruning has the
+lowest Brier loss (squared error) on the prune rows are pruned again with their
+own loss, started from that pruning.  The searches are given the budget times a
+ratio ``rho`` (1 at first); when a pruning misses the margin on every row, ``rho``
+is lowered by the miss and the pruning is run again (at most :data:`RETRIES`
+times, when the clock has room).  Every pruning of a forest is also tried with
+its leaves refit on the grow rows (``refit=True``; same splits, same cost).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import prune_opt as po
+from prune_opt import PrunedForest
+from prune_opt.budget import fits_budget
+
+__all__ = ["FitData", "PruningRun", "cost_summary", "fits", "COST_MARGIN"]
+
+#: the share of the time left per pruning call that its fit_budget search is given (the
+#: searches end a little late, and compiling, refitting and scoring come on top)
+CALL_SHARE = 0.6
+#: the least time limit of a fit_budget call (it returns its quickest fitting pruning)
+MIN_CALL = 0.02
+#: a pruning call runs only when this share of time_limit is left for its search (a search
+#: cut shorter mostly returns a baseline): when time is short, fewer candidates are pruned
+MIN_CALL_SHARE = 0.04
+#: forests pruned with their own loss besides the paper's objective (the best paper prunings)
+OWN_LOSS_MODELS = 3
+#: standard errors of the mean cost over every row given to fit that a candidate keeps
+#: below the budget
+COST_MARGIN = 1.0
+#: prunings of one candidate again at a lower share of the budget when one misses the margin
+RETRIES = 2
+#: ``candidates_`` cost columns (normalised units during the fit)
+COST_COLUMNS = ("average_cost", "fit_cost", "fit_cost_bound", "heldout_cost", "select_cost")
+
+
+class FitData:
+    """The checked rows of one fit, its three disjoint index sets and the budget in
+    normalised cost units."""
+
+    def __init__(self, X, y, grow, prune, select, budget):
+        self.X, self.y = X, y
+        self.grow, self.prune, self.select = grow, prune, select
+        self.budget = budget
+        #: the rows no candidate is pruned on (the grow and select rows)
+        self.heldout = np.sort(np.concatenate([grow, select]))
+
+
+def cost_summary(pf, d):
+    """The cost columns of a pruning: its average acquisition cost on the prune rows, on
+    every row given to fit (and that plus :data:`COST_MARGIN` standard errors), on the
+    rows it was not pruned on and on the select rows."""
+    c = np.asarray(pf.acquisition_cost(d.X), dtype=float)
+    n = c.size
+    mean = float(np.mean(c))
+    se = float(np.std(c, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+    return {"average_cost": float(np.mean(c[d.prune])), "fit_cost": mean,
+            "fit_cost_bound": mean + COST_MARGIN * se,
+            "heldout_cost": float(np.mean(c[d.heldout])) if d.heldout.size else np.nan,
+            "select_cost": float(np.mean(c[d.select])) if d.select.size else np.nan}
+
+
+def fits(summary, budget):
+    """Whether a pruning with these cost columns fits the budget."""
+    return bool(fits_budget(summary["average_cost"], budget)
+                and fits_budget(summary["fit_cost_bound"], budget))
+
+
+def own_loss(forest):
+    """The loss a model is pruned with besides the paper's objective: a booster's own
+    (log-loss or squared error), a forest's Brier score (squared error), when offered."""
+    if forest.is_additive:
+        return forest.ensemble.loss_name
+    own = "brier" if forest.task == "classification" else "squared_error"
+    return own if own in po.objectives.available_objectives() else None
+
+
+def prune_row_loss(pf, X, y):
+    """Brier loss (squared error for regression) of a pruning on ``(X, y)``."""
+    if pf.task == "regression":
+        return float(np.mean((pf.predict(X) - y) ** 2))
+    onehot = (y[:, None] == pf.classes_[None, :]).astype(float)
+    return float(np.mean(np.sum((pf.predict_proba(X) - onehot) ** 2, axis=1)))
+
+
+def refit_forest(pf, X, y):
+    """``pf`` with its leaves re-estimated on ``(X, y)`` (same splits, hence same cost)."""
+    return po.refit_leaves(pf, None, None, train=(X, y), in_bag=False, smoothing=1.0,
+                           method="global")
+
+
+class PruningRun:
+    """The pruning calls of one fit: every candidate to the budget, each result a row.
+
+    Parameters
+    ----------
+    candidates : list of Candidate
+    d : FitData
+    costs : FeatureCosts
+        Normalised.
+    clock : FitClock
+    share : float
+        The share of ``time_limit`` by which the calls end.
+    bar : tqdm
+        Progress (a no-op unless verbose).
+    refit : bool
+        Also try every forest pruning with its leaves refit on the grow rows.
+    """
+
+    def __init__(self, candidates, d, costs, clock, share, bar, refit):
+        self.cands, self.d, self.costs = candidates, d, costs
+        self.clock, self.share, self.bar, self.refit = clock, share, bar, refit
+        self.rho = 1.0
+        self.rows, self.problems, self.calls = [], {}, 0
+
+    # ------------------------------------------------------------ rows
+    def _row(self, label, cand, objective, refit, pf, summary, seconds):
+        d = self.d
+        Xc, yc = d.X[d.select], d.y[d.select]
+        return dict(name=label, model=cand.name, family=cand.family, objective=objective,
+                    refit=refit, n_splits=int(pf.n_splits), **summary,
+                    score=float(pf.score(Xc, yc)),  # accuracy, or R² for regression
+                    brier=prune_row_loss(pf, Xc, yc), fits_budget=fits(summary, d.budget),
+                    chosen=False, reason="", seconds=float(seconds), _pruned=pf)
+
+    def skip(self, label, cand, objective, reason):
+        """A row for a candidate that was not scored (``reason`` says why)."""
+        self.rows.append(unscored_row(label, cand.name, cand.family, objective, reason))
+        if self.bar is not None and not self.bar.disable:
+            self.bar.write(f"skipped {label}: {reason}", file=sys.stderr)
+
+    # ------------------------------------------------------------ the phase
+    def run(self):
+        """Every candidate as it is when it fits, else pruned; the rows."""
+        d = self.d
+        todo = {}  # candidate -> its cost over the budget on the prune rows
+        for i, cand in enumerate(self.cands):
+            full = PrunedForest(cand.forest, cand.forest.full_split_mask(), costs=self.costs)
+            # every row's cost only for a model within the budget on the prune rows
+            cost = full.average_cost(d.X[d.prune])
+            summary = cost_summary(full, d) if fits_budget(cost, d.budget) else None
+            if summary is not None and fits(summary, d.budget):
+                self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
+            else:
+                todo[i] = cost / d.budget if d.budget > 0 else np.inf
+        # the models closest to the budget first: they lose least to pruning, and when time
+        # is short the ones far above it are the ones left out
+        todo = sorted(todo, key=lambda i: (todo[i], i))
+        required = not self.rows  # nothing fits as grown: the first pruning must run
+        forests = [i for i in todo if not self.cands[i].forest.is_additive]
+        second = (min(len(forests), OWN_LOSS_MODELS)
+                  if forests and own_loss(self.cands[forests[0]].forest) else 0)
+        self.calls = len(todo) + second
+        self.bar.total += self.calls
+        self.bar.refresh()
+        screen, papers = [], {}
+        for k, i in enumerate(todo):
+            forest = self.cands[i].forest
+            obj = own_loss(forest) if forest.is_additive else "paper"
+            pruned = self.prune(i, obj, required=required and k == 0)
+            if pruned is not None and not forest.is_additive:
+                screen.append((prune_row_loss(pruned, d.X[d.prune], d.y[d.prune]), i))
+                papers[i] = pruned
+        for _, i in sorted(screen)[:second]:
+            obj = own_loss(self.cands[i].forest)
+            if obj is not None:  # the paper pruning joins the own loss's starts
+                self.prune(i, obj, warm=papers[i])
+        return self.rows
+
+    def _problem(self, i):
+        """Candidate ``i``'s pruning program on the prune rows, compiled once: errors on the
+        grow rows for a forest (each tree's in-bag sample), on the prune rows for a
+        boosted model (which were not among its training rows)."""
+        if i not in self.problems:
+            d, forest = self.d, self.cands[i].forest
+            train = None if forest.is_additive else (d.X[d.grow], d.y[d.grow])
+            self.problems[i] = po.compile_problem(forest, d.X[d.prune], d.y[d.prune],
+                                                  costs=self.costs, train=train)
+        return self.problems[i]
+
+    def _search(self, i, obj, limit, warm, rho):
+        d = self.d
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return po.fit_budget(self._problem(i), d.X[d.prune], d.y[d.prune],
+                                 budget=d.budget * rho, objective=obj, time_limit=limit,
+                                 warm_start=warm)
+
+    def prune(self, i, obj, warm=None, required=False):
+        """Candidate ``i`` pruned with ``obj`` (and refit), or None when it failed or the
+        clock left no room for it (a row says which)."""
+        cand, d, clock = self.cands[i], self.d, self.clock
+        label = f"{cand.name} / fit_budget({obj})"
+        kind = "prune-boosted" if cand.forest.is_additive else "prune"
+        calls, self.calls = self.calls, self.calls - 1
+        self.bar.set_description(f"pruning {cand.name} ({obj})")
+        self.bar.update()
+        floor = max(MIN_CALL, MIN_CALL_SHARE * clock.time_limit)
+        if not required and not clock.allows(kind, self.share, extra=floor):
+            self.skip(label, cand, obj, no_room("pruned", clock, kind, self.share, floor))
+            return None
+        t0 = time.perf_counter()
+        room = clock.left(self.share) - calls * clock.expected(kind)
+        limit = max(floor, CALL_SHARE * room / max(calls, 1))
+        rho, tries = self.rho, 0
+        try:
+            pruned = self._search(i, obj, limit, warm, rho)
+            summary = cost_summary(pruned, d)
+            while not fits(summary, d.budget) and tries < RETRIES + 2 * required and (
+                    required or clock.allows(kind, self.share, extra=limit)):
+                # the margin on every row was missed: aim lower on the prune rows, by the miss
+                miss = summary["fit_cost_bound"] - d.budget
+                rho = self.rho = min(self.rho, max(summary["average_cost"] - miss, 0.0)
+                                     / d.budget * (1 - 1e-6))
+                pruned = self._search(i, obj, limit, [pruned] + ([] if warm is None
+                                                                 else [warm]), rho)
+                summary = cost_summary(pruned, d)
+                tries += 1
+        except ValueError as exc:  # e.g. the budget is below the cheapest pruning
+            self.skip(label, cand, obj, f"fit_budget failed: {exc}")
+            return None
+        if required and not fits(summary, d.budget):  # the free model always fits
+            pruned = PrunedForest(cand.forest, np.zeros_like(pruned.split_mask),
+                                  costs=self.costs)
+            summary = cost_summary(pruned, d)
+        elapsed = time.perf_counter() - t0
+        self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
+        clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
+        if (self.refit and not cand.forest.is_additive and pruned.n_splits > 0
+                and clock.allows("refit", self.share)):
+            t0 = time.perf_counter()
+            with clock.step("refit"):
+                refit = refit_forest(pruned, d.X[d.grow], d.y[d.grow])
+                self.rows.append(self._row(label + " + refit", cand, obj, True, refit,
+                                           summary, time.perf_counter() - t0))
+        return pruned
+
+
+def unscored_row(name, model, family, objective, reason):
+    """The candidates row of a candidate that was not scored (``reason`` says why)."""
+    return dict(name=name, model=model, family=family, objective=objective, refit=False,
+                n_splits=0, **{c: np.nan for c in COST_COLUMNS}, score=np.nan, brier=np.nan,
+                fits_budget=False, chosen=False, reason=reason, seconds=0.0, _pruned=None)
+
+
+def no_room(what, clock, kind, share, extra=0.0):
+    """Why a step was skipped: the time it was expected to take and the time left."""
+    return (f"not {what}: expected to take {clock.expected(kind) + extra:.3g} s, "
+            f"{max(clock.left(share), 0.0):.3g} s were left of this phase of time_limit")

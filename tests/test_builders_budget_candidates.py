@@ -1,0 +1,215 @@
+"""The budget estimator's candidate families: the registry, ``candidates=``, boosted
+winners, honest rows, the budget on every row given to fit, the time limit and the
+saved record."""
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_diabetes
+
+from forest_builders import (
+    BudgetPrunedForestClassifier,
+    BudgetPrunedForestRegressor,
+    _boosted_candidates,
+    _candidates,
+    budget_pruned,
+)
+from forest_builders._families import CANDIDATE_FAMILIES, family_status, resolve_families
+from forest_builders._pruning import COST_MARGIN
+from tests.estimator_walk import export_agrees, walk_cost, walk_output
+
+ROOMY = dict(n_estimators=4, time_limit=30, max_subsets=2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    costs = 1.0 + np.arange(X.shape[1]) % 5
+    est = BudgetPrunedForestClassifier(budget=4.0, costs=costs, **ROOMY).fit(X, y)
+    return X, y, costs, est
+
+
+def test_the_registry_lists_every_family_once_in_growing_order():
+    assert list(CANDIDATE_FAMILIES) == ["rf", "shallow", "subset", "gbm", "cegb", "lazy"]
+    assert [f.boosted for f in CANDIDATE_FAMILIES.values()] == [False] * 3 + [True] * 2 + [False]
+    assert family_status("regression")["lazy"] is not None  # a classifier's family
+    assert resolve_families(None, "regression") == ["rf", "shallow", "subset", "gbm", "cegb"]
+
+
+def test_candidates_table_records_every_family(cancer):
+    """With time for everything, every family that applies grows at least one candidate,
+    and each row names its family, its model and its costs."""
+    X, _, _, est = cancer
+    table = est.candidates_
+    assert set(table["family"]) == set(resolve_families(None, "classification"))
+    assert table["reason"].str.len().gt(0).all() and table["chosen"].sum() == 1
+    for fam, model in zip(table["family"], table["model"]):
+        assert model.split("(")[0] in {fam, "rf"}  # shallow forests are rf(max_leaf_nodes=8)
+    boosted = table[table["family"].isin(["gbm", "cegb"])]
+    assert set(boosted.loc[boosted["objective"] != "none", "objective"]) <= {"logloss"}
+    assert not boosted["refit"].any()  # leaf refits are for forests
+
+
+def test_candidates_parameter_names_the_families():
+    X, y = load_breast_cancer(return_X_y=True)
+    est = BudgetPrunedForestClassifier(budget=3.0, candidates=["gbm", "rf"], **ROOMY).fit(X, y)
+    assert set(est.candidates_["family"]) == {"rf", "gbm"}
+    one = BudgetPrunedForestClassifier(budget=3.0, candidates="cegb", **ROOMY).fit(X, y)
+    assert set(one.candidates_["family"]) == {"cegb"}
+    for bad, match in ((["forest"], "unknown family 'forest'"), ([], "empty"),
+                       (["rf", "rf"], "named twice")):
+        with pytest.raises(ValueError, match=match):
+            BudgetPrunedForestClassifier(budget=3.0, candidates=bad).fit(X, y)
+    Xd, yd = load_diabetes(return_X_y=True)
+    with pytest.raises(ValueError, match="'lazy' cannot be used here: it grows classification"):
+        BudgetPrunedForestRegressor(budget=3.0, candidates=["lazy"]).fit(Xd, yd)
+
+
+def test_without_lightgbm_cegb_is_left_out_and_gbm_is_histgradientboosting(monkeypatch):
+    real = _candidates.importlib.util.find_spec
+    monkeypatch.setattr(_candidates.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "lightgbm" else real(name, *a))
+    monkeypatch.setattr(_boosted_candidates, "boosting_library", lambda: "sklearn")
+    assert "cegb" not in resolve_families(None, "classification")
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.raises(ValueError, match="'cegb' cannot be used here: it needs lightgbm"):
+        BudgetPrunedForestClassifier(budget=3.0, candidates=["cegb"]).fit(X, y)
+    est = BudgetPrunedForestClassifier(budget=3.0, candidates=["gbm"], **ROOMY).fit(X, y)
+    assert est.pruned_.estimator_class == "HistGradientBoostingClassifier"
+    assert est.average_cost(X[est.split_["prune"]]) <= 3.0 * (1 + 1e-9)
+    assert np.allclose(walk_output(est.pruned_, X), est.predict_proba(X), atol=1e-9)
+    export_agrees(est, X)
+
+
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_a_boosted_winner_predicts_exports_and_saves_as_scored(cls, tmp_path):
+    """A boosted winner (a regressor's target standardised and mapped back: raw scores
+    and initial score) predicts as its walked trees, as its LightGBM export and as the
+    estimator loaded from its JSON file."""
+    X, y = load_diabetes(return_X_y=True)
+    y = (y > np.median(y)).astype(int) if cls is BudgetPrunedForestClassifier else 1e6 + 3 * y
+    costs = np.linspace(1, 3, X.shape[1])
+    est = cls(budget=4.0, costs=costs, candidates=["gbm"], **ROOMY).fit(X, y)
+    assert est.pruned_.forest.is_additive
+    out = est.predict_proba(X) if cls is BudgetPrunedForestClassifier else est.predict(X)
+    assert np.allclose(walk_output(est.pruned_, X), out, rtol=1e-9, atol=1e-9)
+    assert export_agrees(est, X) == "lightgbm"
+    if cls is BudgetPrunedForestRegressor:
+        sel = est.split_["select"]
+        win = est.candidates_[est.candidates_["chosen"]].iloc[0]
+        assert win["score"] == pytest.approx(est.score(X[sel], y[sel]))
+        assert win["brier"] == pytest.approx(np.mean((est.predict(X[sel]) - y[sel]) ** 2))
+    est.save(tmp_path / "m.json")
+    back = cls.load(tmp_path / "m.json")
+    assert np.array_equal(back.predict(X), est.predict(X))
+    assert np.array_equal(walk_cost(back.pruned_, X, costs), est.acquisition_cost(X))
+
+
+def test_the_selecting_rows_never_grew_or_pruned_any_candidate(monkeypatch):
+    """Flipping the select rows' labels changes the scores and maybe the winner, but no
+    grown model and no pruning: those rows' labels reach nothing but the selection."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:300], y[:300]
+    costs = 1.0 + np.arange(X.shape[1]) % 5
+    parts = budget_pruned.three_way_split(y, True, np.random.default_rng(0), (0.6, 0.2, 0.2))
+    monkeypatch.setattr(budget_pruned, "three_way_split", lambda *a: parts)
+    kw = dict(budget=3.0, costs=costs, **{**ROOMY, "time_limit": 60, "max_subsets": 1})
+    a = BudgetPrunedForestClassifier(**kw).fit(X, y)
+    flipped = y.copy()
+    flipped[parts[2]] = 1 - flipped[parts[2]]
+    b = BudgetPrunedForestClassifier(**kw).fit(X, flipped)
+    same = ["name", "family", "objective", "n_splits", "average_cost", "fit_cost",
+            "heldout_cost"]
+    pd.testing.assert_frame_equal(a.candidates_[same], b.candidates_[same])
+    assert not np.allclose(a.candidates_["score"], b.candidates_["score"])
+    for est in (a, b):  # and the winner was grown on the grow rows only
+        if est.pruned_.forest.in_bag is not None:
+            assert all(np.asarray(bag).size == parts[0].size for bag in est.pruned_.forest.in_bag)
+
+
+def test_the_budget_holds_on_every_row_given_to_fit_with_its_margin(cancer):
+    """Every fitting candidate meets the budget on the prune rows, and with
+    COST_MARGIN standard errors of its mean on every row given to fit; the cost columns
+    are the winner's walked costs on those rows."""
+    X, y, costs, est = cancer
+    table = est.candidates_
+    fits = table[table["fits_budget"]]
+    assert (fits["average_cost"] <= 4.0 * (1 + 1e-9)).all()
+    assert (fits["fit_cost_bound"] <= 4.0 * (1 + 1e-9)).all()
+    over = table[~table["fits_budget"] & table["fit_cost"].notna()]
+    assert ((over["average_cost"] > 4.0) | (over["fit_cost_bound"] > 4.0)).all()
+    walked = walk_cost(est.selected_, X, costs)
+    win = table[table["chosen"]].iloc[0]
+    g, p, s = (est.split_[k] for k in ("grow", "prune", "select"))
+    assert win["fit_cost"] == pytest.approx(walked.mean())
+    se = walked.std(ddof=1) / np.sqrt(walked.size)
+    assert win["fit_cost_bound"] == pytest.approx(walked.mean() + COST_MARGIN * se)
+    assert win["heldout_cost"] == pytest.approx(walked[np.concatenate([g, s])].mean())
+    assert win["average_cost"] == pytest.approx(walked[p].mean())
+
+
+def test_the_time_limit_holds_with_every_family():
+    """The whole fit, growing included, ends within 1.25 x time_limit (a generous bound
+    for a shared machine: imports and first calls run before the timed fit)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    costs = 1.0 + np.arange(X.shape[1]) % 5
+    est = BudgetPrunedForestClassifier(budget=4.0, costs=costs, time_limit=3.0,
+                                       random_state=0)
+    clone(est).set_params(time_limit=1.0).fit(X[:200], y[:200])
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    assert time.perf_counter() - t0 <= 1.25 * 3.0, est.candidates_[["name", "seconds"]]
+    assert est.candidates_["chosen"].sum() == 1
+
+
+def test_the_record_round_trip_is_lossless(cancer, tmp_path):
+    X, _, _, est = cancer
+    est = clone(est).set_params(candidates=["rf", "gbm", "cegb"]).fit(X, cancer[1])
+    est.save(tmp_path / "m.json")
+    back = BudgetPrunedForestClassifier.load(tmp_path / "m.json")
+    assert back.get_params() == {**est.get_params(), "costs": back.costs}
+    assert back.candidates == ["rf", "gbm", "cegb"]
+    pd.testing.assert_frame_equal(back.candidates_, est.candidates_, check_exact=True)
+    assert np.array_equal(back.predict_proba(X), est.predict_proba(X))
+
+
+def test_a_record_of_the_earlier_version_loads_with_the_new_columns_unknown(cancer, tmp_path):
+    X, _, _, est = cancer
+    est.save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    table = doc["solve_info"]["budget_pruned_estimator"]["candidates"]
+    for col in ("family", "fit_cost", "fit_cost_bound", "heldout_cost"):
+        del table[col]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    back = BudgetPrunedForestClassifier.load(tmp_path / "old.json")
+    assert (back.candidates_["family"] == "").all()
+    assert back.candidates_["fit_cost"].isna().all()
+    assert list(back.candidates_["name"]) == list(est.candidates_["name"])
+
+
+def _record(doc):
+    return doc["solve_info"]["budget_pruned_estimator"]
+
+
+@pytest.mark.parametrize("mutation, match", [
+    (lambda d: _record(d)["candidates"]["family"].__setitem__(0, 3),
+     "candidates.family must hold str"),
+    (lambda d: _record(d)["candidates"]["fit_cost_bound"].__setitem__(0, "low"),
+     "candidates.fit_cost_bound must hold numbers"),
+    (lambda d: _record(d)["candidates"].pop("heldout_cost"), "exactly the columns"),
+    (lambda d: _record(d)["params"].update(candidates=["rf", "forest"]),
+     r"candidate families \['forest'\] that do not exist"),
+    (lambda d: _record(d)["params"].update(candidates=["rf", 3]), r"params \['candidates'\]"),
+    (lambda d: _record(d)["params"].update(budget=[1.0]), r"params \['budget'\]"),
+])
+def test_a_record_with_a_bad_new_field_is_refused(cancer, tmp_path, mutation, match):
+    cancer[3].save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    mutation(doc)
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        BudgetPrunedForestClassifier.load(tmp_path / "bad.json")
