@@ -342,14 +342,18 @@ def estimator(ctx):
         return Unavailable(f"not available: forest_builders has no {name}")
     out = []
     record = getattr(ctx, "candidates", None)
+    params = dict(getattr(ctx, "estimator_params", None) or {})
+    patch = {k[len("module."):]: v for k, v in params.items() if k.startswith("module.")}
+    params = {k: v for k, v in params.items() if not k.startswith("module.")}
     for b in ctx.budgets:
         t0 = time.perf_counter()
         try:
-            est = cls(budget=b, costs=ctx.costs, random_state=ctx.seed)
+            est = cls(budget=b, costs=ctx.costs, random_state=ctx.seed, **params)
             if record is not None:
                 record_candidates(est, ctx.X_te, ctx.y_te,
                                   {"share": b / ctx.base_cost, "budget": b}, record)
-            est = quiet(est.fit, ctx.X_trval, ctx.y_trval)
+            with _patched(patch):
+                est = quiet(est.fit, ctx.X_trval, ctx.y_trval)
         except Exception as exc:  # noqa: BLE001  (reported in the row, the run goes on)
             msg = str(exc).splitlines()[0] if str(exc) else ""
             return Unavailable(f"failed: {type(exc).__name__}: {msg[:80]}")
@@ -357,6 +361,32 @@ def estimator(ctx):
         out.append(model_member(est, ctx, est.acquisition_cost, budget=b, seconds=secs,
                                 **winner_info(est)))
     return out
+
+
+class _patched:
+    """Set module constants of the estimator for one fit (``--estimator-params``' keys
+    ``"module.NAME"``: ``NAME`` in ``forest_builders.budget_pruned`` or, when it is not
+    there, in ``forest_builders._pruning``, ``_boosted_candidates`` or
+    ``_forest_candidates``), restored afterwards."""
+
+    def __init__(self, values):
+        self.values, self.saved = values, []
+
+    def __enter__(self):
+        import importlib
+
+        mods = [importlib.import_module(f"forest_builders.{m}") for m in (
+            "budget_pruned", "_pruning", "_boosted_candidates", "_forest_candidates")]
+        for name, value in self.values.items():
+            mod = next((m for m in mods if hasattr(m, name)), None)
+            if mod is None:
+                raise AttributeError(f"--estimator-params: no estimator constant {name}")
+            self.saved.append((mod, name, getattr(mod, name)))
+            setattr(mod, name, tuple(value) if isinstance(value, list) else value)
+
+    def __exit__(self, *exc):
+        for mod, name, value in reversed(self.saved):
+            setattr(mod, name, value)
 
 
 def winner_info(est):

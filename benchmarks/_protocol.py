@@ -257,6 +257,8 @@ def run_seed(name, X, y, costs, seed, args, *, task, families, pipelines):
     ctx.base_cost, ctx.budgets = base_val, [f * base_val for f in args.budgets]
     # --candidates: the estimator family records every candidate it scores
     ctx.candidates = [] if getattr(args, "candidates", False) else None
+    ctx.estimator_params = (json.loads(args.estimator_params)
+                            if getattr(args, "estimator_params", None) else None)
     timer = Timer()
     fams = families(rf, ctx, timer)
     cells = make_cells(fams, ctx, args.budgets, pipelines=pipelines)
@@ -294,6 +296,11 @@ def add_common_args(ap, *, datasets, quick):
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
                     help="print the report of earlier --json runs (e.g. datasets or seeds run "
                          "in parallel processes) instead of running")
+    ap.add_argument("--estimator-params", default=None, metavar="JSON",
+                    help="keyword arguments of the estimator row, e.g. '{\"regrow\": true}'; a "
+                         "key 'module.NAME' sets the estimator's module constant NAME for "
+                         "its fits (e.g. '{\"module.SPLIT\": {\"classification\": "
+                         "[0.7, 0.15, 0.15]}}')")
     ap.add_argument("--json", default=None, metavar="OUT")
 
 

@@ -13,6 +13,9 @@ budgets are shares of *its* average acquisition cost on validation.  Families:
   program's budget search alone, ``--time-limit`` seconds);
 * ``fewer-rounds``      the model truncated to its first r rounds (every r), the
   baseline any user tries first;
+* ``greedy``, ``ccp``   the other registered baselines (``prune_opt.budget.BASELINES``)
+  on the same model (a baseline that refuses a boosted model is reported with its
+  reason);
 * ``cheap-subset gbm``  the same library with its defaults on the prefixes of the
   features ranked by the model's split counts per unit of cost (the prefix chosen
   on validation within the budget);
@@ -48,7 +51,10 @@ DATASETS = ("pima", "spambase", "magic", "thyroid", "heart", "letter", "adult", 
             "weather")
 QUICK_DATASETS = ("pima", "heart")
 MODELS = ("hgb", "lgbm", "xgb", "gb")
-ORDER = ("fit_budget", "fit_budget paper", "fewer-rounds", "cheap-subset gbm", "cegb")
+ORDER = ("fit_budget", "fit_budget paper", "fewer-rounds", "greedy", "ccp", "cheap-subset gbm",
+         "cegb")
+#: the prunings of the same model that fit_budget must never lose to on validation
+PRUNING_BASELINES = ("fewer-rounds", "greedy", "ccp")
 
 
 def boosted_model(kind, task, seed):
@@ -133,6 +139,18 @@ def families(kind, model, forest, ctx, timer, args):
         out[name] = rows
     out["fewer-rounds"] = [member(pf, rounds=m // forest.round_size)
                            for m, pf in fewer_trees_prunings(forest, costs=ctx.costs)]
+    # every other registered baseline that takes a boosted model (GreedyPrune, ccp, ...)
+    from prune_opt.budget import BASELINES
+
+    for name, fn in BASELINES.items():
+        if name in ("fewer-rounds", "fewer-trees"):
+            continue
+        try:
+            got = timer(name, proto.quiet, fn, fitted, ctx.X_v, y_v, costs=ctx.costs)
+        except (ValueError, TypeError) as exc:  # refused for a booster, with its reason
+            out[name] = proto.Unavailable(f"refused: {str(exc).splitlines()[0][:80]}")
+            continue
+        out[name] = [member(pf) for _, pf in got]
     ranking = _ranking(forest, ctx.costs)
     subsets, over = [], 0
     for k in range(1, ranking.size + 1):
@@ -209,9 +227,19 @@ def report_fn(results, budgets):
             mine = ch["fit_budget"]
             metric = "test_acc" if r["task"] == "classification" else "test_mse"
             sign = 1 if metric == "test_acc" else -1
+            # the target: never below a fitting pruning of the same model on validation
+            val = "val_" + metric[len("test_"):]
+            rivals = [ch[a][val] for a in PRUNING_BASELINES
+                      if a in ch and not ch[a].get("over_budget")]
+            if rivals:
+                key = f"fit_budget >= {'/'.join(PRUNING_BASELINES)} (validation)"
+                best = max(sign * v for v in rivals)
+                counts.setdefault(key, [0, 0])
+                counts[key][0] += sign * mine[val] >= best - 1e-12
+                counts[key][1] += 1
             for a in anchors:
                 if a in ch:
-                    key = f"fit_budget >= {a}"
+                    key = f"fit_budget >= {a} (test)"
                     won = sign * (mine[metric] - ch[a][metric]) >= -1e-12
                     counts.setdefault(key, [0, 0])
                     counts[key][0] += won
