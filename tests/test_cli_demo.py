@@ -39,6 +39,18 @@ def test_demo_small(tmp_path, capsys):
         if r["picked"] != "none fits":
             assert r["fit_cost"] <= r["budget"] * (1 + 1e-9)
             assert 0 <= r["test_accuracy"] <= 1 and r["test_cost"] >= 0
+    # the estimator's rows name the winner's family and list every family it tried (the
+    # boosted ones too when installed), exactly one of them the winner's
+    from forest_builders._families import CANDIDATE_FAMILIES
+
+    for r in budgets:
+        if r["method"] == "budget estimator":
+            fams = {f["family"]: f for f in r["families"]}
+            assert set(fams) <= set(CANDIDATE_FAMILIES) and "rf" in fams
+            assert [f for f in fams if fams[f]["won"]] == [r["family"]]
+            assert f"[{r['family']}" in r["picked"]
+            assert "gbm" in fams  # LightGBM, else HistGradientBoosting (or skipped: a row)
+    assert "the budget estimator's candidates by family" in out
     # every budget row has a gap: a number, or 'no bound' for a search without one
     assert all(isinstance(r["gap"], float) or r["gap"] == "no bound" for r in budgets)
     # the budget table's headers are not the agreement table's: 'objective' is a number

@@ -140,6 +140,7 @@ def run(args):
         print("\naccuracy at a budget, on the test split")
         print(BUDGET_LEGEND)
         print(format_table(budget_rows, BUDGET_COLUMNS))
+        _print_families(budget_rows)
         if cegb is None and not args.no_cegb:
             print("(LightGBM's CEGB is left out: lightgbm is not installed; pip install "
                   "lightgbm)")
@@ -236,11 +237,43 @@ def _estimator_row(exp, budget, limits, progress):
                                        n_estimators=len(exp["forest"].estimators_),
                                        random_state=exp["seed"], verbose=progress,
                                        **kwargs).fit(X, y)
-    win = est.candidates_[est.candidates_["chosen"]].iloc[0]
-    return {"picked": str(win["name"]), "test_accuracy": est.score(exp["X_test"], exp["y_test"]),
+    c = est.candidates_
+    win = c[c["chosen"]].iloc[0]
+    pruned = ", pruned" if win["objective"] != "none" else ""
+    return {"picked": f"{win['name']} [{win['family']}{pruned}]",
+            "test_accuracy": est.score(exp["X_test"], exp["y_test"]),
             "test_cost": est.average_cost(exp["X_test"]),
             "fit_cost": float(win["average_cost"]), "gap": "no bound",
-            "seconds": float(est.fit_seconds_)}
+            "seconds": float(est.fit_seconds_), "family": str(win["family"]),
+            "families": _families_of(c)}
+
+
+def _families_of(candidates):
+    """Per candidate family of one estimator fit: the models it grew, the rows (models as
+    grown or pruned) that fit the budget, its best held-out accuracy among them, and
+    whether it won (a family the clock had no room for has 0 models)."""
+    out = []
+    for family, rows in candidates.groupby("family", sort=False):
+        scored = rows[rows["score"].notna()]
+        fitting = scored[scored["fits_budget"].astype(bool)]
+        out.append({"family": str(family), "models": int(scored["model"].nunique()),
+                    "fitting": int(len(fitting)),
+                    "best_heldout_accuracy": (float(fitting["score"].max()) if len(fitting)
+                                              else float("nan")),
+                    "won": bool(rows["chosen"].any())})
+    return out
+
+
+def _print_families(budget_rows):
+    """The estimator's candidates by family at each budget, below the budget table."""
+    rows = [{"budget_share": r["budget_share"], **f} for r in budget_rows
+            if r["method"] == "budget estimator" for f in r.get("families", [])]
+    if rows:
+        print("\nthe budget estimator's candidates by family (models grown; prunings and "
+              "models that fit the budget;\ntheir best accuracy on the estimator's held-out "
+              "select rows; the winner's family)")
+        print(format_table(rows, ["budget_share", "family", "models", "fitting",
+                                  "best_heldout_accuracy", "won"]))
 
 
 def _fit_budget_row(exp, budget, limits, progress):
@@ -423,16 +456,22 @@ def _write_outputs(out, exp, trees, unpruned, rows, budget_rows=(), curves=None)
 
 
 def _plot(curves, budget_rows, unpruned, path, name):
-    from ..plotting import _pyplot, plot_tradeoff
+    from ..plotting import _pyplot, plot_tradeoff, save_figure
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 5))
     try:
         budgets = sorted({r["budget"] for r in budget_rows}) or None
-        plot_tradeoff(curves or {"BudgetPrune exact hull": []}, ax=ax, path=path,
+        plot_tradeoff(curves or {"BudgetPrune exact hull": []}, ax=ax,
                       points=budget_points(budget_rows), budget=budgets,
                       reference=(unpruned["average_cost"], unpruned["test_accuracy"]),
                       title=f"{name}: test accuracy vs feature cost\n(points: one model "
-                            "per budget, fitted without the test rows)")
+                            "per budget, fitted without the test rows; the estimator's "
+                            "labelled by its winner's family)")
+        for r in budget_rows:  # which candidate family the estimator chose at each budget
+            if r["method"] == "budget estimator" and r.get("family"):
+                ax.annotate(r["family"], (r["test_cost"], r["test_accuracy"]),
+                            xytext=(4, -10), textcoords="offset points", fontsize=7)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
