@@ -398,7 +398,10 @@ def test_own_loss_prunings_start_from_the_paper_pruning(cls, monkeypatch):
     own = [(p, warm) for p, obj, warm, _ in calls if obj != "paper"]
     assert own, "no own-loss pruning ran"
     for problem, warm in own:
-        assert warm is papers[id(problem)]
+        # a retry below the budget (the margin on every row was missed) starts from its
+        # first result and the paper pruning
+        starts = warm if isinstance(warm, list) else [warm]
+        assert any(w is papers[id(problem)] for w in starts)
 
 
 # ------------------------------------------------ the record in a saved estimator
