@@ -243,10 +243,18 @@ class GrowContext:
         from .feature_subset import rank_on_rows
 
         Xa, ya = self.X[self.rows], self.y[self.rows]
-        self._ranking = self.timed("rank", lambda: rank_on_rows(
-            Xa, ya, self.costs, self.task, min(20, self.n_estimators), self.seed))
-        if self._ranking is None:
-            self.skip("ranking", family, "rank", "ranked")
+        # the ranking serves every family on prefixes (subset, gbm): it may take the
+        # growing time left to all of them, not only the asking family's share
+        if self.candidates and self.clock.expected("rank") > self.clock.left(self.share):
+            self._ranking = None
+            self.skipped.append(("ranking", family, (
+                f"not ranked: expected to take {self.clock.expected('rank'):.3g} s, "
+                f"{max(self.clock.left(self.share), 0.0):.3g} s were left of the growing "
+                "share of time_limit")))
+            return None
+        with self.clock.step("rank"):
+            self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
+                                         min(20, self.n_estimators), self.seed)
         return self._ranking
 
     def prefix_start(self, ranking):

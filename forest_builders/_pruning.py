@@ -46,8 +46,17 @@ OWN_LOSS_MODELS = 3
 COST_MARGIN = 1.0
 #: prunings of one candidate again at a lower share of the budget when one misses the margin
 RETRIES = 2
+#: the baseline families a boosted candidate's pruning search starts from
+BOOSTED_BASELINES = ("ccp", "fewer-trees")
 #: ``candidates_`` cost columns (normalised units during the fit)
 COST_COLUMNS = ("average_cost", "fit_cost", "fit_cost_bound", "heldout_cost", "select_cost")
+
+
+def available_baselines():
+    """The baseline families prune_opt's budget searches can start from."""
+    from prune_opt.solvers._baseline_masks import MASK_FAMILIES
+
+    return list(MASK_FAMILIES)
 
 
 class FitData:
@@ -196,11 +205,16 @@ class PruningRun:
 
     def _search(self, i, obj, limit, warm, rho):
         d = self.d
+        # a booster's search starts from every baseline family but GreedyPrune, whose
+        # sequence is not bounded by the time limit and takes longest on hundreds of
+        # trees (the ensemble search starts from the others and the unpruned model)
+        options = ({"baselines": [n for n in BOOSTED_BASELINES if n in available_baselines()]}
+                   if self.cands[i].forest.is_additive else None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return po.fit_budget(self._problem(i), d.X[d.prune], d.y[d.prune],
                                  budget=d.budget * rho, objective=obj, time_limit=limit,
-                                 warm_start=warm)
+                                 warm_start=warm, solver_options=options)
 
     def prune(self, i, obj, warm=None, required=False):
         """Candidate ``i`` pruned with ``obj`` (and refit), or None when it failed or the
