@@ -90,7 +90,7 @@ from ._selection import choose
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
 
 #: default seconds for the whole ``fit`` (growing, pruning, refitting, scoring)
-DEFAULT_TIME_LIMIT = 20.0
+DEFAULT_TIME_LIMIT = 18.0
 #: shares of the rows that grow, prune and select the candidates, per task (measured on
 #: the frontier and regression benchmarks, 3 seeds; see docs/estimator.md)
 SPLIT = {"classification": (0.6, 0.2, 0.2), "regression": (0.5, 0.25, 0.25)}

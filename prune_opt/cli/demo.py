@@ -88,7 +88,7 @@ def add_parser(sub):
     p.add_argument("--budget-time-limit", type=float, default=None, metavar="SECONDS",
                    help="seconds per fit_budget call (default: fit_budget's own)")
     p.add_argument("--estimator-time-limit", type=float, default=None, metavar="SECONDS",
-                   help="seconds per fit of the budget estimator (default: its own, 12)")
+                   help="seconds per fit of the budget estimator (default: its own, 18)")
     p.add_argument("--no-cegb", action="store_true",
                    help="leave LightGBM's CEGB out (it runs when lightgbm is installed)")
     p.add_argument("--baselines", default=DEFAULT_BASELINES,
