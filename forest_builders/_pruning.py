@@ -52,13 +52,6 @@ BOOSTED_BASELINES = ("ccp", "fewer-trees")
 COST_COLUMNS = ("average_cost", "fit_cost", "fit_cost_bound", "heldout_cost", "select_cost")
 
 
-def available_baselines():
-    """The baseline families prune_opt's budget searches can start from."""
-    from prune_opt.solvers._baseline_masks import MASK_FAMILIES
-
-    return list(MASK_FAMILIES)
-
-
 class FitData:
     """The checked rows of one fit, its three disjoint index sets and the budget in
     normalised cost units."""
@@ -208,7 +201,7 @@ class PruningRun:
         # a booster's search starts from every baseline family but GreedyPrune, whose
         # sequence is not bounded by the time limit and takes longest on hundreds of
         # trees (the ensemble search starts from the others and the unpruned model)
-        options = ({"baselines": [n for n in BOOSTED_BASELINES if n in available_baselines()]}
+        options = ({"baselines": list(BOOSTED_BASELINES)}
                    if self.cands[i].forest.is_additive else None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
