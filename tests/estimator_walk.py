@@ -31,16 +31,18 @@ def leaves(pf, x):
         yield used, np.asarray(a["value"][h], dtype=float).ravel()
 
 
+def features_met(pf, x):
+    """The distinct features the row ``x`` meets on its paths through the pruned trees."""
+    used = set()
+    for u, _ in leaves(pf, x):
+        used |= u
+    return used
+
+
 def walk_cost(pf, X, unit_cost):
     """Per-example cost: the costs of the distinct features an example meets."""
     X = np.asarray(X, dtype=float)
-    out = np.zeros(X.shape[0])
-    for i, x in enumerate(X):
-        used = set()
-        for u, _ in leaves(pf, x):
-            used |= u
-        out[i] = sum(unit_cost[j] for j in used)
-    return out
+    return np.array([sum(unit_cost[j] for j in features_met(pf, x)) for x in X])
 
 
 def walk_output(pf, X):

@@ -21,7 +21,7 @@ import prune_opt as po
 from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from forest_builders._estimator_input import normalised_costs as _normalised_costs
 from prune_opt import as_feature_costs
-from tests.estimator_walk import export_agrees, leaves, walk_cost, walk_output
+from tests.estimator_walk import export_agrees, features_met, walk_cost, walk_output
 
 TINY = dict(n_estimators=3, time_limit=1, max_subsets=1, random_state=0)
 #: time enough for every candidate, for the checks that compare candidate sets (under a
@@ -632,9 +632,7 @@ def _walk_unit_cost(pf, X, own, groups, requires=None):
     X = np.asarray(X, dtype=float)
     out = np.zeros(X.shape[0])
     for i, x in enumerate(X):
-        used = set()
-        for u, _ in leaves(pf, x):
-            used |= u
+        used = features_met(pf, x)
         for f in list(used):
             used |= set((requires or {}).get(f, []))
         units = {("own", f) for f in used}
