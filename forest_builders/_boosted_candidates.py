@@ -95,11 +95,24 @@ def _masked(X, cols):
     return out
 
 
-def _grow_boosted(ctx, library, cols, params, rounds, rows):
+def _grow_boosted(ctx, library, cols, params, rounds, rows, *, stop_early=True):
     """A boosted model of at most ``rounds = (rounds, learning rate)`` grown on ``rows``
-    (only the columns ``cols``), stopped early on the prune rows, as an additive Forest
-    over every column."""
+    (only the columns ``cols``), stopped early on the prune rows (``stop_early``; when
+    they are among ``rows``, all the rounds are grown), as an additive Forest over every
+    column."""
     rounds, rate = rounds
+    if not stop_early:
+        model = boosted_model(ctx, library, rounds, rate, **params)
+        if library == "sklearn":
+            model.set_params(early_stopping=False)
+        y, classes = ctx.y[rows], None
+        if ctx.task == "classification":
+            classes = np.unique(ctx.y)
+            y = np.searchsorted(classes, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            model.fit(_masked(ctx.X[rows], cols), y)
+        return _as_candidate(ctx, model, classes)
     model = boosted_model(ctx, library, rounds, rate, **params)
     y, classes = ctx.y, None
     if ctx.task == "classification":  # class indices (the libraries' validation rows)
@@ -122,6 +135,12 @@ def _grow_boosted(ctx, library, cols, params, rounds, rows):
                       **val)
         else:
             model.fit(X, y, X_val=Xp, y_val=yp)
+    return _as_candidate(ctx, model, classes)
+
+
+def _as_candidate(ctx, model, classes):
+    """A fitted boosted model as a Forest named by the context's columns and labelled by
+    its classes."""
     forest = as_forest(model)
     forest.feature_names = ctx.names
     if classes is not None:
@@ -160,9 +179,13 @@ def _gbm(ctx):
     while k <= ctx.n_features and n_grown < max(ctx.max_subsets, 1) and over < 2:
         cols = None if k == ctx.n_features else np.sort(ranking[:k])
         rounds = _rounds(ctx, "gbm", 2)
+        # a prefix whose features all fit is never pruned: it grows on the prune rows too,
+        # all its rounds (LightGBM's default 100), as a user's model on those features
+        fits = ctx.prefix_fits(ranking, k)
         f = ctx.grow(f"gbm(k={k})", "gbm", "gbm",
-                     functools.partial(_grow_boosted, ctx, library, cols, {}, rounds),
-                     library=library)
+                     functools.partial(_grow_boosted, ctx, library, cols, {}, rounds,
+                                       stop_early=not fits),
+                     rows=ctx.grow_prune if fits else None, library=library)
         if f is None:
             return
         n_grown += 1

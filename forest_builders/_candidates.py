@@ -163,6 +163,8 @@ class GrowContext:
         self.max_subsets = int(params["max_subsets"])
         self.clock, self.share = clock, share
         self.candidates, self.skipped = [], []
+        #: the grow and prune rows: a model that cannot exceed the budget grows on both
+        self.grow_prune = np.sort(np.concatenate([grow, prune]))
         self._ranking = False  # not computed yet (None: could not be)
         self._family_end = None  # seconds into the fit by which the current family ends
 
@@ -214,13 +216,19 @@ class GrowContext:
         with self.clock.step(kind):
             return fn()
 
-    def grow(self, name, family, kind, recipe, **info):
-        """Grow ``recipe(grow rows)`` as the candidate ``name`` when the clock has room
-        (the fit's first candidate always is); the Forest, or None when skipped."""
-        forest = self.timed(kind, lambda: recipe(self.rows))
+    def grow(self, name, family, kind, recipe, *, rows=None, **info):
+        """Grow ``recipe(rows)`` (default: the grow rows) as the candidate ``name`` when the
+        clock has room (the fit's first candidate always is); the Forest, or None when
+        skipped.  ``rows=ctx.grow_prune`` is for a model that fits the budget whatever it
+        learns (see :meth:`prefix_fits`): it is never pruned, so the prune rows may grow
+        it; the select rows never do."""
+        use = self.rows if rows is None else rows
+        forest = self.timed(kind, lambda: recipe(use))
         if forest is None:
             self.skip(name, family, kind)
             return None
+        if rows is not None:
+            info["grown_on"] = "grow+prune"
         return self.add(name, family, kind, forest, recipe, **info)
 
     def add(self, name, family, kind, forest, recipe, **info):
@@ -256,6 +264,15 @@ class GrowContext:
             self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
                                          min(20, self.n_estimators), self.seed)
         return self._ranking
+
+    def prefix_fits(self, ranking, k):
+        """Whether the first ``k`` features of ``ranking`` together fit the budget: then a
+        model reading only them cannot cost more than the budget on any row."""
+        from prune_opt.budget import fits_budget
+
+        from .feature_subset import subset_costs
+
+        return bool(fits_budget(subset_costs(self.costs, ranking)[k - 1], self.budget))
 
     def prefix_start(self, ranking):
         """The longest prefix of ``ranking`` whose features all fit the budget (at least 1)."""

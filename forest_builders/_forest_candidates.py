@@ -81,8 +81,10 @@ def _subset(ctx):
     k, n_grown, over = ctx.prefix_start(ranking), 0, 0
     while k < ctx.n_features and n_grown < ctx.max_subsets and over < 2:
         cols = np.sort(ranking[:k])
+        # a prefix whose features all fit is never pruned: it grows on the prune rows too
+        rows = ctx.grow_prune if ctx.prefix_fits(ranking, k) else None
         f = ctx.grow(f"subset(k={k})", "subset", "subset",
-                     functools.partial(_subset_forest, ctx, cols))
+                     functools.partial(_subset_forest, ctx, cols), rows=rows)
         if f is None:
             return
         n_grown += 1

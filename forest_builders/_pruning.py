@@ -159,6 +159,13 @@ class PruningRun:
             summary = cost_summary(full, d) if fits_budget(cost, d.budget) else None
             if summary is not None and fits(summary, d.budget):
                 self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
+            elif cand.info.get("grown_on") == "grow+prune":
+                # grown on the prune rows because its features fit: never pruned there
+                self.rows.append(unscored_row(
+                    cand.name, cand.name, cand.family, "none",
+                    "costs more than the budget with its margin on every row given to fit "
+                    "although its features fit; grown on the prune rows, so not pruned "
+                    "on them"))
             else:
                 todo[i] = cost / d.budget if d.budget > 0 else np.inf
         # the models closest to the budget first: they lose least to pruning, and when time

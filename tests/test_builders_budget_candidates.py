@@ -126,9 +126,58 @@ def test_the_selecting_rows_never_grew_or_pruned_any_candidate(monkeypatch):
             "heldout_cost"]
     pd.testing.assert_frame_equal(a.candidates_[same], b.candidates_[same])
     assert not np.allclose(a.candidates_["score"], b.candidates_["score"])
-    for est in (a, b):  # and the winner was grown on the grow rows only
+    for est in (a, b):  # and the winner was grown on the grow rows (and the prune rows
+        # when its features fit the budget, so it was never pruned): never the select rows
         if est.pruned_.forest.in_bag is not None:
-            assert all(np.asarray(bag).size == parts[0].size for bag in est.pruned_.forest.in_bag)
+            sizes = {np.asarray(bag).size for bag in est.pruned_.forest.in_bag}
+            assert sizes <= {parts[0].size, parts[0].size + parts[1].size}
+
+
+def test_a_prefix_that_fits_grows_on_the_prune_rows_too_and_is_never_pruned(monkeypatch):
+    """A subset forest or gbm model on a prefix whose features all fit the budget cannot
+    cost more than it: it grows on the grow and prune rows (every round: no early
+    stopping on rows it learnt from) and is kept as grown; any other prefix grows on the
+    grow rows only; the select rows grow nothing."""
+    from forest_builders import _forest_candidates
+
+    X, y = load_breast_cancer(return_X_y=True)
+    costs = 1.0 + np.arange(X.shape[1]) % 5
+    calls = []
+
+    def spy(real, family):
+        def wrapped(ctx, *args, **kw):
+            # _subset_forest(ctx, cols, rows); _grow_boosted(ctx, library, cols, params,
+            # rounds, rows)
+            cols, rows = (args[0] if family == "subset" else args[1]), args[-1]
+            calls.append((family, None if cols is None else tuple(int(c) for c in cols),
+                          set(rows.tolist()), kw.get("stop_early", True), ctx))
+            return real(ctx, *args, **kw)
+        return wrapped
+
+    monkeypatch.setattr(_forest_candidates, "_subset_forest",
+                        spy(_forest_candidates._subset_forest, "subset"))
+    monkeypatch.setattr(_boosted_candidates, "_grow_boosted",
+                        spy(_boosted_candidates._grow_boosted, "gbm"))
+    est = BudgetPrunedForestClassifier(budget=6.0, costs=costs, candidates=["subset", "gbm"],
+                                       **ROOMY).fit(X, y)
+    grow, prune, select = (set(est.split_[k].tolist()) for k in ("grow", "prune", "select"))
+    fc = est.costs_
+    assert {f for f, *_ in calls} == {"subset", "gbm"}
+    both = 0
+    for family, cols, rows, stop_early, _ in calls:
+        assert not rows & select
+        whole = sum(fc.feature_cost()[list(cols)]) if cols is not None else np.inf
+        if rows == grow | prune:
+            both += 1
+            assert whole <= 6.0 * (1 + 1e-9) and (family == "subset" or not stop_early)
+        else:
+            assert rows == grow and whole > 6.0 and (family == "subset" or stop_early)
+    assert both >= 2  # the first prefix of each family
+    table = est.candidates_
+    for k in {len(cols) for _, cols, rows, *_ in calls if rows == grow | prune}:
+        for fam in ("subset", "gbm"):
+            row = table[table["name"] == f"{fam}(k={k})"]
+            assert len(row) == 1 and row["objective"].iloc[0] == "none"
 
 
 def test_the_budget_holds_on_every_row_given_to_fit_with_its_margin(cancer):
