@@ -256,7 +256,8 @@ def _families_of(candidates):
     for family, rows in candidates.groupby("family", sort=False):
         scored = rows[rows["score"].notna()]
         fitting = scored[scored["fits_budget"].astype(bool)]
-        out.append({"family": str(family), "models": int(scored["model"].nunique()),
+        grown = rows[~rows["reason"].str.startswith(("not grown", "not ranked"))]
+        out.append({"family": str(family), "models": int(grown["model"].nunique()),
                     "fitting": int(len(fitting)),
                     "best_heldout_accuracy": (float(fitting["score"].max()) if len(fitting)
                                               else float("nan")),
@@ -466,8 +467,8 @@ def _plot(curves, budget_rows, unpruned, path, name):
                       points=budget_points(budget_rows), budget=budgets,
                       reference=(unpruned["average_cost"], unpruned["test_accuracy"]),
                       title=f"{name}: test accuracy vs feature cost\n(points: one model "
-                            "per budget, fitted without the test rows; the estimator's "
-                            "labelled by its winner's family)")
+                            "per budget, fitted without the test rows;\nthe estimator's "
+                            "labelled by its winner's candidate family)")
         for r in budget_rows:  # which candidate family the estimator chose at each budget
             if r["method"] == "budget estimator" and r.get("family"):
                 ax.annotate(r["family"], (r["test_cost"], r["test_accuracy"]),
