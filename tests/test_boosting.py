@@ -131,8 +131,12 @@ def test_the_unpruned_error_term_is_the_model_loss(case):
 
 
 #: CBC's simplex stops once every reduced cost is within 1e-7 of the largest cost:
-#: a boosted model's real-valued node terms can differ by less (forests' counts never do)
+#: a boosted model's real-valued node terms can differ by less (forests' counts never do);
+#: cbc-ip, built through PuLP (13 significant digits per coefficient in the file it
+#: hands CBC, CBC's default tolerances), was found 4.6e-9 (relative) above the optimum
+#: by the fuzz profile
 CBC_LP_REL = 1e-7
+CBC_BACKENDS = ("cbc", "cbc-ip")
 
 
 @given(boosted_cases(max_rows=50), st.sampled_from([1e-3, 1e-2, 0.1]))
@@ -143,7 +147,7 @@ def test_exact_backends_agree_and_the_lp_is_integral(case, lam):
     results = {s: po.solve(problem, solver=s) for s in names}
     ref = results["mincut"].objective
     for name, res in results.items():
-        rel = CBC_LP_REL if name == "cbc" else REL
+        rel = CBC_LP_REL if name in CBC_BACKENDS else REL
         assert res.objective == pytest.approx(ref, rel=rel, abs=1e-12), name
         # every result is scored by the one evaluation of the IR
         assert problem.evaluate(res.split_mask).objective == pytest.approx(res.objective,
