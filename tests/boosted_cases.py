@@ -60,3 +60,18 @@ def boosted_cases(draw, kinds=("gb", "hgb"), tasks=TASKS, max_rows=80, nan=True)
                         depth=draw(st.integers(1, 4)))
     costs = FeatureCosts(rng.choice([0.0, 1.0, 2.0, 5.5], size=n_features))
     return model, X[:n], y[:n], X[n:], y[n:], costs, task
+
+
+def preorder_ids(tree):
+    """XGBoost node id -> the IR's local id (preorder from the root, left child first);
+    -1 for nodes the root does not reach.  Written independently of the importer."""
+    left, right = tree["left_children"], tree["right_children"]
+    order, stack = [], [0]
+    while stack:
+        h = stack.pop()
+        order.append(h)
+        if left[h] != -1:
+            stack += [right[h], left[h]]
+    ids = np.full(len(left), -1)
+    ids[order] = np.arange(len(order))
+    return ids

@@ -22,6 +22,7 @@ from sklearn.model_selection import train_test_split
 import prune_opt as po
 from prune_opt.exporters._xgboost import xgboost_model_json
 from prune_opt.importers import from_xgboost
+from tests.boosted_cases import preorder_ids
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +33,6 @@ def xgb():
 def booster_trees(booster):
     return json.loads(booster.save_raw(raw_format="json"))[
         "learner"]["gradient_booster"]["model"]["trees"]
-
-
-def preorder_ids(tree):
-    """XGBoost node id -> rank in the tree's preorder (left child first)."""
-    left, right = tree["left_children"], tree["right_children"]
-    order, stack = [], [0]
-    while stack:
-        h = stack.pop()
-        order.append(h)
-        if left[h] != -1:
-            stack += [right[h], left[h]]
-    ids = np.full(len(left), -1)
-    ids[order] = np.arange(len(order))
-    return ids
 
 
 def booster_usage(booster, X, n_features):

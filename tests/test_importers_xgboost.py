@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 
 import prune_opt as po
 from prune_opt.importers import from_xgboost
+from tests.boosted_cases import preorder_ids
 
 
 @pytest.fixture(scope="module")
@@ -38,21 +39,6 @@ def model_doc(booster):
 
 def tree_docs(booster):
     return model_doc(booster)["learner"]["gradient_booster"]["model"]["trees"]
-
-
-def preorder_ids(tree):
-    """XGBoost node id -> the IR's local id (preorder from the root, left child first);
-    -1 for nodes the root does not reach.  Written independently of the importer."""
-    left, right = tree["left_children"], tree["right_children"]
-    order, stack = [], [0]
-    while stack:
-        h = stack.pop()
-        order.append(h)
-        if left[h] != -1:
-            stack += [right[h], left[h]]
-    ids = np.full(len(left), -1)
-    ids[order] = np.arange(len(order))
-    return ids
 
 
 def margin_scale(margin):
