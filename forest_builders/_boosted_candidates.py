@@ -101,40 +101,32 @@ def _grow_boosted(ctx, library, cols, params, rounds, rows, *, stop_early=True):
     they are among ``rows``, all the rounds are grown), as an additive Forest over every
     column."""
     rounds, rate = rounds
-    if not stop_early:
-        model = boosted_model(ctx, library, rounds, rate, **params)
-        if library == "sklearn":
-            model.set_params(early_stopping=False)
-        y, classes = ctx.y[rows], None
-        if ctx.task == "classification":
-            classes = np.unique(ctx.y)
-            y = np.searchsorted(classes, y)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model.fit(_masked(ctx.X[rows], cols), y)
-        return _as_candidate(ctx, model, classes)
     model = boosted_model(ctx, library, rounds, rate, **params)
     y, classes = ctx.y, None
     if ctx.task == "classification":  # class indices (the libraries' validation rows)
         classes = np.unique(y)
         y = np.searchsorted(classes, y)
-    X, Xp = _masked(ctx.X[rows], cols), _masked(ctx.X[ctx.prune], cols)
-    y, yp = y[rows], y[ctx.prune]
+    X = _masked(ctx.X[rows], cols)
+    fit = {}
+    if not stop_early:
+        if library == "sklearn":
+            model.set_params(early_stopping=False)
+    elif library == "lightgbm":
+        import inspect
+
+        import lightgbm as lgb
+
+        Xp, yp = _masked(ctx.X[ctx.prune], cols), y[ctx.prune]
+        # LightGBM 4.7 names the validation rows eval_X / eval_y (eval_set deprecated)
+        fit = ({"eval_X": (Xp,), "eval_y": (yp,)}
+               if "eval_X" in inspect.signature(model.fit).parameters
+               else {"eval_set": [(Xp, yp)]})
+        fit["callbacks"] = [lgb.early_stopping(STOPPING_ROUNDS, verbose=False)]
+    else:
+        fit = {"X_val": _masked(ctx.X[ctx.prune], cols), "y_val": y[ctx.prune]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        if library == "lightgbm":
-            import inspect
-
-            import lightgbm as lgb
-
-            # LightGBM 4.7 names the validation rows eval_X / eval_y (eval_set deprecated)
-            val = ({"eval_X": (Xp,), "eval_y": (yp,)}
-                   if "eval_X" in inspect.signature(model.fit).parameters
-                   else {"eval_set": [(Xp, yp)]})
-            model.fit(X, y, callbacks=[lgb.early_stopping(STOPPING_ROUNDS, verbose=False)],
-                      **val)
-        else:
-            model.fit(X, y, X_val=Xp, y_val=yp)
+        model.fit(X, y[rows], **fit)
     return _as_candidate(ctx, model, classes)
 
 

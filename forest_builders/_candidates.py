@@ -200,12 +200,14 @@ class GrowContext:
             return 1.0
         return float(min(1.0, max(self.left(), 0.0) / (models * expected)))
 
-    def skip(self, name, family, kind, what="grown"):
-        """Record that ``name`` was not grown (or ranked) for lack of time."""
+    def skip(self, name, family, kind, what="grown", *, shared=False):
+        """Record that ``name`` was not grown (or ranked) for lack of time: in the
+        current family's share of the growing time, or (``shared``) in all of it."""
+        left, of = ((self.clock.left(self.share), "the growing share") if shared else
+                    (self.left(), f"the {family} family's share"))
         self.skipped.append((name, family, (
             f"not {what}: expected to take {self.clock.expected(kind):.3g} s, "
-            f"{max(self.left(), 0.0):.3g} s were left of the {family} family's share of "
-            "time_limit")))
+            f"{max(left, 0.0):.3g} s were left of {of} of time_limit")))
 
     def timed(self, kind, fn, *, required=False):
         """``fn()`` timed as a step of ``kind``; None (nothing run) when the clock expects
@@ -255,10 +257,7 @@ class GrowContext:
         # growing time left to all of them, not only the asking family's share
         if self.candidates and self.clock.expected("rank") > self.clock.left(self.share):
             self._ranking = None
-            self.skipped.append(("ranking", family, (
-                f"not ranked: expected to take {self.clock.expected('rank'):.3g} s, "
-                f"{max(self.clock.left(self.share), 0.0):.3g} s were left of the growing "
-                "share of time_limit")))
+            self.skip("ranking", family, "rank", "ranked", shared=True)
             return None
         with self.clock.step("rank"):
             self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
