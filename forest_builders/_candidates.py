@@ -239,11 +239,16 @@ class GrowContext:
         return forest
 
     def prune_cost(self, forest):
-        """Average acquisition cost of the whole (unpruned) ``forest`` on the prune rows."""
+        """Average acquisition cost of the whole (unpruned) ``forest`` on the prune rows,
+        kept with its candidate (the pruning phase reads it instead of measuring again)."""
         from prune_opt import PrunedForest
 
         pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs)
-        return float(pf.average_cost(self.X[self.prune]))
+        cost = float(pf.average_cost(self.X[self.prune]))
+        for cand in self.candidates:
+            if cand.forest is forest:
+                cand.info["prune_cost"] = cost
+        return cost
 
     def ranking(self, family):
         """The cost-aware feature ranking on the grow rows (computed once per fit, shared

@@ -154,8 +154,11 @@ class PruningRun:
         todo = {}  # candidate -> its cost over the budget on the prune rows
         for i, cand in enumerate(self.cands):
             full = PrunedForest(cand.forest, cand.forest.full_split_mask(), costs=self.costs)
-            # every row's cost only for a model within the budget on the prune rows
-            cost = full.average_cost(d.X[d.prune])
+            # every row's cost only for a model within the budget on the prune rows (a
+            # prefix model's prune-row cost was measured while the family grew)
+            cost = cand.info.get("prune_cost")
+            if cost is None:
+                cost = full.average_cost(d.X[d.prune])
             summary = cost_summary(full, d) if fits_budget(cost, d.budget) else None
             if summary is not None and fits(summary, d.budget):
                 self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
