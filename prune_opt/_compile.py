@@ -151,8 +151,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
 
 
 def routed_leaves(routed, forest, Xc):
-    """(n, T) local leaf ids of the rows of a :class:`~prune_opt._routed.RoutedData` (its
-    paths end at the leaves), checked to be of ``forest`` and of as many rows as ``Xc``."""
+    """(n, T) local leaf ids of the rows of a :class:`~prune_opt._routed.RoutedData`, checked to be of ``forest`` and of as many rows as ``Xc``."""
     from ._routed import RoutedData
 
     if not isinstance(routed, RoutedData):
@@ -161,8 +160,4 @@ def routed_leaves(routed, forest, Xc):
         raise ValueError("routed= was routed through another forest")
     if routed.n_rows != Xc.shape[0]:
         raise ValueError(f"routed= holds {routed.n_rows} rows but X has {Xc.shape[0]}")
-    glob = routed.all_leaves(forest.full_split_mask())  # (T, n) global ids
-    local = glob - forest.node_offset[:-1, None]
-    sizes = np.diff(forest.node_offset)
-    dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
-    return np.ascontiguousarray(local.T, dtype=dtype)
+    return routed.local_leaves()

@@ -388,42 +388,24 @@ class Forest:
             ind = sp.csr_matrix(ind)
             ind.sort_indices()
             return ind
-        sl = self.tree_slice(t)
-        off = sl.start
-        # compare in the source's dtype (float32 as sklearn's trees, so to_sklearn()
-        # routes identically; float64 as LightGBM and HistGradientBoosting)
-        X = np.asarray(X, dtype=self.split_dtype)
-        n = X.shape[0]
-        node = np.full(n, off, dtype=np.int64)
-        rows, cols = [np.arange(n)], [node - off]
-        active = np.flatnonzero(self.left[node] >= 0)
-        while active.size:
-            h = node[active]
-            xv = X[active, self.feature[h]]
-            go_left = xv <= self.threshold[h]
-            nan = np.isnan(xv)
-            if nan.any():
-                go_left = np.where(nan, self.missing_go_to_left[h].astype(bool), go_left)
-            node[active] = np.where(go_left, self.left[h], self.right[h])
-            rows.append(active)
-            cols.append(node[active] - off)
-            active = active[self.left[node[active]] >= 0]
-        r = np.concatenate(rows)
-        c = np.concatenate(cols)
-        ind = sp.csr_matrix((np.ones(r.size, dtype=np.int8), (r, c)),
-                            shape=(n, sl.stop - sl.start))
-        ind.sort_indices()
-        return ind
+        from ._router import path_indicator
+
+        return path_indicator(self, t, self.apply_tree(X, t))
 
     def apply_tree(self, X, t):
-        """Local leaf ids reached in tree ``t`` (X already checked)."""
-        ind = self.decision_paths(X, t)
-        return ind.indices[ind.indptr[1:] - 1].astype(np.int64)
+        """Local leaf ids reached in tree ``t`` (X already checked): compared in the
+        source's dtype (float32 as sklearn's and XGBoost's trees, float64 as
+        LightGBM's and HistGradientBoosting's), see :mod:`prune_opt._router`."""
+        from ._router import route_leaves
+
+        return route_leaves(self, X, trees=[t])[:, 0].astype(np.int64)
 
     def apply(self, X):
         """Leaf (local id) reached in every tree, shape (n_examples, n_trees)."""
+        from ._router import route_leaves
+
         X = self.check_X(X)
-        return np.column_stack([self.apply_tree(X, t) for t in range(self.n_trees)])
+        return route_leaves(self, X).astype(np.int64)
 
     @property
     def value_width(self):
@@ -444,8 +426,14 @@ class Forest:
         order, as scikit-learn does, so results match bit for bit.
         """
         X = self.check_X(X)
-        leaves = self.apply_tree if leaves is None else leaves
         total = np.zeros((X.shape[0], self.value_width))
+        if leaves is None:
+            from ._router import route_leaves
+
+            routed = route_leaves(self, X)
+            for t in range(self.n_trees):
+                total += self.value[routed[:, t].astype(np.int64) + self.node_offset[t]]
+            return total
         for t in range(self.n_trees):
             total += self.value[leaves(X, t) + self.node_offset[t]]
         return total

@@ -20,6 +20,9 @@ from ._persistence import (
     read_pruned,
     save_pruned,
 )
+from ._pruning_maps import stop_map
+from ._routed import RoutedData
+from ._router import route_leaves
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
 from .exporters import pruned_to_lightgbm, pruned_to_xgboost
@@ -180,6 +183,22 @@ class PrunedForest:
     def _leaves(self, Xc, t):
         return self._pruned_leaves(Xc, t)[0]
 
+    def _stops(self, Xc):
+        """(n_trees, n) global ids of the pruned leaf of every row of checked ``Xc`` in
+        every tree: rows routed once, then one gather (:mod:`prune_opt._pruning_maps`)."""
+        f = self.forest
+        local = route_leaves(f, Xc)
+        return stop_map(f, self.split_mask)[local.T.astype(np.int64) + f.node_offset[:-1, None]]
+
+    def _total(self, X):
+        """Sum over trees of the pruned leaves' values, in tree order."""
+        f = self.forest
+        stops = self._stops(f.check_X(X))
+        total = np.zeros((stops.shape[1], f.value_width))
+        for t in range(f.n_trees):
+            total += f.value[stops[t]]
+        return total
+
     def _combined_value(self, X):
         """The pruned forest's output: averaged leaf values, or a booster's linked raw
         score (see :meth:`prune_opt.Forest.output`), (n, n_classes) or (n, 1).
@@ -187,7 +206,8 @@ class PrunedForest:
         Computed in the same order as sklearn (sum over trees, then division
         by the number of trees), so :meth:`to_sklearn` matches bit for bit.
         """
-        return self.forest.combined_value(X, self._leaves)
+        total = self._total(X)
+        return self.forest.output(total, out=total)
 
     @_classifier_only
     def predict_proba(self, X, *, acquire=None):
@@ -235,7 +255,11 @@ class PrunedForest:
         """A boosted model's raw scores (initial score plus the pruned trees' values):
         (n,) for binary classification and regression, (n, n_classes) for
         multiclass, as the source library's ``decision_function`` / ``raw_score``."""
-        return self.forest.decision_function(X, self._leaves)
+        f = self.forest
+        if not f.is_additive:
+            return f.decision_function(X)  # its error: an averaged forest has no raw score
+        raw = f.ensemble.raw(self._total(X), f.n_trees)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
 
     def next_units(self, X):
         """Dry run of lazy prediction: the units each example must acquire next.
@@ -265,17 +289,11 @@ class PrunedForest:
         """Sparse (n_examples, n_features) count of trees whose pruned path tests
         each feature (already checked X)."""
         f = self.forest
-        rows_all, feats_all = [], []
+        counts = np.zeros((X.shape[0], f.n_features), dtype=np.int32)
+        routed = RoutedData(f, X)
         for t in range(f.n_trees):
-            _, ind, split = self._pruned_leaves(X, t)
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(ind.indptr))[split]
-            nodes = ind.indices[split].astype(np.int64) + f.node_offset[t]
-            key = np.unique(rows * f.n_features + f.feature[nodes])  # once per tree
-            rows_all.append(key // f.n_features)
-            feats_all.append(key % f.n_features)
-        r = np.concatenate(rows_all)
-        c = np.concatenate(feats_all)
-        return sp.csr_matrix((np.ones(r.size), (r, c)), shape=(X.shape[0], f.n_features))
+            counts += routed.used(self.split_mask, trees=[t])
+        return sp.csr_matrix(counts.astype(float))
 
     def acquisition_cost(self, X, costs=None):
         """Cost each example actually pays: every unit it needs, once.
@@ -301,13 +319,7 @@ class PrunedForest:
         """Dense boolean (n_examples, n_features): the features each example's pruned
         paths test (already checked X); three times faster than :meth:`used_features`
         on a booster of 300 trees, for the tables that fit in memory."""
-        f = self.forest
-        used = np.zeros((X.shape[0], f.n_features), dtype=bool)
-        for t in range(f.n_trees):
-            _, ind, split = self._pruned_leaves(X, t)
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(ind.indptr))[split]
-            used[rows, f.feature[ind.indices[split].astype(np.int64) + f.node_offset[t]]] = True
-        return used
+        return RoutedData(self.forest, X).used(self.split_mask)
 
     def average_cost(self, X, costs=None):
         """Mean of :meth:`acquisition_cost`."""

@@ -37,7 +37,9 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from ._leaf_records import node_levels, sum_up
 from ._pruned import PrunedForest
+from ._router import route_leaves
 from ._routing import require_in_bag, target_unit
 from ._validation import check_features, check_labels, check_nonneg_scalar
 
@@ -80,10 +82,15 @@ def _node_counts(pruned, X, y, weights):
     f = pruned.forest
     target = np.column_stack([_targets(f, y), np.ones(X.shape[0])])
     sums = np.zeros((f.n_nodes, target.shape[1]))
+    leaves = route_leaves(f, X)  # each node's sums: its leaves' sums, summed up the trees
     for t in range(f.n_trees):
-        ind = f.decision_paths(X, t).astype(float)
+        sl = f.tree_slice(t)
         w = target if weights is None else target * weights[t][:, None]
-        sums[f.tree_slice(t)] = np.asarray(ind.T @ w)
+        leaf = leaves[:, t].astype(np.int64)
+        sums[sl] = np.column_stack([np.bincount(leaf, weights=w[:, j],
+                                                minlength=sl.stop - sl.start)
+                                    for j in range(w.shape[1])])
+    sum_up(node_levels(f), sums)
     return sums[:, :-1], sums[:, -1:]
 
 
@@ -107,8 +114,7 @@ def _global_values(pruned, X, y, weights, smoothing, n_iter=300):
     """
     f = pruned.forest
     n, T = X.shape[0], f.n_trees
-    leaves = np.column_stack([pruned._pruned_leaves(X, t)[0] + f.node_offset[t]
-                              for t in range(T)])
+    leaves = pruned._stops(X).T  # (n, T) global ids of the pruned leaves
     cols, inv = np.unique(leaves, return_inverse=True)
     w = np.ones(n) if weights is None else np.column_stack(weights).mean(axis=1)
     A = sp.csr_matrix((np.full(n * T, 1.0 / T), (np.repeat(np.arange(n), T), inv.ravel())),
@@ -152,8 +158,7 @@ def _newton_values(pruned, X, y, weights, smoothing, n_sweeps=NEWTON_SWEEPS):
     n, T = X.shape[0], f.n_trees
     w = np.ones(n) if weights is None else np.column_stack(weights).mean(axis=1)
     w = w / w.sum()
-    leaves = np.column_stack([pruned._pruned_leaves(X, t)[0] + f.node_offset[t]
-                              for t in range(T)])
+    leaves = pruned._stops(X).T  # (n, T) global ids of the pruned leaves
     unit = target_unit(np.concatenate([y, ens.init_score])) if ens.link == "identity" else 1.0
     yy = y / unit if ens.link == "identity" else y
     values = f.value / unit

@@ -1,44 +1,49 @@
 """Rows routed once through every tree: the data every scorer of prunings reads.
 
-:class:`RoutedData` pushes (checked) rows through each tree once and keeps,
-per tree, the decision paths (global node ids, in root-to-leaf order per
-row) and, on demand, the *first-use records* ``(row, node, unit)`` for a
-unit incidence.  The exact scorer of fit_budget's candidates
+:class:`RoutedData` routes (checked) rows through every tree once and keeps the
+leaf each row reaches; a pruning's leaves, the features it tests, the
+*first-use records* ``(row, node, unit)`` for a unit incidence and, on demand,
+the decision paths are read off those leaves.  The exact scorer of fit_budget's candidates
 (:class:`prune_opt.budget._vote.VoteScorer`) and the ensemble objectives'
 incremental state (:class:`prune_opt.objectives.EnsembleState`) share one
 instance, so a call routes its rows once.  :class:`NestedScorer` scores a
-sequence of masks on one routed data from the previous member (the baseline
-curves of :func:`prune_opt.budget.baseline_curve`).
+sequence of masks on one routed data (the baseline curves of
+:func:`prune_opt.budget.baseline_curve`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._leaf_records import node_levels, sum_up
+from ._pruning_maps import ancestor_bits, bits_to_bool, stop_map, tree_stop_map
+from ._router import path_indicator, route_leaves
 from ._routing import FirstUseTable, record_tables, tree_records
 
 __all__ = ["RoutedData", "NestedScorer"]
 
 
 class RoutedData:
-    """Decision paths of every row of ``X`` in every tree of ``forest``.
+    """The leaf every row of ``X`` reaches in every tree of ``forest``, and what any
+    pruning makes of it.
+
+    Rows are routed once (:func:`~prune_opt._router.route_leaves`); a pruning's
+    leaves, the features a row's pruned paths test, first-use records and node
+    weights are all read off the leaves (:mod:`prune_opt._pruning_maps`), and the
+    decision paths of a tree are built from them only when asked for.
 
     Parameters
     ----------
     forest : Forest
     X : ndarray
         Rows already checked by ``forest.check_X``.
+    leaves : ndarray (n_rows, n_trees), optional
+        Their local leaf ids when already routed.
 
     Attributes
     ----------
-    nodes, rows : ndarray of int64
-        Every path in one array (tree by tree, row by row, root to leaf): the global
-        node ids and the row of each.
-    starts : ndarray of int64 (n_trees * n_rows,)
-        Where the path of each (tree, row) starts in ``nodes``.
-    paths : list of dict
-        Per tree: ``indptr`` (row starts), ``nodes`` and ``rows`` (views of the
-        tree's part of the arrays above), ``ind`` (the CSR node indicator).
+    leaf : ndarray (n_trees, n_rows)
+        Global id of the (unpruned) leaf of every row in every tree.
 
     Examples
     --------
@@ -53,25 +58,25 @@ class RoutedData:
     True
     """
 
-    def __init__(self, forest, X, _indicators=None):
+    def __init__(self, forest, X, leaves=None):
         self.forest, self.X = forest, X
-        self.n_rows = n = X.shape[0]
-        inds = [forest.decision_paths(X, t) for t in range(forest.n_trees)] \
-            if _indicators is None else _indicators
-        ends = np.cumsum([ind.nnz for ind in inds])
-        self.nodes, self.rows = np.empty(ends[-1], np.int64), np.empty(ends[-1], np.int64)
-        self.starts = np.empty(forest.n_trees * n, np.int64)
-        self.paths = []
-        for t, ind in enumerate(inds):
-            a, b = ends[t] - ind.nnz, ends[t]
-            self.nodes[a:b] = ind.indices + forest.node_offset[t]
-            self.rows[a:b] = np.repeat(np.arange(n), np.diff(ind.indptr))
-            self.starts[t * n:(t + 1) * n] = ind.indptr[:-1] + a
-            self.paths.append({"indptr": ind.indptr.astype(np.int64), "nodes": self.nodes[a:b],
-                               "rows": self.rows[a:b], "ind": ind})
+        self.n_rows = X.shape[0]
+        local = route_leaves(forest, X) if leaves is None else leaves
+        dtype = np.int32 if forest.n_nodes < 2**31 else np.int64
+        self.leaf = np.ascontiguousarray(local.T, dtype=dtype)
+        self.leaf += forest.node_offset[:-1, None].astype(dtype)
+        self._paths = {}
+
+    def local_leaves(self):
+        """(n_rows, n_trees) local leaf ids in the smallest unsigned dtype (as
+        :func:`~prune_opt._routing.leaf_matrix` returns them)."""
+        f = self.forest
+        sizes = np.diff(f.node_offset)
+        dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
+        return np.ascontiguousarray((self.leaf - f.node_offset[:-1, None]).T, dtype=dtype)
 
     def subset(self, rows):
-        """The routed data of ``X[rows]`` (no routing: the paths of those rows).
+        """The routed data of ``X[rows]`` (no routing: the leaves of those rows).
 
         Examples
         --------
@@ -86,62 +91,120 @@ class RoutedData:
         True
         """
         rows = np.asarray(rows, dtype=np.int64)
-        return RoutedData(self.forest, self.X[rows], [p["ind"][rows] for p in self.paths])
+        return RoutedData(self.forest, self.X[rows], self.local_leaves()[rows])
 
+    # ------------------------------------------------------------ a pruning
     def all_leaves(self, mask):
-        """(n_trees, n_rows) global ids of the pruned leaves of every row in every tree
-        (:meth:`leaves` of all trees in one pass)."""
-        if self.nodes.size == 0:
-            return np.zeros((self.forest.n_trees, self.n_rows), dtype=np.int64)
-        n_split = np.add.reduceat(mask[self.nodes].astype(np.int64), self.starts)
-        return self.nodes[self.starts + n_split].reshape(self.forest.n_trees, self.n_rows)
+        """(n_trees, n_rows) global ids of the pruned leaves of every row in every tree."""
+        return stop_map(self.forest, mask)[self.leaf]
 
     def leaves(self, mask, t):
         """Global id of the pruned leaf each row reaches in tree ``t`` under ``mask``."""
-        p = self.paths[t]
-        starts = p["indptr"][:-1]
-        n_split = np.add.reduceat(mask[p["nodes"]].astype(np.int64), starts)
-        return p["nodes"][starts + n_split]
+        stop = tree_stop_map(self.forest, mask, t)
+        return stop[self.leaf[t] - self.forest.node_offset[t]]
 
     def used(self, mask, trees=None):
         """Boolean (n, n_features): which features each row's pruned paths test."""
         f = self.forest
-        used = np.zeros((self.n_rows, f.n_features), dtype=bool)
-        if trees is None:  # all trees in one pass
-            split = mask[self.nodes]
-            used[self.rows[split], f.feature[self.nodes[split]]] = True
-            return used
-        for t in trees:
-            p = self.paths[t]
-            split = mask[p["nodes"]]
-            used[p["rows"][split], f.feature[p["nodes"][split]]] = True
-        return used
+        words = max(1, -(-f.n_features // 64))
+        bits = ancestor_bits(f, _feature_bits(f, words), key=("features", words))
+        stop = stop_map(f, mask)
+        acc = np.zeros((self.n_rows, words), dtype=np.uint64)
+        for t in range(f.n_trees) if trees is None else trees:
+            acc |= bits[stop[self.leaf[t]]]
+        return bits_to_bool(acc, f.n_features)
+
+    def used_prefixes(self, mask):
+        """For m = 1 .. n_trees, :meth:`used` of ``mask`` over the first m trees (a
+        generator; each step ORs one tree in)."""
+        f = self.forest
+        words = max(1, -(-f.n_features // 64))
+        bits = ancestor_bits(f, _feature_bits(f, words), key=("features", words))
+        stop = stop_map(f, mask)
+        acc = np.zeros((self.n_rows, words), dtype=np.uint64)
+        for t in range(f.n_trees):
+            acc |= bits[stop[self.leaf[t]]]
+            yield bits_to_bool(acc, f.n_features)
+
+    def node_weight(self, weight):
+        """Weight of the rows reaching each node: per-leaf sums, summed up the trees."""
+        f = self.forest
+        out = np.zeros(f.n_nodes)
+        for t in range(f.n_trees):
+            sl = f.tree_slice(t)
+            out[sl] += np.bincount(self.leaf[t] - sl.start, weights=weight,
+                                   minlength=sl.stop - sl.start)
+        return sum_up(node_levels(f), out)
+
+    # ------------------------------------------------------------ paths and records
+    def path(self, t):
+        """Tree ``t``'s decision paths: ``indptr`` (row starts), ``nodes`` (global ids,
+        root to leaf per row), ``rows`` and ``ind`` (the CSR node indicator); built
+        from the leaves on first use and kept."""
+        hit = self._paths.get(t)
+        if hit is None:
+            f = self.forest
+            ind = path_indicator(f, t, self.leaf[t] - f.node_offset[t])
+            indptr = ind.indptr.astype(np.int64)
+            hit = {"indptr": indptr, "nodes": ind.indices.astype(np.int64) + f.node_offset[t],
+                   "rows": np.repeat(np.arange(self.n_rows), np.diff(indptr)), "ind": ind}
+            self._paths[t] = hit
+        return hit
+
+    @property
+    def paths(self):
+        """Per tree, :meth:`path` (a lazy sequence)."""
+        return _Paths(self)
 
     def records(self, t, feature_units):
         """First-use records ``(rows, nodes, units)`` of tree ``t`` for the unit
         incidence ``feature_units`` (sorted CSR, e.g.
         :func:`~prune_opt._routing.paid_feature_units`), sorted by row, then unit;
         ``nodes`` are global ids."""
-        f, ind = self.forest, self.paths[t]["ind"]
+        f = self.forest
         tables = record_tables(f, feature_units)
-        if isinstance(tables, FirstUseTable):  # the table's rows of the leaves (path ends)
-            G = tables.first[f.node_offset[t] + ind.indices[ind.indptr[1:] - 1]]
+        if isinstance(tables, FirstUseTable):  # the table's rows of the leaves
+            G = tables.first[self.leaf[t]]
             rows, units = np.nonzero(G >= 0)
             return rows, G[rows, units].astype(np.int64), units
+        ind = self.path(t)["ind"]
         rows, nodes, units = tree_records(ind, tables[t], f.node_offset[t])
         order = np.argsort(rows * feature_units.shape[1] + units, kind="stable")
         return rows[order], nodes[order], units[order]
 
 
-class NestedScorer:
-    """Usage and combined leaf values of a sequence of masks on one :class:`RoutedData`,
-    each computed from the previous one: only the records of the nodes whose split
-    flag changed, and only the trees whose mask changed, are visited again.
+class _Paths:
+    """``routed.paths[t]``: tree t's paths, built on demand."""
 
-    The results equal :meth:`RoutedData.used` and the average of the pruned leaf values
-    in :meth:`PrunedForest.predict_proba`'s order (summed in tree order, then one
-    division) exactly, so a nested family of prunings is scored at the cost of its
-    changes, not of the whole forest once per member.
+    def __init__(self, routed):
+        self.routed = routed
+
+    def __len__(self):
+        return self.routed.forest.n_trees
+
+    def __getitem__(self, t):
+        return self.routed.path(int(t))
+
+    def __iter__(self):
+        return (self.routed.path(t) for t in range(len(self)))
+
+
+def _feature_bits(forest, words):
+    """(n_nodes, words) uint64: each split's feature as one bit (leaves: none)."""
+    bits = np.zeros((forest.n_nodes, words), dtype=np.uint64)
+    at = np.flatnonzero(forest.feature >= 0)
+    k = forest.feature[at].astype(np.int64)
+    bits[at, k // 64] = np.left_shift(np.uint64(1), (k % 64).astype(np.uint64))
+    return bits
+
+
+class NestedScorer:
+    """Usage and combined leaf values of a sequence of masks on one :class:`RoutedData`
+    (the baseline curves of :func:`prune_opt.budget.baseline_curve`).
+
+    The results equal :meth:`RoutedData.used` and the pruned leaf values combined
+    in :meth:`PrunedForest.predict_proba`'s order (summed in tree order, then the
+    forest's output) exactly; each mask costs two gathers per tree and row.
 
     Parameters
     ----------
@@ -165,87 +228,18 @@ class NestedScorer:
     """
 
     def __init__(self, routed):
-        self.routed = r = routed
-        f = r.forest
-        self._n_features = f.n_features
-        ptr, rows = [np.zeros(1, dtype=np.int64)], []
-        for p in r.paths:  # node -> rows, by transposing each tree's paths
-            csc = p["ind"].tocsc()
-            csc.sort_indices()
-            ptr.append(csc.indptr[1:].astype(np.int64) + ptr[-1][-1])
-            rows.append(csc.indices.astype(np.int64))
-        self._ptr = np.concatenate(ptr)
-        node = np.repeat(np.arange(f.n_nodes, dtype=np.int32), np.diff(self._ptr))
-        self._flat = (np.concatenate(rows) * f.n_features + f.feature[node]
-                      if rows else np.zeros(0, dtype=np.int64))
-        self._node = node
-        self._counts = np.zeros(r.n_rows * f.n_features, dtype=np.int32)  # splits per (row, feature)
-        self._eff = np.zeros(f.n_nodes, dtype=bool)  # the mask the counts are of
-        self._mask = None  # the mask the leaf values are of
-        self._vals = self._cum = None
-        self._cum_from = 0  # _cum is valid below this tree
+        self.routed = routed
 
     def score(self, mask, trees=None):
         """``(used, output)`` of ``mask`` over ``trees`` (default all): the same
         arrays as ``routed.used(mask, trees)`` and the pruned leaf values of ``trees``
         summed in tree order, then combined by the forest's ensemble (divided by
         their number, or a booster's initial score and link)."""
-        f = self.routed.forest
-        trees = range(f.n_trees) if trees is None else trees
-        eff = np.asarray(mask, dtype=bool)
-        if len(trees) < f.n_trees:
-            eff = eff & np.isin(f.tree_of_node, np.asarray(list(trees), dtype=np.int64))
-        self._update_counts(eff)
-        used = (self._counts > 0).reshape(self.routed.n_rows, self._n_features)
-        return used, self._average(np.asarray(mask, dtype=bool), trees)
-
-    def _update_counts(self, eff):
-        """Bring the per-(row, feature) split-record counts from ``_eff`` to ``eff``."""
-        changed = np.flatnonzero(eff != self._eff)
-        lo, hi = self._ptr[changed], self._ptr[changed + 1]
-        n = int((hi - lo).sum())
-        if n > self._flat.size // 2:  # most records move: count from scratch
-            self._counts = np.bincount(self._flat[eff[self._node]],
-                                       minlength=self._counts.size).astype(np.int32)
-        elif n:
-            lens = hi - lo
-            idx = np.repeat(lo - np.cumsum(lens) + lens, lens) + np.arange(n)
-            sign = np.where(eff[changed], 1, -1)
-            np.add.at(self._counts, self._flat[idx], np.repeat(sign, lens))
-        self._eff = eff.copy()
-
-    def _average(self, mask, trees):
-        """Combined leaf value over ``trees`` (sum in tree order, then the output)."""
         r, f = self.routed, self.routed.forest
-        if self._vals is None:
-            self._vals = f.value[r.all_leaves(mask)]  # (n_trees, n_rows, width)
-            self._cum_from = 0
-        else:
-            diff = np.flatnonzero(mask != self._mask)
-            for t in np.unique(f.tree_of_node[diff]):
-                self._vals[t] = f.value[r.leaves(mask, t)]
-            if diff.size:
-                self._cum_from = min(self._cum_from, int(f.tree_of_node[diff].min()))
-        self._mask = mask.copy()
-        m = len(trees)
-        if isinstance(trees, range) and trees.start == 0 and trees.step == 1 and m:
-            total = self._prefix_sum(m).copy()
-        else:
-            total = np.zeros((r.n_rows, f.value.shape[1]))
-            for t in trees:
-                total += self._vals[t]
-        return f.ensemble.output(total, m, out=total)
-
-    def _prefix_sum(self, m):
-        """Sum of the first ``m`` trees' values, accumulated in tree order (cached)."""
-        if self._cum is None:
-            self._cum = np.empty_like(self._vals)
-            self._cum_from = 0
-        j = self._cum_from
-        if j < m:
-            block = self._vals[j:m].copy()
-            if j:
-                block[0] += self._cum[j - 1]
-            self._cum[j:m] = np.cumsum(block, axis=0)
-            self._cum_from = m
-        return self._cum[m - 1]
+        trees = range(f.n_trees) if trees is None else trees
+        mask = np.asarray(mask, dtype=bool)
+        leaves = r.all_leaves(mask)
+        total = np.zeros((r.n_rows, f.value.shape[1]))
+        for t in trees:
+            total += f.value[leaves[t]]
+        return r.used(mask, trees), f.ensemble.output(total, len(trees), out=total)

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
+from ._router import route_leaves
 
 __all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors",
            "chunk_records", "merge_identical_rows", "require_in_bag"]
@@ -108,27 +109,15 @@ class ErrorRouting:
 
 
 def tree_leaves(forest, X, t):
-    """Local leaf id reached in tree ``t`` by every row of (checked) ``X``.
-
-    scikit-learn trees answer through their own ``apply`` (no path matrix);
-    other forests through :meth:`Forest.apply_tree`.
-    """
-    tree = forest.sklearn_tree(t)
-    if tree is not None:
-        return tree.apply(X)
-    return forest.apply_tree(X, t)
+    """Local leaf id reached in tree ``t`` by every row of (checked) ``X``."""
+    return route_leaves(forest, X, trees=[t])[:, 0]
 
 
 def leaf_matrix(forest, X, chunk_size=DEFAULT_CHUNK):
-    """(n, T) leaf ids in the smallest unsigned dtype that holds them."""
-    sizes = np.diff(forest.node_offset)
-    dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
-    leaves = np.empty((X.shape[0], forest.n_trees), dtype=dtype)
-    for start in range(0, X.shape[0], chunk_size):
-        stop = min(start + chunk_size, X.shape[0])
-        for t in range(forest.n_trees):
-            leaves[start:stop, t] = tree_leaves(forest, X[start:stop], t)
-    return leaves
+    """(n, T) leaf ids in the smallest unsigned dtype that holds them
+    (:func:`~prune_opt._router.route_leaves`)."""
+    del chunk_size  # the router bounds its own blocks
+    return route_leaves(forest, X)
 
 
 def merge_identical_rows(leaves, chunk_size=DEFAULT_CHUNK, seed=0):

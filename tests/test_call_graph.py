@@ -52,11 +52,12 @@ def test_fit_budget_with_an_ensemble_objective_touches_no_other_backend():
 
 def test_fit_budget_with_an_ensemble_objective_routes_x_once():
     """One fit_budget(objective="brier") call routes X through the trees once: the
-    compile, the baselines' scorer and the ensemble search share one RoutedData (its
-    decision paths, one per tree), and nothing routes the rows again."""
+    compile, the baselines' scorer and the ensemble search share one RoutedData (the
+    leaves of every row, from one route_leaves call), and nothing routes the rows
+    again."""
     X, y = make_classification(200, 6, n_informative=3, random_state=1)
     rf = RandomForestClassifier(5, max_depth=4, random_state=0).fit(X, y)
-    routings = ("decision_paths", "leaf_matrix", "apply", "apply_tree")
+    routings = ("decision_paths", "leaf_matrix", "apply", "apply_tree", "route_leaves")
     calls = []
 
     def prof(frame, event, arg):
@@ -70,4 +71,4 @@ def test_fit_budget_with_an_ensemble_objective_routes_x_once():
                    time_limit=5)
     finally:
         sys.setprofile(None)
-    assert calls == ["decision_paths"] * rf.n_estimators
+    assert calls == ["route_leaves"]

@@ -84,16 +84,21 @@ class VoteScorer:
     def prefix_scores(self):
         """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
         for m = 1 .. n_trees (what :func:`fewer_trees_prunings` returns)."""
-        f = self.forest
-        values = []
-        used = np.zeros((self.n, f.n_features), dtype=bool)
-        out = []
-        for p in self.routed.paths:
-            nodes, rows = p["nodes"], p["rows"]
-            values.append(f.value[nodes[p["indptr"][1:] - 1]])  # each row's leaf
-            split = ~f.is_leaf[nodes]
-            used[rows[split], f.feature[nodes[split]]] = True
-            out.append((self.loss_of(values), self.cost_of(used)))
+        f, r = self.forest, self.routed
+        full = f.full_split_mask()
+        obj = self.objective
+        values, out = [], []
+        total = np.zeros((self.n, f.value_width))
+        for t, used in enumerate(r.used_prefixes(full)):
+            v = f.value[r.leaf[t]]
+            total += v  # in tree order, as PrunedForest sums its trees
+            if obj.separable:
+                values.append(v)
+                loss = self.loss_of(values)
+            else:
+                pred = f.ensemble.output(total, t + 1, out=total.copy())
+                loss = float(self.weight @ obj.loss(pred, self.y))
+            out.append((loss, self.cost_of(used)))
         return out
 
 

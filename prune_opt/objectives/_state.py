@@ -73,9 +73,7 @@ class EnsembleState(CostLedger):
         super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
                          np.zeros(forest.n_nodes, dtype=bool))
         self.unit_nodes = unit_nodes(forest, fu)
-        # each node is in one tree: one bincount sums the same terms in the same order
-        self.node_weight = np.bincount(self.routed.nodes, weights=self.weight[self.routed.rows],
-                                       minlength=forest.n_nodes)
+        self.node_weight = self.routed.node_weight(self.weight)
         self.leaf = None
         self._path_cache, self._path_cache_bytes = {}, [0]  # shared by copies
         self._buffer = [None]
@@ -247,11 +245,11 @@ def evaluate_objective(pruned, X, y, *, objective, lam, depth_cost=0.0, sample_w
         raise ValueError("sample_weight sums to zero; pass positive weights")
     w = w / w.sum()
     obj = obj.for_data(yc, w)
+    stops = pruned._stops(Xc)  # (n_trees, n) pruned leaves; a path's splits = its depth
     leaf_values, depth = [], np.zeros(Xc.shape[0])
     for t in range(f.n_trees):
-        leaves, ind, split = pruned._pruned_leaves(Xc, t)
-        leaf_values.append(f.value[leaves + f.node_offset[t]])
-        depth += np.add.reduceat(split.astype(float), ind.indptr[:-1])
+        leaf_values.append(f.value[stops[t]])
+        depth += f.depth[stops[t]]
     if obj.separable:
         loss = obj.total(leaf_values, yc, w, f)
     else:
