@@ -171,6 +171,14 @@ class Ensemble:
         raw /= raw.sum(axis=1, keepdims=True)
         return raw
 
+    @property
+    def descent_starts(self):
+        """Where the block descent of ``prune`` starts by default: the paper's optimum
+        and the unpruned forest for an averaged forest (the two end up apart); the
+        expanded program's optimum for a boosted model (a second-order model of its
+        own loss, from which the descent only refines)."""
+        return ("paper",) if self.kind == "additive" else ("paper", "full")
+
     # ---------------------------------------------------------------- the loss
     @property
     def loss_name(self):

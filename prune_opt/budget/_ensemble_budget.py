@@ -38,8 +38,8 @@ from .._pruned import PrunedForest
 from .._routed import RoutedData
 from .._validation import fits_budget
 from ..objectives import check_objective_task, get_objective
+from ..objectives._raw_state import ensemble_state
 from ..objectives._search import search_budget, tree_optimum
-from ..objectives._state import EnsembleState
 from ..solvers._baseline_masks import best_in_nested, mask_families
 from ..solvers._budget_state import ProblemState, descend
 from ._baselines import sub_forest
@@ -122,7 +122,7 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     for name, mask in extra or ():
         pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
     # the ensemble search on the same routed rows, started from every candidate
-    state = EnsembleState(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
+    state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
                           lam=0.0, routed=routed)
     starts = [("paper", tree_optimum(problem)), ("full", f.full_split_mask())]
     search = search_budget(state, budget, starts, [(k, v[2]) for k, v in pool.items()],

@@ -93,6 +93,18 @@ class Objective:
         total = rest + leaf_value
         return self.loss(forest.output(total, out=total), y)
 
+    def raw_derivatives(self, raw, y, forest):
+        """First and second derivatives of :meth:`loss` in a booster's raw scores,
+        ``(g, h)`` each (n, value_width), or None when the objective offers none
+        (the descent then computes its node terms exactly from the paths).
+
+        ``raw`` is the raw score (initial score included) of an additive
+        forest.  They drive the second-order proposals of
+        :class:`~prune_opt.objectives._raw_state.RawScoreState`; every move is
+        still checked on :meth:`loss` itself.
+        """
+        return None
+
     def total(self, leaf_values, y, weight, forest):
         """Weighted objective loss term of a pruning from the per-tree leaf values.
 

@@ -34,7 +34,7 @@ from .._validation import (
 from ..solvers._budget_state import ProblemState, descend
 from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
-from ._state import EnsembleState
+from ._raw_state import ensemble_state
 
 __all__ = ["optimize_ensemble", "search_budget", "tree_optimum", "Setup"]
 
@@ -114,7 +114,7 @@ class Setup:
         if init not in INITS:
             raise ValueError(f"init must be one of {INITS}, a split mask or a PrunedForest, "
                              f"got {init!r}")
-        names = ("paper", "full") if init == "best" else (init,)
+        names = self.forest.ensemble.descent_starts if init == "best" else (init,)
         return [(n, self.paper_mask(lam) if n == "paper" else self.forest.full_split_mask())
                 for n in names]
 
@@ -176,7 +176,10 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     sample_weight : array-like, optional
     init : {"best", "paper", "full"}, split mask or PrunedForest
         Start(s): the paper's exact optimum at the same lam, the unpruned
-        forest, or both ("best": the better end point is kept).
+        forest, or what the ensemble kind starts from ("best": both for an
+        averaged forest, the better end point kept; the exact optimum of the
+        expanded program for a boosted model, which is a second-order model of
+        the same loss).
     max_iter : int
         Maximum iterations (sweeps over the trees) per start.
     unit_moves : bool, default True
@@ -222,7 +225,7 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
                              "cost, use prune_opt.fit_budget(..., budget=B, objective=...))")
         lam = setup.problem.lam
     lam = check_nonneg_scalar(lam, "lam")
-    state = EnsembleState(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
+    state = ensemble_state(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
                           lam=lam, depth_cost=setup.depth_cost)
     deadline = None if time_limit is None else t0 + time_limit
     runs = run_starts(state, setup.starts(init, lam), max_iter=max_iter,

@@ -23,6 +23,7 @@ import copy
 import numpy as np
 
 from .._pruned import PrunedForest
+from .._pruning_maps import ancestor_bits, bit_costs, stop_map, unit_bits_of_features
 from .._routed import RoutedData
 from .._routing import paid_feature_units
 from .._validation import check_labels, check_nonneg_scalar, check_weights
@@ -58,8 +59,9 @@ class EnsembleState(CostLedger):
         self.forest, self.y, self.objective = forest, y, objective
         self.weight = weight / weight.sum()
         self.lam, self.depth_cost = float(lam), float(depth_cost)
-        unit_costs = costs.unit_costs
-        fu = paid_feature_units(costs)
+        unit_costs = self.unit_costs = costs.unit_costs
+        fu = self._paid_units = paid_feature_units(costs)
+        self._units_key = (fu.shape, fu.indptr.tobytes(), fu.indices.tobytes())
         self.routed = RoutedData(forest, X) if routed is None else routed
         self.n_units = n_units = unit_costs.size
         rows, nodes, units = [], [], []
@@ -100,7 +102,8 @@ class EnsembleState(CostLedger):
         self.refresh()
 
     def refresh(self):
-        """Recompute the sum of leaf values in tree order (no drift)."""
+        """Recompute the sum of leaf values in tree order and the cost (no drift)."""
+        super().refresh()
         total = np.zeros((self.y.size, self.forest.value.shape[1]))
         for leaf in self.leaf:
             total += self.forest.value[leaf]
@@ -115,14 +118,30 @@ class EnsembleState(CostLedger):
         self.leaf[t] = new_leaf
 
     # ------------------------------------------------------------ evaluation
-    def _breakdown(self, leaves, total, mask, count):
+    def cost_if(self, new_mask, trees):
+        """Average cost of ``new_mask`` whose trees ``trees`` differ from the running
+        pruning: from the counts of those trees' records when they are few, else from
+        the units each row's pruned paths meet (two gathers per tree and row)."""
+        if 2 * len(trees) <= self.forest.n_trees:
+            return self.cost(self.count_if(new_mask, trees))
+        f = self.forest
+        words = max(1, -(-self.n_units // 64))
+        bits = ancestor_bits(f, unit_bits_of_features(f, self._paid_units),
+                             key=("paid-units", self._units_key))
+        stop = stop_map(f, new_mask)
+        acc = np.zeros((self.y.size, words), dtype=np.uint64)
+        for t in range(f.n_trees):
+            acc |= bits[stop[self.routed.leaf[t]]]
+        return float(self.weight @ bit_costs(acc, self.unit_costs))
+
+    def _breakdown(self, leaves, total, mask, count, cost=None):
         f, value = self.forest, self.forest.value
         if self.objective.separable or total is None:
             loss = self.objective.total([value[leaf] for leaf in leaves], self.y, self.weight,
                                         f)
         else:
             loss = float(self.weight @ self.objective.loss(f.output(total), self.y))
-        cost = self.cost(count)
+        cost = self.cost(count) if cost is None else cost
         depth = float(self.node_weight[mask].sum())
         obj = loss + self.lam * (cost + self.depth_cost * depth)
         return {"objective": obj, "loss": loss, "average_cost": cost, "average_depth": depth}
@@ -145,7 +164,7 @@ class EnsembleState(CostLedger):
         for t in trees:
             leaves[t] = self.routed.leaves(new_mask, t) if routed is None else routed[t]
             total += value[leaves[t]] - value[self.leaf[t]]
-        return self._breakdown(leaves, total, new_mask, self.count_if(new_mask, trees))
+        return self._breakdown(leaves, total, new_mask, None, self.cost_if(new_mask, trees))
 
     # ------------------------------------------------------------ block data
     def local_terms(self, t):

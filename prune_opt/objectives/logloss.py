@@ -39,5 +39,21 @@ class LogLoss(Objective):
     def loss(self, proba, y):
         return -np.log(np.maximum(proba[np.arange(y.size), y], self.eps))
 
+    def raw_derivatives(self, raw, y, forest):
+        """A booster's log-loss derivatives in its raw scores (logistic or softmax
+        link, :meth:`prune_opt._ensemble.Ensemble.gradients`); zero for the rows whose
+        true class's probability is below ``eps``, where this loss is flat."""
+        ens = forest.ensemble
+        if ens.loss_name != "logloss":
+            return None
+        g, h = ens.gradients(raw, y)
+        # the true class's probability from g: p_y = 1 + g_y (softmax), 1 - |g| (logistic)
+        p_true = 1.0 + g[np.arange(y.size), y] if g.shape[1] > 1 else 1.0 - np.abs(g[:, 0])
+        flat = p_true < self.eps
+        if flat.any():
+            g[flat] = 0.0
+            h[flat] = 0.0
+        return g, h
+
     def __repr__(self):
         return f"LogLoss(eps={self.eps:g})"

@@ -52,5 +52,13 @@ class SquaredError(Objective):
     def loss(self, proba, y):
         return (proba[:, 0] - y) ** 2 / self.scale
 
+    def raw_derivatives(self, raw, y, forest):
+        """A regression booster's derivatives in its raw score: ``2 (s - y) / scale`` and
+        ``2 / scale``."""
+        if forest.ensemble.loss_name != "squared_error" or not forest.is_additive:
+            return None
+        return (2.0 / self.scale) * (raw[:, :1] - y[:, None]), np.full(
+            (raw.shape[0], 1), 2.0 / self.scale)
+
     def __repr__(self):
         return f"SquaredError(scale={self.scale:g})"

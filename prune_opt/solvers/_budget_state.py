@@ -77,21 +77,32 @@ class CostLedger:
         self.mask = np.array(mask, dtype=bool)
         self.count = np.bincount(self.rec_key[self.mask[self.rec_node]],
                                  minlength=self.key_cost.size).astype(np.int32)
+        # the running cost, kept up to date by set_tree (an array: shared by copies
+        # until either sets a new mask, like the counts)
+        self._cost = np.array([self.cost(self.count)])
 
     def _records(self, t):
         rs = slice(self.rec_start[t], self.rec_start[t + 1])
         return rs, self.rec_node[rs], self.rec_key[rs]
 
     def set_tree(self, t, tree_mask):
-        """Replace tree t's split mask (values on tree t's node slice)."""
+        """Replace tree t's split mask (values on tree t's node slice); the running cost
+        changes by the keys whose payment starts or stops (a tree holds at most one
+        record per key, so the update is linear in its records)."""
         _, nodes, keys = self._records(t)
+        paid = self.count[keys] > 0
         self.count[keys] -= self.mask[nodes]
         self.mask[self.forest.tree_slice(t)] = tree_mask
         self.count[keys] += self.mask[nodes]
+        flip = paid != (self.count[keys] > 0)
+        if flip.any():
+            self._cost[0] += float(self.key_cost[keys[flip]] @ np.where(paid[flip], -1.0, 1.0))
 
     def cost(self, count=None):
         """Average acquisition cost of the running pruning (or of ``count``)."""
-        return float(self.key_cost[(self.count if count is None else count) > 0].sum())
+        if count is None:
+            return float(self._cost[0])
+        return float(self.key_cost[count > 0].sum())
 
     def changed_trees(self, new_mask):
         """Sorted ids of the trees whose split mask differs in ``new_mask``."""
@@ -116,8 +127,16 @@ class CostLedger:
         return np.bincount(nodes - sl.start, weights=self.rec_cost[rs] * unpaid,
                            minlength=sl.stop - sl.start)
 
+    def accept(self, t, tree_mask, room):
+        """Take tree t's block move to ``tree_mask`` (its cost within ``room``); a state
+        whose node terms are exact takes it, one whose terms are a model checks it
+        first.  Returns whether tree t changed."""
+        self.set_tree(t, tree_mask)
+        return True
+
     def refresh(self):
         """Recompute any running sum that may drift (after a sweep)."""
+        self._cost[0] = self.cost(self.count)
 
     def block_terms(self, t):
         """Exact node terms of tree t's block, the others fixed: ``L`` and
@@ -184,8 +203,7 @@ def _sweep(state, budget, tol, deadline):
         if math.isfinite(budget):
             room = budget - (state.cost() - float(alone[cur].sum()))
         found = best_tree_within(layout, L, k, alone, room)
-        if found is not None and found[0] < current - tol:
-            state.set_tree(t, found[1])
+        if found is not None and found[0] < current - tol and state.accept(t, found[1], room):
             changed += 1
     state.refresh()
     return changed
@@ -201,7 +219,9 @@ def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escap
     fits.  When a sweep changes no tree, ``escape(state, value)`` (if given)
     may change the pruning and returns how many changes it made.  Stops at a
     fixed point, after ``max_sweeps`` sweeps or at ``deadline`` (a
-    ``time.perf_counter`` value).
+    ``time.perf_counter`` value).  A state with a ``sweep_rtol`` (the raw-score
+    state of a booster) also counts a sweep that lowers the value by at most
+    that share as a fixed point.
 
     Returns
     -------
@@ -214,11 +234,15 @@ def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escap
         raise ValueError("a budgeted descent needs a start within the budget")
     J = state.value()
     trace, changes, escapes, converged = [J], [], [], False
+    settle = getattr(state, "sweep_rtol", 0.0)
     for it in range(max_sweeps):
+        before = J
         changed = _sweep(state, budget, IMPROVE_RTOL * max(1.0, abs(J)), deadline)
         J = _checked(state, J, budget)
         trace.append(J)
         changes.append(changed)
+        if changed and before - J <= settle * max(1.0, abs(J)):
+            changed = 0  # the state's own tolerance: the sweep gained next to nothing
         if changed == 0 and escape is not None:
             n = escape(state, J)
             escapes.append(n)
