@@ -16,9 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from ._leaf_records import node_levels, sum_up
-from ._pruning_maps import ancestor_bits, bits_to_bool, stop_map, tree_stop_map
+from ._pruning_maps import (
+    ancestor_bits,
+    bit_costs,
+    bits_to_bool,
+    stop_map,
+    tree_stop_map,
+    unit_bits_of_features,
+)
 from ._router import path_indicator, route_leaves
-from ._routing import FirstUseTable, record_tables, tree_records
+from ._routing import FirstUseTable, paid_feature_units, record_tables, tree_records
 
 __all__ = ["RoutedData", "NestedScorer"]
 
@@ -106,25 +113,51 @@ class RoutedData:
     def used(self, mask, trees=None):
         """Boolean (n, n_features): which features each row's pruned paths test."""
         f = self.forest
-        words = max(1, -(-f.n_features // 64))
-        bits = ancestor_bits(f, _feature_bits(f, words), key=("features", words))
-        stop = stop_map(f, mask)
-        acc = np.zeros((self.n_rows, words), dtype=np.uint64)
-        for t in range(f.n_trees) if trees is None else trees:
-            acc |= bits[stop[self.leaf[t]]]
-        return bits_to_bool(acc, f.n_features)
+        return bits_to_bool(self._met(mask, self._feature_bits(), trees), f.n_features)
 
     def used_prefixes(self, mask):
         """For m = 1 .. n_trees, :meth:`used` of ``mask`` over the first m trees (a
         generator; each step ORs one tree in)."""
+        for acc in self._met_prefixes(mask, self._feature_bits()):
+            yield bits_to_bool(acc, self.forest.n_features)
+
+    def row_costs(self, mask, costs, trees=None):
+        """What each row pays under ``mask`` (over ``trees``, default all): every unit
+        its pruned paths need, once (the one cost rule of :meth:`PrunedForest.acquisition_cost`
+        and the scorers)."""
+        return bit_costs(self._met(mask, self._unit_bits(costs), trees), costs.unit_costs)
+
+    def row_cost_prefixes(self, mask, costs):
+        """For m = 1 .. n_trees, :meth:`row_costs` over the first m trees (a generator)."""
+        for acc in self._met_prefixes(mask, self._unit_bits(costs)):
+            yield bit_costs(acc, costs.unit_costs)
+
+    def _feature_bits(self):
         f = self.forest
         words = max(1, -(-f.n_features // 64))
-        bits = ancestor_bits(f, _feature_bits(f, words), key=("features", words))
+        return ancestor_bits(f, _feature_bits(f, words), key=("features", words))
+
+    def _unit_bits(self, costs):
+        """Per node, the paid units its strict ancestors' tests need (cached per costs)."""
+        fu = paid_feature_units(costs)
+        key = ("units", fu.shape, fu.indptr.tobytes(), fu.indices.tobytes())
+        return ancestor_bits(self.forest, unit_bits_of_features(self.forest, fu), key=key)
+
+    def _met(self, mask, bits, trees=None):
+        """(n, words) uint64: the OR of ``bits`` at every row's pruned leaf over ``trees``."""
+        f = self.forest
         stop = stop_map(f, mask)
-        acc = np.zeros((self.n_rows, words), dtype=np.uint64)
-        for t in range(f.n_trees):
+        acc = np.zeros((self.n_rows, bits.shape[1]), dtype=np.uint64)
+        for t in range(f.n_trees) if trees is None else trees:
             acc |= bits[stop[self.leaf[t]]]
-            yield bits_to_bool(acc, f.n_features)
+        return acc
+
+    def _met_prefixes(self, mask, bits):
+        stop = stop_map(self.forest, mask)
+        acc = np.zeros((self.n_rows, bits.shape[1]), dtype=np.uint64)
+        for t in range(self.forest.n_trees):
+            acc |= bits[stop[self.leaf[t]]]
+            yield acc
 
     def node_weight(self, weight):
         """Weight of the rows reaching each node: per-leaf sums, summed up the trees."""

@@ -67,10 +67,6 @@ class VoteScorer:
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
         return self.objective.total(leaf_values, self.y, self.weight, self.forest)
 
-    def cost_of(self, used):
-        """Average cost from a boolean (n, n_features) usage array."""
-        return float(self.costs.cost_of_usage(used).mean())
-
     def score(self, mask, trees=None, also=None):
         """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
         the forest of the trees listed in ``trees`` only (the others dropped); with
@@ -78,7 +74,8 @@ class VoteScorer:
         ``(loss, average cost, also's loss)`` from one routing of the pruning."""
         leaves = self.routed.all_leaves(mask)
         values = list(self.forest.value[leaves if trees is None else leaves[list(trees)]])
-        out = self.loss_of(values), self.cost_of(self.routed.used(mask, trees))
+        cost = float(self.routed.row_costs(mask, self.costs, trees).mean())
+        out = self.loss_of(values), cost
         return out if also is None else (*out, also.loss_of(values))
 
     def prefix_scores(self):
@@ -89,7 +86,7 @@ class VoteScorer:
         obj = self.objective
         values, out = [], []
         total = np.zeros((self.n, f.value_width))
-        for t, used in enumerate(r.used_prefixes(full)):
+        for t, row_costs in enumerate(r.row_cost_prefixes(full, self.costs)):
             v = f.value[r.leaf[t]]
             total += v  # in tree order, as PrunedForest sums its trees
             if obj.separable:
@@ -98,7 +95,7 @@ class VoteScorer:
             else:
                 pred = f.ensemble.output(total, t + 1, out=total.copy())
                 loss = float(self.weight @ obj.loss(pred, self.y))
-            out.append((loss, self.cost_of(used)))
+            out.append((loss, float(row_costs.mean())))
         return out
 
 

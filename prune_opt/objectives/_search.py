@@ -31,7 +31,8 @@ from .._validation import (
     check_weights,
     fits_budget,
 )
-from ..solvers._budget_state import ProblemState, descend
+from ..solvers._budget_state import tree_layouts
+from ..solvers._tree_dp import best_tree_pruning
 from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
 from ._raw_state import ensemble_state
@@ -45,10 +46,16 @@ INITS = ("best", "paper", "full")
 
 def tree_optimum(problem):
     """Split mask of the paper objective's exact optimum at ``lam = 0``: no cost term
-    couples the trees, so one sweep of exact tree moves from the root-only pruning
-    reaches it (no solver)."""
-    root = np.zeros(problem.n_nodes, dtype=bool)
-    return descend(ProblemState(problem.with_lam(0.0), root), root, max_sweeps=1)["mask"]
+    couples the trees, so each tree's own optimum (one dynamic program per tree, on
+    its error terms alone) is it (no solver, no records)."""
+    p0 = problem.with_lam(0.0)
+    leaf_error = p0.leaf_error_coef()
+    split_term = np.zeros(problem.n_nodes)
+    mask = np.zeros(problem.n_nodes, dtype=bool)
+    for t, layout in enumerate(tree_layouts(problem.forest)):
+        sl = problem.forest.tree_slice(t)
+        mask[sl] = best_tree_pruning(layout, leaf_error[sl], split_term[sl])[1]
+    return mask
 
 
 class Setup:

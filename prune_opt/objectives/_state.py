@@ -23,7 +23,6 @@ import copy
 import numpy as np
 
 from .._pruned import PrunedForest
-from .._pruning_maps import ancestor_bits, bit_costs, stop_map, unit_bits_of_features
 from .._routed import RoutedData
 from .._routing import paid_feature_units
 from .._validation import check_labels, check_nonneg_scalar, check_weights
@@ -59,9 +58,9 @@ class EnsembleState(CostLedger):
         self.forest, self.y, self.objective = forest, y, objective
         self.weight = weight / weight.sum()
         self.lam, self.depth_cost = float(lam), float(depth_cost)
-        unit_costs = self.unit_costs = costs.unit_costs
-        fu = self._paid_units = paid_feature_units(costs)
-        self._units_key = (fu.shape, fu.indptr.tobytes(), fu.indices.tobytes())
+        self.costs = costs
+        unit_costs = costs.unit_costs
+        fu = paid_feature_units(costs)
         self.routed = RoutedData(forest, X) if routed is None else routed
         self.n_units = n_units = unit_costs.size
         rows, nodes, units = [], [], []
@@ -121,18 +120,10 @@ class EnsembleState(CostLedger):
     def cost_if(self, new_mask, trees):
         """Average cost of ``new_mask`` whose trees ``trees`` differ from the running
         pruning: from the counts of those trees' records when they are few, else from
-        the units each row's pruned paths meet (two gathers per tree and row)."""
+        the units each row's pruned paths meet (:meth:`RoutedData.row_costs`)."""
         if 2 * len(trees) <= self.forest.n_trees:
             return self.cost(self.count_if(new_mask, trees))
-        f = self.forest
-        words = max(1, -(-self.n_units // 64))
-        bits = ancestor_bits(f, unit_bits_of_features(f, self._paid_units),
-                             key=("paid-units", self._units_key))
-        stop = stop_map(f, new_mask)
-        acc = np.zeros((self.y.size, words), dtype=np.uint64)
-        for t in range(f.n_trees):
-            acc |= bits[stop[self.routed.leaf[t]]]
-        return float(self.weight @ bit_costs(acc, self.unit_costs))
+        return float(self.weight @ self.routed.row_costs(new_mask, self.costs))
 
     def _breakdown(self, leaves, total, mask, count, cost=None):
         f, value = self.forest, self.forest.value

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +39,27 @@ __all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit"
 MONOTONE_RTOL = 1e-9
 # a tree move is taken only when it lowers the value by more than this (relative)
 IMPROVE_RTOL = 1e-12
+
+
+_LAYOUTS = weakref.WeakKeyDictionary()
+
+
+def tree_layouts(forest):
+    """One single-tree :class:`TreeLayout` per tree (built once per forest)."""
+    out = _LAYOUTS.get(forest)
+    if out is None:
+        out = _LAYOUTS[forest] = [TreeLayout(forest, range(t, t + 1))
+                                  for t in range(forest.n_trees)]
+    return out
+
+
+def records_by_tree(forest, rec_node, rec_key):
+    """``(rec_node, rec_key, rec_start)``: the records sorted by tree (stable) and the
+    offsets of each tree's records."""
+    tree = forest.tree_of_node[rec_node]
+    order = np.argsort(tree, kind="stable")
+    return (rec_node[order], rec_key[order],
+            np.searchsorted(tree[order], np.arange(forest.n_trees + 1)))
 
 
 class CostLedger:
@@ -61,15 +83,14 @@ class CostLedger:
         The initial split mask.
     """
 
-    def __init__(self, forest, rec_node, rec_key, key_cost, mask):
+    def __init__(self, forest, rec_node, rec_key, key_cost, mask, by_tree=None):
         self.forest = forest
-        tree = forest.tree_of_node[rec_node]
-        order = np.argsort(tree, kind="stable")
-        self.rec_node, self.rec_key = rec_node[order], rec_key[order]
+        if by_tree is None:
+            by_tree = records_by_tree(forest, rec_node, rec_key)
+        self.rec_node, self.rec_key, self.rec_start = by_tree
         self.key_cost = key_cost
         self.rec_cost = key_cost[self.rec_key]
-        self.rec_start = np.searchsorted(tree[order], np.arange(forest.n_trees + 1))
-        self.layouts = [TreeLayout(forest, range(t, t + 1)) for t in range(forest.n_trees)]
+        self.layouts = tree_layouts(forest)
         CostLedger.set_mask(self, mask)
 
     def set_mask(self, mask):
@@ -167,7 +188,10 @@ class ProblemState(CostLedger):
         self.lam = p.lam
         self.leaf_error = p.leaf_error_coef()
         self.split_local = p.lam * p.depth_cost * p.node_cost_weight / p.total_weight
-        super().__init__(p.forest, p.use_node, p.use_pair, p.pair_cost(), mask)
+        shared = p._records  # shared by the problem's variants (with_lam, ...)
+        if "by_tree" not in shared:
+            shared["by_tree"] = records_by_tree(p.forest, p.use_node, p.use_pair)
+        super().__init__(p.forest, None, None, p.pair_cost(), mask, by_tree=shared["by_tree"])
 
     def local_terms(self, t):
         sl = self.forest.tree_slice(t)
