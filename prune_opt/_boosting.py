@@ -106,13 +106,17 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     stats = np.zeros((f.n_nodes, len(MOMENTS)))
     cols = _tree_columns(f)
     prefix = ens.raw(np.zeros_like(total), f.n_trees) / unit
+    K = f.round_size
     for t in range(f.n_trees):
         sl = f.tree_slice(t)
         leaf = leaves[:, t].astype(np.int64)
         k = cols[t]
         a = f.value[sl.start + leaf, k] / unit
-        if EXPANSION == "stagewise":  # the model of the first t rounds, tree t included
-            prefix = prefix + f.value[sl.start + leaf] / unit
+        if EXPANSION == "stagewise" and t % K == 0:
+            # the model once round t // K was added (its K trees of a multiclass round
+            # together, as they were grown on the same gradients): one gradient per round
+            for u in range(t, min(t + K, f.n_trees)):
+                prefix += f.value[f.node_offset[u] + leaves[:, u].astype(np.int64)] / unit
             g, h = ens.gradients(prefix, yy)
         wh, wg = w * h[:, k], w * g[:, k]
         size = sl.stop - sl.start
@@ -239,11 +243,12 @@ def boosted_error_routing(forest, X, y, weight=None, *, leaves=None, chunk_size=
     return err
 
 
-def fitted_forest(forest, X, y, *, sample_weight=None, train=None):
+def fitted_forest(forest, X, y, *, sample_weight=None, train=None, routed=None):
     """``forest`` ready to be pruned: a boosted forest whose node values are still the
     source library's gets them fitted by the node-value rule on the error data
     (``train`` when given, else ``X``, ``y`` with ``sample_weight``); any other forest
-    is returned as it is.
+    is returned as it is.  ``routed``: ``X`` already routed
+    (:class:`~prune_opt._routed.RoutedData`), read instead of routing again.
 
     Examples
     --------
@@ -261,11 +266,12 @@ def fitted_forest(forest, X, y, *, sample_weight=None, train=None):
     if train is not None:
         if not isinstance(train, (tuple, list)) or len(train) != 2:
             raise TypeError("train must be a pair (X_train, y_train)")
-        X, y, sample_weight = train[0], train[1], None
+        X, y, sample_weight, routed = train[0], train[1], None, None
         names = ("train[0] (X_train)", "train[1] (y_train)")
     else:
         names = ("X", "y")
     Xc = check_features(forest, X, name=names[0])
     yc = check_labels(forest, y, Xc.shape[0], name=names[1])
     w = check_weights(sample_weight, Xc.shape[0])
-    return boosted_error_routing(forest, Xc, yc, w).forest
+    leaves = None if routed is None else routed.local_leaves()
+    return boosted_error_routing(forest, Xc, yc, w, leaves=leaves).forest

@@ -179,6 +179,21 @@ class Ensemble:
         own loss, from which the descent only refines)."""
         return ("paper",) if self.kind == "additive" else ("paper", "full")
 
+    @property
+    def selects_objective_on_holdout(self):
+        """Whether ``fit_budget(objective="auto")`` picks between the paper's error term
+        and the own loss on held-out halves of the rows: an averaged forest's two
+        objectives differ (per-tree errors against the vote's loss); a booster's
+        program is already a second-order model of its own loss, so its own loss runs
+        on all rows with the program's result among the candidates."""
+        return self.kind == "averaged"
+
+    def baseline_families(self, registered):
+        """The registered baseline families (names) that apply to this kind: all but
+        the impurity thresholds for a booster (its nodes hold raw scores, not class
+        distributions or means)."""
+        return [n for n in registered if not (self.kind == "additive" and n == "impurity")]
+
     # ---------------------------------------------------------------- the loss
     @property
     def loss_name(self):

@@ -140,6 +140,27 @@ class LeafRecords:
             w[lo:hi] += np.bincount(col, weights=row_weight, minlength=hi - lo)
         return sum_up(self.levels, w)
 
+    def by_tree(self, pair_row, pair_unit):
+        """``(rec_node, rec_pair, rec_start)``: the records tree by tree (a tree's
+        records are the first-use entries of its rows' leaves), with each record's
+        (row, unit) pair and the offsets of each tree's records; no sort of the records."""
+        U = max(self.n_units, 1)
+        dense = self.n_rows * U <= BLOCK_ENTRIES * 4
+        if dense:  # each (row, unit)'s pair id in a table
+            pair_of = np.full(self.n_rows * U, -1, dtype=np.int64)
+            pair_of[pair_row.astype(np.int64) * U + pair_unit] = np.arange(pair_row.size)
+        else:
+            pair_key = pair_row.astype(np.int64) * U + pair_unit  # sorted (row, then unit)
+        nodes, pairs, start = [], [], [0]
+        for t in range(self.n_trees):
+            G = self.first[self.node_offset[t]:][self.leaves_by_tree[t]]  # first-use nodes
+            flat = np.flatnonzero(G.ravel() >= 0)  # (row, unit) keys, row-major
+            nodes.append(G.ravel()[flat].astype(np.int64))
+            pairs.append(pair_of[flat] if dense else np.searchsorted(pair_key, flat))
+            start.append(start[-1] + flat.size)
+        return (np.concatenate(nodes), np.concatenate(pairs),
+                np.asarray(start, dtype=np.int64))
+
     def use_node(self):
         """Every record's node, in (row, unit, node) order: the records materialised."""
         parts = []

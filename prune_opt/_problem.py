@@ -22,6 +22,7 @@ Two equivalent views are offered:
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,7 +146,11 @@ class PruningProblem:
         derived from ``leaf_records`` on first use when the routing kept only those)."""
         rec = self._records
         if rec["use_node"] is None:
+            t0 = time.perf_counter()
             rec["use_node"] = self.leaf_records.use_node()
+            # a measure of this machine's speed on these records (what estimates of the
+            # work of a pass over them read, see solvers._baseline_masks)
+            rec["use_node_seconds"] = time.perf_counter() - t0
         return rec["use_node"]
 
     @property

@@ -147,6 +147,8 @@ class RoutedData:
         """(n, words) uint64: the OR of ``bits`` at every row's pruned leaf over ``trees``."""
         f = self.forest
         stop = stop_map(f, mask)
+        if trees is None and bits.shape[1] == 1:  # one gather and one reduction
+            return np.bitwise_or.reduce(bits[stop[self.leaf], 0], axis=0)[:, None]
         acc = np.zeros((self.n_rows, bits.shape[1]), dtype=np.uint64)
         for t in range(f.n_trees) if trees is None else trees:
             acc |= bits[stop[self.leaf[t]]]
@@ -197,9 +199,10 @@ class RoutedData:
         f = self.forest
         tables = record_tables(f, feature_units)
         if isinstance(tables, FirstUseTable):  # the table's rows of the leaves
-            G = tables.first[self.leaf[t]]
-            rows, units = np.nonzero(G >= 0)
-            return rows, G[rows, units].astype(np.int64), units
+            G = tables.first[self.leaf[t]].ravel()
+            flat = np.flatnonzero(G >= 0)
+            U = tables.n_units
+            return flat // U, G[flat].astype(np.int64), flat % U
         ind = self.path(t)["ind"]
         rows, nodes, units = tree_records(ind, tables[t], f.node_offset[t])
         order = np.argsort(rows * feature_units.shape[1] + units, kind="stable")

@@ -99,10 +99,13 @@ def test_node_terms_are_the_stagewise_expansion_summed_row_by_row(case):
     ens, leaves = f.ensemble, f.apply(Xc)
     cols = np.zeros(f.n_trees, int) if ens.tree_class is None else ens.tree_class
     prefix = np.tile(ens.init_score, (Xc.shape[0], 1))
+    K = f.round_size
     for t in range(f.n_trees):  # every node of tree t, by brute force over its rows
         sl, k = f.tree_slice(t), cols[t]
-        prefix = prefix + f.value[sl.start + leaves[:, t]]
-        g, h = ens.gradients(prefix, y)
+        if t % K == 0:  # the model once tree t's whole round was added
+            for u in range(t, t + K):
+                prefix = prefix + f.value[f.node_offset[u] + leaves[:, u]]
+            g, h = ens.gradients(prefix, y)
         paths = f.decision_paths(Xc, t).toarray().astype(bool)
         a = f.value[sl.start + leaves[:, t], k]
         for h_local in np.flatnonzero(~f.is_leaf[sl]):

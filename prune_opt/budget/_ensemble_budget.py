@@ -29,18 +29,21 @@ import time
 
 import numpy as np
 
-from .._boosting import fitted_forest
 from .._compile import compile_problem
 from .._costs import estimator_costs
-from .._forest import as_forest
+from .._prepare import prepare
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
-from .._routed import RoutedData
 from .._validation import fits_budget
 from ..objectives import check_objective_task, get_objective
 from ..objectives._raw_state import ensemble_state
 from ..objectives._search import search_budget, tree_optimum
-from ..solvers._baseline_masks import best_in_nested, mask_families
+from ..solvers._baseline_masks import (
+    LATE_FAMILIES,
+    MASK_FAMILIES,
+    best_in_nested,
+    mask_families,
+)
 from ..solvers._budget_state import ProblemState, descend
 from ._baselines import sub_forest
 from ._vote import VoteScorer
@@ -49,6 +52,9 @@ __all__ = ["fit_budget_objective", "PAPER_SHARE"]
 
 # share of the time left after the baselines given to the paper-objective search
 PAPER_SHARE = 1.0 / 3.0
+# share of the time left after the anchors (the prior, the first rounds) that the other
+# baseline families may take; members beyond it are not scored
+BASELINE_SHARE = 0.25
 
 
 def _check_problem(problem, scorer):
@@ -95,27 +101,35 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     if X is None or y is None:
         raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass the "
                          "pruning data X and y (with a problem, the data it was compiled on)")
-    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    f = problem.forest if problem is not None else fitted_forest(
-        as_forest(problem_or_forest), X, y, train=train)
-    check_objective_task(obj, f)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    if routed is None or routed.forest is not f:
-        routed = RoutedData(f, f.check_X(X))  # X is routed once, for the compile too
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    # X is read and routed once (or not at all, when the caller holds its routed rows)
+    ready = prepare(problem.forest if problem is not None else problem_or_forest, X,
+                    None if problem is not None else y, train=train, routed=routed)
+    f = problem.forest if problem is not None else ready.forest
+    routed = ready.routed
+    check_objective_task(obj, f)
     if problem is None:
-        problem = compile_problem(f, X, y, costs=estimator_costs(problem_or_forest, costs),
+        problem = compile_problem(f, ready.X, y, costs=estimator_costs(problem_or_forest, costs),
                                   lam=0.0, train=train, routed=routed)
-    scorer = VoteScorer(f, X, y, problem.costs, obj, routed=routed)
+    scorer = VoteScorer(f, ready.X, y, problem.costs, obj, routed=routed)
     _check_problem(problem, scorer)
-    rank = (VoteScorer(f, X, y, problem.costs, select, routed=routed)
+    rank = (VoteScorer(f, ready.X, y, problem.costs, select, routed=routed)
             if select is not None and get_objective(select).name != obj.name else None)
-    pool = _baseline_pool(problem, scorer, rank, budget,
-                          (solver_options or {}).get("baselines"))
+    # the anchors first, whatever the time: the prior and the first rounds (trees)
+    root = np.zeros(f.n_nodes, dtype=bool)
+    pool = {"baseline:root-only": (*scorer.score(root), root)}
+    prefixes = scorer.prefix_scores()
+    names = (solver_options or {}).get("baselines")
+    if names is None:
+        names = f.ensemble.baseline_families(MASK_FAMILIES)
+    pool.update(_baseline_pool(problem, scorer, rank, budget,
+                               [n for n in names if n not in LATE_FAMILIES],
+                               _share(deadline, BASELINE_SHARE)))
     if paper is None:
-        paper_mask, paper_info = _paper_descent(
-            problem, pool, budget, None if deadline is None else time.perf_counter()
-            + PAPER_SHARE * max(deadline - time.perf_counter(), 0.0))
+        paper_mask, paper_info = _paper_descent(problem, pool, budget,
+                                                _share(deadline, PAPER_SHARE))
     else:
         paper_mask, paper_info = paper.split_mask, paper.solve_info
     pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
@@ -123,22 +137,45 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
         pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
     # the ensemble search on the same routed rows, started from every candidate
     state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
-                          lam=0.0, routed=routed)
+                           lam=0.0, routed=routed)
     starts = [("paper", tree_optimum(problem)), ("full", f.full_split_mask())]
     search = search_budget(state, budget, starts, [(k, v[2]) for k, v in pool.items()],
                            deadline=deadline, verbose=verbose)
     _, run = search.best()
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
-    ens = {"start": run["start"], "n_lams": search.n_lams, "status": "within_budget"}
-    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank)
+    ens = {"start": run["start"], "n_lams": search.n_lams,
+           "status": "time_limit" if _past(deadline) else "within_budget"}
+    # the families that take long to build, in the time left (skipped once it is out)
+    late = [n for n in names if n in LATE_FAMILIES and (
+        deadline is None or LATE_FAMILIES[n](problem) < deadline - time.perf_counter())]
+    pool.update(_baseline_pool(problem, scorer, rank, budget, late, deadline))
+    late = [n for n in names if n in LATE_FAMILIES]
+    ens["baselines_skipped"] = [n for n in late if not any(
+        k == f"baseline:{n}" or k.startswith(f"baseline:{n}(") for k in pool)]
+    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank,
+                   prefixes=prefixes, deadline=deadline)
 
 
-def _baseline_pool(problem, scorer, rank, budget, names):
-    """The best fitting member of every registered baseline family (``names``: those
-    only) in the scorer's loss, and with ``rank`` (a VoteScorer), the best in its loss
-    too: ``{name: (loss, cost, mask)}``."""
+def _past(deadline):
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _share(deadline, share):
+    """A deadline ``share`` of the time left before ``deadline`` from now (None: none)."""
+    if deadline is None:
+        return None
+    now = time.perf_counter()
+    return now + share * max(deadline - now, 0.0)
+
+
+def _baseline_pool(problem, scorer, rank, budget, names, deadline=None):
+    """The best fitting member of every baseline family in ``names`` in the scorer's
+    loss, and with ``rank`` (a
+    VoteScorer), the best in its loss too: ``{name: (loss, cost, mask)}``.  Past
+    ``deadline`` no further family is built and no further member scored."""
     pool = {}
-    for name, masks in mask_families(problem, names=names).items():
+    for name, masks in mask_families(problem, names=names, deadline=deadline,
+                                     skip_late=True).items():
         ranked = []
 
         def score(mask, ranked=ranked):
@@ -147,7 +184,8 @@ def _baseline_pool(problem, scorer, rank, budget, names):
                 ranked.append(((other, loss, cost), mask))
             return loss, cost
 
-        best = best_in_nested(masks, budget, scorer.score if rank is None else score)
+        best = best_in_nested(masks, budget, scorer.score if rank is None else score,
+                              deadline=deadline)
         if best is not None:
             pool[f"baseline:{name}"] = best
         if ranked:  # the family's best member by the ranking loss too
@@ -173,7 +211,8 @@ def _paper_descent(problem, pool, budget, deadline):
                          "found_by": f"descent({name})", "gap": None, "bound": None}
 
 
-def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
+def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
+            prefixes=None, deadline=None):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
     (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
     f = problem.forest
@@ -184,13 +223,14 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None):
     # more the more trees are cut; dropping those trees costs nothing
     for name, (loss, _, mask) in pool.items():
         kept = np.flatnonzero(mask[f.node_offset[:-1]]).tolist()
-        if 0 < len(kept) < f.n_trees:
+        if 0 < len(kept) < f.n_trees and not _past(deadline):
             d_loss, d_cost = scorer.score(mask, kept)
             if fits_budget(d_cost, budget) and d_loss < loss:
                 fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
     # the first m trees (a booster: its first rounds, the model truncated as the
     # libraries' num_iteration does)
-    subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(scorer.prefix_scores())
+    prefixes = scorer.prefix_scores() if prefixes is None else prefixes
+    subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(prefixes)
             if fits_budget(cost, budget) and (m + 1) % f.round_size == 0]
     if subs:
         loss, cost, m = min(subs)

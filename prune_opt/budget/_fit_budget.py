@@ -13,7 +13,7 @@ from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
 from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
-from ..solvers._baseline_masks import MASK_FAMILIES
+from ..solvers._baseline_masks import LATE_FAMILIES, MASK_FAMILIES
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
 from ._ensemble_budget import fit_budget_objective
@@ -26,7 +26,7 @@ __all__ = ["fit_budget", "DEFAULT_TIME_LIMIT"]
 # cells within half a point of the better hand-picked objective, median 2.7 s a call);
 # an explicit objective keeps the longer limit that lets CP-SAT close the gap
 DEFAULT_TIME_LIMIT = 30.0
-AUTO_TIME_LIMIT = 2.75
+AUTO_TIME_LIMIT = 5.0
 # objective="auto": share of the time for each objective's run on the fitting half
 AUTO_SELECT_SHARE = 0.22
 # objective="auto": fewer rows than this (or a class with fewer than 2 rows) leave no
@@ -426,29 +426,30 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     X is routed once: the problems of the fitting half and of all rows are
     compiled from those paths, the held-out half and the final loss are scored
     on subsets of them, and the own-loss runs reuse them."""
-    from .._boosting import fitted_forest
     from .._costs import as_feature_costs, estimator_costs
-    from .._forest import as_forest
-    from .._routed import RoutedData
+    from .._prepare import prepare
     from ._vote import VoteScorer
 
     t0 = time.perf_counter()
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
-    # a booster's pruned nodes get their values from its loss on the error data, once
-    forest = problem.forest if problem is not None else fitted_forest(
-        as_forest(problem_or_forest), X, y, train=train)
+    # X is read and routed once; a booster's pruned nodes get their values from its loss
+    # on the error data, from the same leaves
+    ready = prepare(problem.forest if problem is not None else problem_or_forest, X,
+                    None if problem is not None else y, train=train)
+    forest, X, routed = ready.forest, ready.X, ready.routed
     if problem is not None:
         costs = problem.costs
     else:  # a grower fitted with costs keeps them (costs_) when costs= is left out
         costs = as_feature_costs(estimator_costs(problem_or_forest, costs), forest.n_features,
                                  forest.feature_names)
     own, rank = _own_loss(forest), _rank_by(forest)
-    # every run below reads one checked dense copy of X (a sparse matrix or a DataFrame
-    # is taken apart by rows the way its dense copy is)
-    X = forest.check_X(X)
-    routed = RoutedData(forest, X)
-    holdout, starts = _select_objective(forest, X, np.asarray(y), costs, train, routed,
-                                        own, budget, time_limit, solver_options, random_state)
+    if not forest.ensemble.selects_objective_on_holdout:
+        time_limit_select = 0.0  # the kind runs its own loss, the paper's among its candidates
+    else:
+        time_limit_select = time_limit
+    holdout, starts = ({"_n_rows": 0}, []) if time_limit_select == 0.0 else _select_objective(
+        forest, X, np.asarray(y), costs, train, routed, own, budget, time_limit,
+        solver_options, random_state)
     halves = holdout.pop("_n_rows", 0)
     # ties (e.g. both cut to the root) go to the own loss: its run on all rows also
     # holds the paper search and every baseline, scored in the loss the pick uses
@@ -510,7 +511,8 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
     # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
     # family) is left to the final run
-    quick = dict(solver_options or {}, baselines=[n for n in MASK_FAMILIES if n != "greedy"])
+    quick = dict(solver_options or {},
+                 baselines=[n for n in MASK_FAMILIES if n not in LATE_FAMILIES])
     half = compile_problem(forest, X[fit], yv[fit], costs=costs, lam=0.0, train=train,
                            routed=routed.subset(fit))
     scorer = VoteScorer(forest, X[sel], yv[sel], half.costs, own,

@@ -106,6 +106,9 @@ class RawScoreState(EnsembleState):
                          depth_cost=depth_cost, routed=routed)
         tc = forest.ensemble.tree_class
         self.column = np.zeros(forest.n_trees, dtype=np.int64) if tc is None else tc
+        # the raw score each node adds in its tree's column
+        self.node_score = forest.value[np.arange(forest.n_nodes),
+                                       self.column[forest.tree_of_node]]
         self._subtree = {}  # tree -> subtree-leaf matrix (shared by copies)
         self.sweep_rtol = SWEEP_RTOL
         self.n_refused = [0]  # second-order proposals the exact check refused
@@ -134,7 +137,7 @@ class RawScoreState(EnsembleState):
         if moved.size:
             self.total[moved] += f.value[new_leaf[moved]] - f.value[self.leaf[t][moved]]
             self.row_loss[moved] = self._loss(self.total[moved], moved)
-        self.leaf[t] = new_leaf
+        self.leaf[t][...] = new_leaf  # a row of leaf_matrix
 
     # ------------------------------------------------------------ evaluation
     def breakdown(self):
@@ -152,15 +155,26 @@ class RawScoreState(EnsembleState):
         whose leaf moves in a changed tree, updated by differences."""
         f = self.forest
         trees = self.changed_trees(new_mask)
-        total = self.total.copy()
-        touched = np.zeros(self.y.size, dtype=bool)
-        leaves = self.routed.all_leaves(new_mask) if 2 * trees.size > f.n_trees else None
-        for t in trees:
-            new = leaves[t] if leaves is not None else self.routed.leaves(new_mask, t)
-            moved = new != self.leaf[t]
-            total[moved] += f.value[new[moved]] - f.value[self.leaf[t][moved]]
-            touched |= moved
-        rows = np.flatnonzero(touched)
+        if 2 * trees.size > f.n_trees:  # e.g. a unit move: every tree at once
+            new = self.routed.all_leaves(new_mask)
+            # each tree adds to one raw-score column: its nodes' values as scalars
+            delta = self.node_score[new] - self.node_score[self.leaf_matrix]
+            total = self.total.copy()
+            if total.shape[1] == 1:
+                total[:, 0] += delta.sum(axis=0)
+            else:
+                for k in range(total.shape[1]):
+                    total[:, k] += delta[self.column == k].sum(axis=0)
+            rows = np.flatnonzero(delta.any(axis=0))
+        else:
+            total = self.total.copy()
+            touched = np.zeros(self.y.size, dtype=bool)
+            for t in trees:
+                new = self.routed.leaves(new_mask, t)
+                moved = new != self.leaf[t]
+                total[moved] += f.value[new[moved]] - f.value[self.leaf[t][moved]]
+                touched |= moved
+            rows = np.flatnonzero(touched)
         row_loss = self.row_loss.copy()
         if rows.size:
             row_loss[rows] = self._loss(total[rows], rows)

@@ -411,7 +411,10 @@ def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams
         fitting += search.fits(search.points[-1][1])
     if fitting:
         search.polish(n_points=1)
-    runs = run_starts(state, starts, max_iter=max_iter, deadline=deadline, verbose=verbose)
+    # at lam = 0 a unit move can only trade loss for nothing: the starts descend on
+    # tree moves alone
+    runs = run_starts(state, starts, max_iter=max_iter, deadline=deadline, verbose=verbose,
+                      unit_moves=state.lam > 0)
     search.points.extend((0.0, r) for r in runs)
     n = 0
     if not search.fits(runs[0]):

@@ -71,8 +71,10 @@ class EnsembleState(CostLedger):
             units.append(u)
         keys = np.concatenate(rows).astype(np.int64) * n_units + np.concatenate(units)
         key_cost = (self.weight[:, None] * unit_costs[None, :]).reshape(-1)
-        super().__init__(forest, np.concatenate(nodes).astype(np.int64), keys, key_cost,
-                         np.zeros(forest.n_nodes, dtype=bool))
+        start = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
+        # the records come tree by tree: no sort needed to group them
+        super().__init__(forest, None, None, key_cost, np.zeros(forest.n_nodes, dtype=bool),
+                         by_tree=(np.concatenate(nodes).astype(np.int64), keys, start))
         self.unit_nodes = unit_nodes(forest, fu)
         self.node_weight = self.routed.node_weight(self.weight)
         self.leaf = None
@@ -97,7 +99,8 @@ class EnsembleState(CostLedger):
     def set_mask(self, mask):
         """Make ``mask`` the running pruning (recomputes every per-row sum)."""
         super().set_mask(mask)
-        self.leaf = list(self.routed.all_leaves(self.mask))
+        self.leaf_matrix = self.routed.all_leaves(self.mask)  # (n_trees, n_rows)
+        self.leaf = list(self.leaf_matrix)  # its rows (views)
         self.refresh()
 
     def refresh(self):

@@ -49,17 +49,45 @@ _CACHE_SIZE = 16
 MASK_FAMILIES = {}
 
 
-def register_baseline(name):
+#: families whose masks take long to build (GreedyPrune: one pass over every first-use
+#: record per feature removed), with the seconds they are expected to take; a
+#: time-limited search builds them after its own moves, and only when they fit the time
+#: left
+LATE_FAMILIES = {}
+#: GreedyPrune's seconds per feature removed, in units of the time that materialising the
+#: problem's first-use records took (one pass over them; measured 0.22-0.25 on boosted
+#: models of 200 trees)
+GREEDY_PASS_RATIO = 0.3
+
+
+def register_baseline(name, late=None):
     """Decorator: register ``family(problem)`` under ``name`` in
     :data:`MASK_FAMILIES` (a candidate of the budget search and of every
-    ``fit_budget`` objective from then on)."""
+    ``fit_budget`` objective from then on); ``late(problem)``: the seconds building it
+    is expected to take, for a family that takes long (see :data:`LATE_FAMILIES`)."""
     def deco(fn):
         MASK_FAMILIES[name] = fn
+        LATE_FAMILIES.pop(name, None)
+        if late is not None:
+            LATE_FAMILIES[name] = late
         return fn
     return deco
 
 
-def cached_per_problem(problem, name, compute, forest_only=False):
+def _greedy_seconds(problem):
+    """Expected seconds of :func:`greedy_path`: one pass over the first-use records per
+    feature the forest tests, timed against the pass that materialised them."""
+    if cached_per_problem(problem, "greedy", None, peek=True) is not None:
+        return 0.0
+    records = problem.use_node  # materialised (and timed) once; the path needs them
+    seconds = problem._records.get("use_node_seconds")
+    if seconds is None:  # held since the compile: about 45 ns a record
+        seconds = 4.5e-8 * records.size
+    n_tested = np.unique(problem.forest.feature[~problem.forest.is_leaf]).size
+    return GREEDY_PASS_RATIO * seconds * n_tested
+
+
+def cached_per_problem(problem, name, compute, forest_only=False, peek=False):
     """``compute(problem)``, computed once per compiled data and ``name``.
 
     ``with_lam`` / ``with_budget`` copies share the routed arrays, so the budget
@@ -67,6 +95,7 @@ def cached_per_problem(problem, name, compute, forest_only=False):
     dropped when the problem's arrays are freed (weak references).  With
     ``forest_only`` the result depends on the forest alone and is shared by
     every problem compiled from the same forest (its split and value arrays).
+    ``peek``: return the cached result or None, computing nothing.
     """
     a, b = ((problem.forest.feature, problem.forest.value) if forest_only
             else (problem.node_error, problem.pair_start))
@@ -74,6 +103,8 @@ def cached_per_problem(problem, name, compute, forest_only=False):
     hit = _CACHE.get(key)
     if hit is not None and hit[0]() is a and hit[1]() is b:
         return hit[2]
+    if peek:  # only asked whether it is there
+        return None
     value = compute(problem)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
@@ -94,13 +125,15 @@ def sklearn_risk(forest):
     return forest.sklearn_trees is not None and not forest.is_additive
 
 
-def mask_families(problem, deadline=None, names=None):
+def mask_families(problem, deadline=None, names=None, skip_late=False):
     """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
     computed once per compiled problem; families that do not apply are left out.
-    GreedyPrune is skipped once ``deadline`` has passed."""
+    GreedyPrune is skipped once ``deadline`` has passed (every family with
+    ``skip_late``)."""
     out = {}
     for name in MASK_FAMILIES if names is None else names:
-        if name == "greedy" and deadline is not None and time.perf_counter() > deadline:
+        late = deadline is not None and time.perf_counter() > deadline
+        if late and (skip_late or name == "greedy"):
             continue
         masks = cached_per_problem(problem, f"family:{name}", MASK_FAMILIES[name],
                                    forest_only=_forest_only(name, problem.forest))
@@ -109,12 +142,13 @@ def mask_families(problem, deadline=None, names=None):
     return out
 
 
-def best_in_nested(masks, budget, score):
+def best_in_nested(masks, budget, score, deadline=None):
     """``(value, cost, mask)`` of the lowest-value member of a nested family that fits.
 
     ``masks`` is nested, costliest first, so the fitting members are a suffix,
     found by bisection on cost; each of them is scored (``score(mask)`` returns
-    ``(value, cost)``); ties go to the cheaper, then the first.
+    ``(value, cost)``), costliest first, until ``deadline`` (the first fitting member
+    always); ties go to the cheaper, then the first.
     """
     lo, hi, seen = 0, len(masks), {}
     while lo < hi:
@@ -126,6 +160,9 @@ def best_in_nested(masks, budget, score):
             lo = mid + 1
     best = None
     for i in range(lo, len(masks)):
+        if i not in seen and best is not None and deadline is not None \
+                and time.perf_counter() > deadline:
+            break
         value, cost = seen[i] if i in seen else score(masks[i])
         if fits_budget(cost, budget) and (best is None or (value, cost) < best[:2]):
             best = (value, cost, masks[i])
@@ -422,7 +459,7 @@ def _ccp_family(problem):
     return ccp_path(problem.forest, risk)[1]
 
 
-@register_baseline("greedy")
+@register_baseline("greedy", late=_greedy_seconds)
 def _greedy_family(problem):
     """GreedyPrune: drop the feature with the least error per cost saved."""
     return greedy_path(problem)[0]

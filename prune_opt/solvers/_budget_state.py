@@ -190,7 +190,9 @@ class ProblemState(CostLedger):
         self.split_local = p.lam * p.depth_cost * p.node_cost_weight / p.total_weight
         shared = p._records  # shared by the problem's variants (with_lam, ...)
         if "by_tree" not in shared:
-            shared["by_tree"] = records_by_tree(p.forest, p.use_node, p.use_pair)
+            src = p.leaf_records
+            shared["by_tree"] = (records_by_tree(p.forest, p.use_node, p.use_pair)
+                                 if src is None else src.by_tree(p.pair_row, p.pair_unit))
         super().__init__(p.forest, None, None, p.pair_cost(), mask, by_tree=shared["by_tree"])
 
     def local_terms(self, t):

@@ -105,6 +105,29 @@ class TreeLayout:
     def n_nodes(self):
         return self.stop - self.start
 
+    @property
+    def subtrees(self):
+        """``(order, rank, size)``: the nodes in preorder, each node's place in it and its
+        subtree's size, so node h's subtree is ``order[rank[h]:rank[h] + size[h]]``
+        (whatever the ids' own order); computed once."""
+        if getattr(self, "_subtrees", None) is None:
+            size = np.ones(self.n_nodes, dtype=np.int64)
+            for nodes, left, right in self.level_children:  # deepest first
+                size[nodes] = 1 + size[left] + size[right]
+            order, stack = [], [int(r) for r in self.roots[::-1]]
+            left, right = self.left.tolist(), self.right.tolist()
+            while stack:
+                h = stack.pop()
+                order.append(h)
+                if left[h] >= 0:
+                    stack.append(right[h])
+                    stack.append(left[h])
+            order = np.asarray(order, dtype=np.int64)
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            self._subtrees = (order, rank, size)
+        return self._subtrees
+
     def close(self, choose):
         """Keep a chosen split only if its parent is kept too (top-down, per level)."""
         mask = np.asarray(choose, dtype=bool).copy()
@@ -228,18 +251,22 @@ def best_tree_within(layout, leaf_loss, split_cost, node_cost, room):
     """The tree move of every budgeted descent: ``min sum L + sum k`` over one tree's
     prunings subject to ``sum_{kept splits} node_cost <= room``.
 
-    The constrained problem is a tree knapsack; it is solved by its Lagrangian,
-    the exact :func:`best_tree_pruning` of ``L`` and ``k + price * node_cost``
-    with the price bisected (a bracket found by growing it fourfold, then
-    ``PRICE_STEPS`` halvings), keeping the best pruning that fits.  At price 0
-    this is the unconstrained optimum.
+    The constrained problem is a tree knapsack; it is solved on its Lagrangian
+    path.  The optimum of ``L`` and ``k + price * node_cost`` shrinks as the price
+    grows (the prunings form a nested family, as in cost-complexity pruning), and
+    the *weakest-link* collapses walk that family exactly: from the price-0 optimum
+    (:func:`best_tree_pruning`), repeatedly cut the split whose subtree costs the
+    least value per unit of ``node_cost`` saved,
+    ``(L_h - value of h's subtree) / (node_cost of h's subtree)``, until the tree
+    fits, then keep cutting while that lowers the value.  Every hull vertex of the
+    Lagrangian is on this walk, and the first member that fits is at least as good
+    as the best vertex that fits.  ``node_cost`` must be non-negative.
 
     Returns
     -------
     (value, mask, used) or None
-        The best fitting pruning found (``value`` is its ``sum L + sum k``,
-        ``used`` its ``sum node_cost``), or None when no price makes it fit
-        (``room < 0``).
+        The pruning found (``value`` is its ``sum L + sum k``, ``used`` its ``sum
+        node_cost``), or None when no pruning fits (``room < 0``).
 
     Examples
     --------
@@ -258,31 +285,45 @@ def best_tree_within(layout, leaf_loss, split_cost, node_cost, room):
         return value, mask, used
     if room < 0:  # even the root, with no split, uses 0
         return None
-    top = max(float(np.abs(leaf_loss).max(initial=0.0)),
-              float(np.abs(split_cost).max(initial=0.0)), 1e-300)
-    lo, hi, best = 0.0, top / max(float(node_cost.max(initial=0.0)), 1e-300), None
-    for _ in range(60):  # grow the price until the tree fits
-        if not np.isfinite(hi):  # inf * a zero node cost would be NaN
+    L = np.asarray(leaf_loss, dtype=float)
+    # value and node_cost of every node's subtree under the pruning, bottom-up
+    sub_value, sub_cost = L.copy(), np.zeros(layout.n_nodes)
+    for nodes, left, right in layout.level_children:  # deepest level first
+        kept = mask[nodes]
+        h, lc, rc = nodes[kept], left[kept], right[kept]
+        sub_value[h] = split_cost[h] + sub_value[lc] + sub_value[rc]
+        sub_cost[h] = node_cost[h] + sub_cost[lc] + sub_cost[rc]
+    splits = mask.copy()
+    order, rank, size = layout.subtrees
+    parent = layout.parent
+    tiny = 1e-300
+    while True:
+        cand = np.flatnonzero(splits)
+        if cand.size == 0:
             break
-        v, m = best_tree_pruning(layout, leaf_loss, split_cost + hi * node_cost)
-        u = float(node_cost[m].sum())
-        if u <= room:
-            best = (v - hi * u, m, u)
+        saved = sub_cost[cand]
+        gain = L[cand] - sub_value[cand]  # the value a cut adds
+        price = np.where(saved > tiny, gain / np.maximum(saved, tiny),
+                         np.where(gain < 0, -np.inf, np.inf))
+        i = int(np.argmin(price))
+        if used <= room and price[i] >= 0:  # fits, and no cut lowers the value
             break
-        lo, hi = hi, hi * 4.0
-    if best is None:
+        if not np.isfinite(price[i]) and price[i] > 0:  # nothing left to save
+            break
+        h = int(cand[i])
+        d_value, d_cost = float(gain[i]), float(saved[i])
+        splits[order[rank[h]:rank[h] + size[h]]] = False  # h and its subtree
+        value += d_value
+        used -= d_cost
+        sub_value[h], sub_cost[h] = L[h], 0.0
+        a = parent[h]
+        while a >= 0:
+            sub_value[a] += d_value
+            sub_cost[a] -= d_cost
+            a = parent[a]
+    if used > room * (1.0 + 1e-12) + 1e-300:
         return None
-    for _ in range(PRICE_STEPS):
-        mid = 0.5 * (lo + hi)
-        v, m = best_tree_pruning(layout, leaf_loss, split_cost + mid * node_cost)
-        u = float(node_cost[m].sum())
-        if u <= room:
-            hi = mid
-            if v - mid * u < best[0]:
-                best = (v - mid * u, m, u)
-        else:
-            lo = mid
-    return best
+    return float(value), splits, float(node_cost[splits].sum())
 
 
 def _leaf_intervals(layout):
