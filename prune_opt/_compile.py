@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ._compile_steps import error_routing, plan_memory, resolve_sample, sample_info
@@ -147,6 +149,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
                              error_scale=err.error_scale)
     if idx is not None:
         problem.cost_sample = sample_info(cost_routing, idx, ws, Xc.shape[0], w)
+    if routed is not None:  # the rows it was compiled on, for the callers that hold them
+        problem.routed_from = weakref.ref(routed)
     return problem
 
 

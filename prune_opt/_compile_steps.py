@@ -68,6 +68,11 @@ def plan_memory(forest, Xs, fc, *, merge, verbose, available=None, n_rows=None):
     n = Xs.shape[0] if n_rows is None else int(n_rows)
     if n * forest.n_trees < PROBE_THRESHOLD and not verbose:
         return None
+    if not verbose:  # the upper bound (no probe) fits with room to spare: nothing to check
+        avail = _memory.available_memory() if available is None else available
+        bound = estimate_compile_memory(forest, n, fc, n_features=Xs.shape[1], merge=merge)
+        if avail is not None and bound["bytes"] - bound.get("base", 0) <= avail // 4:
+            return None
     plan = estimate_memory_plan(forest, Xs, fc, merge=merge, available=available, n_rows=n)
     if verbose:
         print(format_memory_plan(plan))

@@ -13,6 +13,7 @@ from prune_opt.budget import (
     BASELINES,
     baseline_curve,
     ccp_prunings,
+    feature_prefix_prunings,
     fewer_trees_prunings,
     get_baseline,
     greedy_prunings,
@@ -168,7 +169,8 @@ def test_registry_dispatch_matches_the_functions():
     direct = {"ccp": ccp_prunings(rf, costs=costs),
               "greedy": greedy_prunings(rf, X, y, problem=problem),
               "fewer-trees": fewer_trees_prunings(rf, costs=costs),
-              "impurity": impurity_threshold_prunings(rf, costs=costs)}
+              "impurity": impurity_threshold_prunings(rf, costs=costs),
+              "feature-prefix": feature_prefix_prunings(rf, X, y, problem=problem)}
     assert set(BASELINES) == set(direct)
     for name, ref in direct.items():
         got = get_baseline(name)(rf, X, y, costs=costs, problem=problem)
@@ -179,7 +181,7 @@ def test_registry_dispatch_matches_the_functions():
 
 
 def test_unknown_baseline_lists_the_known_ones():
-    with pytest.raises(ValueError, match="known baselines: ccp, greedy, fewer-trees, impurity"):
+    with pytest.raises(ValueError, match="known baselines: ccp, greedy, fewer-trees, impurity, feature-prefix"):
         get_baseline("cegb")
 
 

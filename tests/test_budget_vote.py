@@ -42,9 +42,9 @@ def test_scores_match_pruned_forest(case, objective):
     else:
         ref = evaluate_objective(pf, Xv, yv, objective=objective, lam=0.0)["loss"]
         assert np.isclose(loss, ref, rtol=1e-12, atol=1e-15)
-    for (m, sub), (s_loss, s_cost) in zip(fewer_trees_prunings(f, costs=costs)[::-1],
-                                          scorer.prefix_scores()):
-        assert sub.n_trees == m
+    for (m, sub), (s_m, s_loss, s_cost) in zip(fewer_trees_prunings(f, costs=costs)[::-1],
+                                               scorer.prefix_scores(), strict=True):
+        assert sub.n_trees == m == s_m
         assert np.isclose(s_cost, sub.average_cost(Xv), rtol=1e-12, atol=0)  # sum order
         if objective == "accuracy":
             assert np.isclose(s_loss, _vote_errors(sub, Xv, yv), rtol=0, atol=1e-12)

@@ -58,7 +58,9 @@ def test_infinite_time_limit_means_no_limit_with_a_budget(capsys, tmp_path):
     out = tmp_path / "p.json"
     code = main(["prune", *PIMA, "--budget", "5", "--time-limit", "inf", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
-    assert po.load(out).solve_info["status"] == "optimal"
+    # no limit: the search ran to its end (the paper search proved its optimum, or the
+    # own-loss search finished within the budget), never stopped by the clock
+    assert po.load(out).solve_info["status"] in ("optimal", "within_budget")
 
 
 # ------------------------------------------------------------ cost files

@@ -10,7 +10,7 @@
 * :func:`within_one_standard_error` -- the candidates the one-standard-error
   rule chooses from (held-out error rates);
 * baselines of the paper's Figure 2: :func:`ccp_prunings`,
-  :func:`greedy_prunings`, :func:`fewer_trees_prunings`,
+  :func:`greedy_prunings`, :func:`feature_prefix_prunings`, :func:`fewer_trees_prunings`,
   :func:`impurity_threshold_prunings`, registered by name in
   :data:`BASELINES` (:func:`get_baseline`), and :func:`baseline_curve`.
 """
@@ -20,6 +20,7 @@ from ._baselines import (
     BASELINES,
     baseline_curve,
     ccp_prunings,
+    feature_prefix_prunings,
     fewer_trees_prunings,
     get_baseline,
     greedy_prunings,
@@ -44,6 +45,7 @@ __all__ = [
     "fits_budget",
     "get_baseline",
     "greedy_prunings",
+    "feature_prefix_prunings",
     "impurity_threshold_prunings",
     "lam_upper_bound",
     "problem_at_lam",

@@ -41,6 +41,7 @@ from ..solvers._baseline_masks import (
     IMPURITY_THRESHOLDS,
     MASK_FAMILIES,
     ccp_path,
+    feature_prefix_path,
     greedy_path,
     impurity_path,
     node_impurity,
@@ -49,7 +50,7 @@ from ..solvers._baseline_masks import (
     sklearn_risk,
 )
 
-__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings",
+__all__ = ["ccp_prunings", "greedy_prunings", "fewer_trees_prunings", "feature_prefix_prunings",
            "impurity_threshold_prunings", "baseline_curve", "sub_forest", "BASELINES",
            "get_baseline", "register_baseline"]
 
@@ -225,6 +226,54 @@ def _ccp(forest, X, y, *, costs=None, problem=None):
     return ccp_prunings(forest, costs=costs, problem=problem)
 
 
+def feature_prefix_prunings(forest, X, y, *, costs=None, train=None, problem=None):
+    """Keep only the splits on the first j features of one ranking, for every j.
+
+    The features are ranked once by the error term their removal adds per unit
+    of their cost (GreedyPrune's first step, without its later re-ranking), and
+    the j-th member keeps the splits whose root path tests only the first j
+    features (the costliest member keeps them all, the last none): a quick
+    family that is strong when the budget leaves room for a few features only.
+
+    Parameters
+    ----------
+    forest : fitted estimator or Forest
+    X, y : array-like
+        Cost data (and error data unless ``train`` is given).
+    costs : FeatureCosts, array-like or mapping, optional
+    train : tuple (X_train, y_train), optional
+    problem : PruningProblem, optional
+        Reuse a compiled problem.
+
+    Returns
+    -------
+    list of (n_features_kept, PrunedForest), costliest first.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from prune_opt.budget import feature_prefix_prunings
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> seq = feature_prefix_prunings(rf, X, y, costs=[1, 1, 5, 5])
+    >>> [k for k, _ in seq], seq[-1][1].n_splits
+    ([4, 3, 2, 1, 0], 0)
+    """
+    if problem is None:
+        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
+    f = problem.forest
+    masks, kept, order = feature_prefix_path(problem)
+    return [(j, PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
+                             solve_info={"method": "feature-prefix", "kept": order[:j]}))
+            for j, mask in zip(kept, masks)]
+
+
+def _feature_prefix(forest, X, y, *, costs=None, problem=None):
+    """Keep only the splits on the first features of a ranking by error per cost."""
+    return feature_prefix_prunings(forest, X, y, costs=costs, problem=problem)
+
+
 def _greedy(forest, X, y, *, costs=None, problem=None):
     """GreedyPrune: drop the feature with the least error per cost saved."""
     return greedy_prunings(forest, X, y, costs=costs, problem=problem)
@@ -243,7 +292,7 @@ def _impurity(forest, X, y, *, costs=None, problem=None):
 # the registered families with a parameter-rich PrunedForest sequence of their own
 # (fewer-trees: sub-forests of m trees); any other family is wrapped by _from_family
 _SEQUENCES = {"ccp": _ccp, "greedy": _greedy, "fewer-trees": _fewer_trees,
-              "impurity": _impurity}
+              "impurity": _impurity, "feature-prefix": _feature_prefix}
 
 
 def _from_family(name):

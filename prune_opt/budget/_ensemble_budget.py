@@ -37,7 +37,7 @@ from .._pruned import PrunedForest
 from .._validation import fits_budget
 from ..objectives import check_objective_task, get_objective
 from ..objectives._raw_state import ensemble_state
-from ..objectives._search import search_budget, tree_optimum
+from ..objectives._search import BudgetSearch, tree_optimum
 from ..solvers._baseline_masks import (
     LATE_FAMILIES,
     MASK_FAMILIES,
@@ -55,6 +55,8 @@ PAPER_SHARE = 1.0 / 3.0
 # share of the time left after the anchors (the prior, the first rounds) that the other
 # baseline families may take; members beyond it are not scored
 BASELINE_SHARE = 0.25
+# share of the time left that the first budget descent (from the best baseline) may take
+FIRST_POLISH_SHARE = 0.4
 
 
 def _check_problem(problem, scorer):
@@ -114,7 +116,9 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
         problem = compile_problem(f, ready.X, y, costs=estimator_costs(problem_or_forest, costs),
                                   lam=0.0, train=train, routed=routed)
     scorer = VoteScorer(f, ready.X, y, problem.costs, obj, routed=routed)
-    _check_problem(problem, scorer)
+    source = getattr(problem, "routed_from", None)
+    if source is None or source() is not routed:  # a problem compiled elsewhere
+        _check_problem(problem, scorer)
     rank = (VoteScorer(f, ready.X, y, problem.costs, select, routed=routed)
             if select is not None and get_objective(select).name != obj.name else None)
     # the anchors first, whatever the time: the prior and the first rounds (trees)
@@ -124,36 +128,60 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     names = (solver_options or {}).get("baselines")
     if names is None:
         names = f.ensemble.baseline_families(MASK_FAMILIES)
+    # the families quick to build, within their share of the time
     pool.update(_baseline_pool(problem, scorer, rank, budget,
                                [n for n in names if n not in LATE_FAMILIES],
                                _share(deadline, BASELINE_SHARE)))
+    for name, mask in extra or ():
+        pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
+    pool, paper_info, ens = _search(problem, scorer, pool, budget, paper, routed, deadline,
+                                    verbose)
+    ens["baselines_skipped"] = _late_families(problem, scorer, rank, pool, budget, names,
+                                              deadline)
+    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank,
+                   prefixes=prefixes, deadline=deadline,
+                   keep_scoring={name for name, _ in extra or ()})
+
+
+def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
+    """The ensemble search on the routed rows: budget descent from the best of ``pool``
+    first (the most a short time buys), then from the paper objective's candidate
+    (``paper`` when already run), then the continuation in lam from the starts'
+    optimum.  ``(pool with "paper" and "ensemble-search", paper info, search info)``."""
+    f = problem.forest
+    state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
+                           lam=0.0, routed=routed)
+    search = BudgetSearch(state, budget, deadline=_share(deadline, FIRST_POLISH_SHARE),
+                          verbose=verbose)
+    for name, (_, _, mask) in pool.items():
+        search.add(name, mask)
+    search.polish(n_points=1)
     if paper is None:
         paper_mask, paper_info = _paper_descent(problem, pool, budget,
                                                 _share(deadline, PAPER_SHARE))
     else:
         paper_mask, paper_info = paper.split_mask, paper.solve_info
     pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
-    for name, mask in extra or ():
-        pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
-    # the ensemble search on the same routed rows, started from every candidate
-    state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
-                           lam=0.0, routed=routed)
-    starts = [("paper", tree_optimum(problem)), ("full", f.full_split_mask())]
-    search = search_budget(state, budget, starts, [(k, v[2]) for k, v in pool.items()],
-                           deadline=deadline, verbose=verbose)
+    search.add("paper", paper_mask)
+    search.deadline = deadline
+    search.polish(n_points=1)
+    search.explore([("paper", tree_optimum(problem)), ("full", f.full_split_mask())])
     _, run = search.best()
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
-    ens = {"start": run["start"], "n_lams": search.n_lams,
-           "status": "time_limit" if _past(deadline) else "within_budget"}
-    # the families that take long to build, in the time left (skipped once it is out)
-    late = [n for n in names if n in LATE_FAMILIES and (
-        deadline is None or LATE_FAMILIES[n](problem) < deadline - time.perf_counter())]
-    pool.update(_baseline_pool(problem, scorer, rank, budget, late, deadline))
+    return pool, paper_info, {"start": run["start"], "n_lams": search.n_lams,
+                              "status": "time_limit" if _past(deadline) else "within_budget"}
+
+
+def _late_families(problem, scorer, rank, pool, budget, names, deadline):
+    """Add the best members of the families that take long to build (in ``names``) to
+    ``pool``, each only when its expected time fits before ``deadline``; the names of
+    those skipped."""
     late = [n for n in names if n in LATE_FAMILIES]
-    ens["baselines_skipped"] = [n for n in late if not any(
+    fit = [n for n in late if deadline is None
+           or LATE_FAMILIES[n](problem) < deadline - time.perf_counter()]
+    pool.update(_baseline_pool(problem, scorer, rank, budget, fit, deadline))
+    return [n for n in late if not any(
         k == f"baseline:{n}" or k.startswith(f"baseline:{n}(") for k in pool)]
-    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank,
-                   prefixes=prefixes, deadline=deadline)
 
 
 def _past(deadline):
@@ -197,11 +225,13 @@ def _baseline_pool(problem, scorer, rank, budget, names, deadline=None):
 
 def _paper_descent(problem, pool, budget, deadline):
     """The paper objective's candidate: budget descent on the error term (the paper
-    search's local-search move, the shared tree descent) from the fitting baseline
+    search's local-search move, the shared tree descent) from the fitting candidate
     with the lowest error term.  ``(mask, info)``."""
     p0 = problem.with_lam(0.0)
     best = None
-    for name, (_, _, m) in pool.items():  # the error term alone: no record is read
+    for name, (_, cost, m) in pool.items():  # the error term alone: no record is read
+        if not fits_budget(cost, budget):
+            continue
         err = p0.error_term(m)
         if best is None or err < best[0]:
             best = (err, name, m)
@@ -212,9 +242,11 @@ def _paper_descent(problem, pool, budget, deadline):
 
 
 def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
-            prefixes=None, deadline=None):
+            prefixes=None, deadline=None, keep_scoring=()):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
-    (a VoteScorer), the lowest in ``rank``'s loss first, then as above."""
+    (a VoteScorer), the lowest in ``rank``'s loss first, then as above.  Past
+    ``deadline`` only the candidates named in ``keep_scoring`` (the caller's warm
+    starts) are also scored without their root-only trees."""
     f = problem.forest
     fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
     # each candidate with its root-only trees dropped from the vote, when that scores
@@ -223,15 +255,14 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
     # more the more trees are cut; dropping those trees costs nothing
     for name, (loss, _, mask) in pool.items():
         kept = np.flatnonzero(mask[f.node_offset[:-1]]).tolist()
-        if 0 < len(kept) < f.n_trees and not _past(deadline):
+        if 0 < len(kept) < f.n_trees and (not _past(deadline) or name in keep_scoring):
             d_loss, d_cost = scorer.score(mask, kept)
             if fits_budget(d_cost, budget) and d_loss < loss:
                 fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
     # the first m trees (a booster: its first rounds, the model truncated as the
     # libraries' num_iteration does)
     prefixes = scorer.prefix_scores() if prefixes is None else prefixes
-    subs = [(loss, cost, m + 1) for m, (loss, cost) in enumerate(prefixes)
-            if fits_budget(cost, budget) and (m + 1) % f.round_size == 0]
+    subs = [(loss, cost, m) for m, loss, cost in prefixes if fits_budget(cost, budget)]
     if subs:
         loss, cost, m = min(subs)
         name = "fewer-rounds" if f.is_additive else "fewer-trees"

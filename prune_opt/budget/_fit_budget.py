@@ -513,8 +513,9 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     # family) is left to the final run
     quick = dict(solver_options or {},
                  baselines=[n for n in MASK_FAMILIES if n not in LATE_FAMILIES])
+    fit_routed = routed.subset(fit)
     half = compile_problem(forest, X[fit], yv[fit], costs=costs, lam=0.0, train=train,
-                           routed=routed.subset(fit))
+                           routed=fit_routed)
     scorer = VoteScorer(forest, X[sel], yv[sel], half.costs, own,
                         routed=routed.subset(sel))
     with warnings.catch_warnings():
@@ -526,7 +527,7 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
                                     budget=budget, train=None, objective=own, verbose=False,
                                     time_limit=None if share is None else TARGET_SHARE * share,
                                     solver_options=quick, paper=paper,
-                                    routed=routed.subset(fit))
+                                    routed=fit_routed)
     holdout, starts = {}, []
     for obj, pf in (("paper", paper), (own, mine)):
         mask = _full_mask(forest, pf)

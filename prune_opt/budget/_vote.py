@@ -67,36 +67,80 @@ class VoteScorer:
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
         return self.objective.total(leaf_values, self.y, self.weight, self.forest)
 
+    def loss_of_total(self, total, n_trees):
+        """Mean loss of the forest whose ``n_trees`` trees sum to ``total`` (n, width)."""
+        pred = self.forest.ensemble.output(total, n_trees, out=total.copy())
+        return float(self.weight @ self.objective.loss(pred, self.y))
+
+    def _loss(self, leaves, trees):
+        """Mean loss of the pruned leaves ``leaves`` (n_trees, n) of ``trees``."""
+        f = self.forest
+        trees = range(f.n_trees) if trees is None else list(trees)
+        if self.objective.separable:
+            return self.loss_of(list(f.value[leaves[trees]]))
+        return self.loss_of_total(tree_total(f, leaves, trees), len(trees))
+
     def score(self, mask, trees=None, also=None):
         """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
         the forest of the trees listed in ``trees`` only (the others dropped); with
         ``also`` (a VoteScorer of the same forest and rows, another objective),
         ``(loss, average cost, also's loss)`` from one routing of the pruning."""
         leaves = self.routed.all_leaves(mask)
-        values = list(self.forest.value[leaves if trees is None else leaves[list(trees)]])
         cost = float(self.routed.row_costs(mask, self.costs, trees).mean())
-        out = self.loss_of(values), cost
-        return out if also is None else (*out, also.loss_of(values))
+        out = self._loss(leaves, trees), cost
+        return out if also is None else (*out, also._loss(leaves, trees))
 
     def prefix_scores(self):
-        """``(loss, average cost)`` of the unpruned sub-forest of the first m trees,
-        for m = 1 .. n_trees (what :func:`fewer_trees_prunings` returns)."""
+        """``[(m, loss, average cost)]`` of the unpruned sub-forest of the first m trees,
+        for every whole round: m = K, 2K, .., n_trees with K the trees per round (1 for a
+        forest; what :func:`fewer_trees_prunings` returns)."""
         f, r = self.forest, self.routed
         full = f.full_split_mask()
-        obj = self.objective
+        obj, K = self.objective, f.round_size
         values, out = [], []
         total = np.zeros((self.n, f.value_width))
+        tc = f.ensemble.tree_class if f.is_additive else None
         for t, row_costs in enumerate(r.row_cost_prefixes(full, self.costs)):
-            v = f.value[r.leaf[t]]
-            total += v  # in tree order, as PrunedForest sums its trees
+            # in tree order, as PrunedForest sums its trees (a booster's tree adds to one
+            # column: the others' zeros change nothing)
+            if tc is None:
+                v = f.value[r.leaf[t]]
+                total += v
+            else:
+                total[:, tc[t]] += f.value[r.leaf[t], tc[t]]
             if obj.separable:
                 values.append(v)
+            if (t + 1) % K:
+                continue
+            if obj.separable:
                 loss = self.loss_of(values)
             else:
                 pred = f.ensemble.output(total, t + 1, out=total.copy())
                 loss = float(self.weight @ obj.loss(pred, self.y))
-            out.append((loss, float(row_costs.mean())))
+            out.append((t + 1, loss, float(row_costs.mean())))
         return out
+
+
+def tree_total(forest, leaves, trees):
+    """Sum over ``trees`` of their leaves' values, (n, value_width), in tree order (the
+    order of :class:`~prune_opt.PrunedForest`): a booster's trees add one raw-score
+    column each, so each column sums its trees' scalars (the other columns' zeros
+    change nothing)."""
+    f = forest
+    n = leaves.shape[1]
+    tc = f.ensemble.tree_class
+    if tc is None or not f.is_additive:
+        total = np.zeros((n, f.value_width))
+        for t in trees:
+            total += f.value[leaves[t]]
+        return total
+    trees = np.asarray(trees, dtype=np.int64)
+    total = np.zeros((n, f.value_width))
+    for k in range(f.value_width):
+        mine = trees[tc[trees] == k]
+        if mine.size:
+            total[:, k] = f.value[leaves[mine], k].sum(axis=0)
+    return total
 
 
 def within_one_standard_error(errors, n_rows):

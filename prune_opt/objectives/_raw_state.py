@@ -112,6 +112,7 @@ class RawScoreState(EnsembleState):
         self._subtree = {}  # tree -> subtree-leaf matrix (shared by copies)
         self.sweep_rtol = SWEEP_RTOL
         self.n_refused = [0]  # second-order proposals the exact check refused
+        self._derivatives = (-1, None, None)
 
     # ------------------------------------------------------------ a pruning
     def refresh(self):
@@ -188,7 +189,13 @@ class RawScoreState(EnsembleState):
         sl = f.tree_slice(t)
         n_local = sl.stop - sl.start
         k = self.column[t]
-        g, h = self.objective.raw_derivatives(self.raw, self.y, f)
+        K = f.round_size
+        if t % K == 0 or self._derivatives[0] != t // K or self._derivatives[2] is not self.mask:
+            # once per round: its K trees (one per class) were grown on the same
+            # gradients, and their proposals share them (every move is checked exactly)
+            self._derivatives = (t // K, self.objective.raw_derivatives(self.raw, self.y, f),
+                                 self.mask)
+        g, h = self._derivatives[1]
         wg, wh = self.weight * g[:, k], self.weight * h[:, k]
         leaf = self.routed.leaf[t] - sl.start  # each row's original leaf
         a_leaf = f.value[tree_stop_map(f, self.mask, t), k]  # the value a leaf's rows get now
@@ -227,9 +234,15 @@ class RawScoreState(EnsembleState):
         old = self.mask[self.forest.tree_slice(t)].copy()
         if np.array_equal(old, tree_mask):
             return False
-        before = self.breakdown()["objective"]
+        before = self._objective()
         self.set_tree(t, tree_mask)
-        if self.breakdown()["objective"] < before - IMPROVE_RTOL * max(1.0, abs(before)):
+        if self._objective() < before - IMPROVE_RTOL * max(1.0, abs(before)):
             return True
         self.set_tree(t, old)
         return False
+
+    def _objective(self):
+        """:meth:`breakdown`'s objective alone (the depth term only when it counts)."""
+        depth = (float(self.node_weight[self.mask].sum()) if self.depth_cost else 0.0)
+        return float(self.weight @ self.row_loss) + self.lam * (
+            self.cost() + self.depth_cost * depth)

@@ -37,7 +37,7 @@ from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
 from ._raw_state import ensemble_state
 
-__all__ = ["optimize_ensemble", "search_budget", "tree_optimum", "Setup"]
+__all__ = ["optimize_ensemble", "search_budget", "BudgetSearch", "tree_optimum", "Setup"]
 
 # from-scratch objective of the result vs the optimiser's running value (relative)
 RESULT_RTOL = 1e-9
@@ -252,16 +252,36 @@ REPAIR_POINTS = 3
 POLISH_POINTS = 4
 
 
-class _Search:
-    """Lagrangian search state: every end point found so far."""
+class BudgetSearch:
+    """The lowest-loss pruning within an average-cost budget, searched in phases on a
+    ready state (at lam 0, the rows routed), each stopping at ``deadline``:
 
-    def __init__(self, state, budget, max_iter, deadline, verbose):
+    * :meth:`add` -- a candidate pruning joins the end points (scored exactly);
+    * :meth:`polish` -- budget descent (exact block moves, loss never rising, every
+      iterate within the budget) from the lowest-loss fitting end points;
+    * :meth:`explore` -- a continuation in ``lam`` from the starts' optimum at lam 0,
+      greedy repair of the cheapest points over the budget, and polish again.
+
+    The root-only pruning is an end point from the start, so a fitting one always
+    exists; :meth:`best` is the lowest-loss fitting end point.
+    """
+
+    def __init__(self, state, budget, max_iter=50, deadline=None, verbose=False):
         self.state, self.budget = state, budget
         self.max_iter, self.deadline, self.verbose = max_iter, deadline, verbose
         self.points = []  # (lam, run)
+        self.n_lams = 0
+        self._polished = set()
+        self.add("root", np.zeros(state.forest.n_nodes, dtype=bool))
 
     def fits(self, run):
         return fits_budget(run["breakdown"]["average_cost"], self.budget)
+
+    def add(self, name, mask):
+        """A candidate pruning (closed mask) as an end point at lam 0; the run."""
+        run = _mask_run(self.state.with_lam(0.0), mask, name)
+        self.points.append((0.0, run))
+        return run
 
     def solve_at(self, lam, warm):
         """Block descent at lam warm-started from ``warm``; the run."""
@@ -290,21 +310,46 @@ class _Search:
     def repair(self, n_points=REPAIR_POINTS):
         """Make the cheapest over-budget end points fit by greedy unit removal."""
         for i in self._distinct("average_cost", 9, n_points, fitting=False):
+            if self.out_of_time():
+                break
             lam, run = self.points[i]
             st = self.state.with_lam(lam)
             mask = greedy_repair(st, run["mask"], self.budget, deadline=self.deadline)
             self.points.append((lam, _mask_run(st, mask, "repair")))
 
     def polish(self, n_points=POLISH_POINTS):
-        """Budget descent from the lowest-loss feasible end points (distinct losses)."""
+        """Budget descent from the lowest-loss feasible end points (distinct losses) not
+        polished yet."""
         for i in self._distinct("loss", 6, n_points, fitting=True):
-            if self.out_of_time():
-                break
+            key = self.points[i][1]["mask"].tobytes()
+            if self.out_of_time() or key in self._polished:
+                continue
+            self._polished.add(key)
             mask, losses = budget_descent(self.state, self.points[i][1]["mask"], self.budget,
                                           deadline=self.deadline)
             run = _mask_run(self.state.with_lam(0.0), mask, "budget-descent")
             run.update(iterations=len(losses) - 1, losses=losses)
+            self._polished.add(mask.tobytes())
             self.points.append((0.0, run))
+
+    def explore(self, starts, max_lams=24):
+        """Block descent at lam 0 from ``starts`` (tree moves only: at lam 0 a unit move
+        trades loss for nothing), then, when that optimum is over the budget, the
+        continuation in lam, greedy repair and polish."""
+        if self.out_of_time():
+            return
+        state = self.state
+        runs = run_starts(state, starts, max_iter=self.max_iter, deadline=self.deadline,
+                          verbose=self.verbose, unit_moves=state.lam > 0)
+        self.points.extend((0.0, r) for r in runs)
+        n = 0
+        root = self.points[0][1]
+        if not self.fits(runs[0]):
+            n = _continuation(self, LAM_START * _lam_scale(runs[0], root), runs[0]["mask"],
+                              max_lams)
+            self.repair()
+        self.polish()
+        self.n_lams += n + 1
 
     def best(self):
         """Lowest-loss end point within the budget (ties: the cheaper one)."""
@@ -401,26 +446,11 @@ def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams
     >>> po.budget.fits_budget(run["breakdown"]["average_cost"], 1.0)  # the one tolerance
     True
     """
-    search = _Search(state, budget, max_iter, deadline, verbose)
-    at0 = state.with_lam(0.0)
-    root = _mask_run(at0, np.zeros(state.forest.n_nodes, dtype=bool), "root")
-    search.points.append((0.0, root))
+    search = BudgetSearch(state, budget, max_iter, deadline, verbose)
     fitting = 0
     for name, m in candidates:
-        search.points.append((0.0, _mask_run(at0, m, name)))
-        fitting += search.fits(search.points[-1][1])
+        fitting += search.fits(search.add(name, m))
     if fitting:
         search.polish(n_points=1)
-    # at lam = 0 a unit move can only trade loss for nothing: the starts descend on
-    # tree moves alone
-    runs = run_starts(state, starts, max_iter=max_iter, deadline=deadline, verbose=verbose,
-                      unit_moves=state.lam > 0)
-    search.points.extend((0.0, r) for r in runs)
-    n = 0
-    if not search.fits(runs[0]):
-        n = _continuation(search, LAM_START * _lam_scale(runs[0], root), runs[0]["mask"],
-                          max_lams)
-        search.repair()
-    search.polish()
-    search.n_lams = n + 1
+    search.explore(starts, max_lams=max_lams)
     return search

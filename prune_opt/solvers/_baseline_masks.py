@@ -487,3 +487,68 @@ def _impurity_family(problem):
     except ValueError:  # a regression forest without node impurities, or a booster
         return None
     return impurity_path(problem.forest, imp)[1]
+
+
+@register_baseline("feature-prefix")
+def _feature_prefix_family(problem):
+    """Every split on a feature outside a prefix of the features ranked by the error
+    their removal adds per unit of their cost (GreedyPrune's first step, once):
+    one pass for the ranking, one closure per prefix; strong at budgets that leave
+    room for a few features only."""
+    return feature_prefix_path(problem)[0]
+
+
+def feature_prefix_path(problem):
+    """``(masks, kept, order)``: the distinct masks keeping the splits whose root path
+    tests only the first j features of ``order`` (j = all .. 0, costliest first), the j
+    of each, and ``order``: the tested features by the error term their removal adds
+    per unit of cost, the most first (kept longest).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> masks, kept, order = feature_prefix_path(po.compile_problem(rf, X, y, costs=[1, 1, 5, 5]))
+    >>> kept[0] == len(order), kept[-1], bool(masks[-1].any())
+    (True, 0, False)
+    """
+    return cached_per_problem(problem, "feature-prefix", _feature_prefix_path)
+
+
+def _feature_prefix_path(problem):
+    p = problem
+    f = p.forest
+    has = f.parent >= 0
+    levels = node_levels(f)
+    share = p.node_error / p.tree_error_weight[f.tree_of_node] / p.n_trees
+    tested, col, ids, path, top, top_col = _feature_paths(f, levels, has)
+    mask = f.full_split_mask()
+    parent_split = np.ones(p.n_nodes, dtype=bool)
+    parent_split[has] = mask[f.parent[has]]
+    sub = sum_up(levels, np.where(parent_split & ~mask, share, 0.0))  # error under each node
+    d_err = np.bincount(top_col[top], weights=share[top] - sub[top], minlength=tested.size)
+    cost = np.array([p.costs.cost_of([k]) for k in tested])
+    # the most error per unit of cost first: kept longest (free features: always kept)
+    worth = np.where(cost > 0, d_err / np.where(cost > 0, cost, 1.0), np.inf)
+    order = np.argsort(-worth, kind="stable")
+    masks, counts = [], []
+    for j in range(tested.size, -1, -1):
+        allowed = np.zeros(path.shape[1] * 64, dtype=bool)
+        allowed[order[:j]] = True
+        words = np.zeros(path.shape[1], dtype=np.uint64)
+        for c in np.flatnonzero(~allowed[:tested.size]):
+            words[c // 64] |= np.uint64(1) << np.uint64(c % 64)
+        keep = ~((path & words[None, :]) != 0).any(axis=1)  # no banned feature on the path
+        masks.append(mask & keep)
+        counts.append(j)
+    seen, out, kept = set(), [], []
+    for m, j in zip(masks, counts):
+        key = m.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+            kept.append(j)
+    return out, kept, [int(tested[c]) for c in order]
