@@ -12,7 +12,12 @@ from .._compile import compile_problem
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
-from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
+from .._validation import (
+    check_nonneg_scalar,
+    check_time_limit,
+    fits_budget,
+    refuse_train_for_boosted,
+)
 from ..solvers._baseline_masks import MASK_FAMILIES
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
@@ -158,7 +163,10 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     budget : float
         Largest allowed average acquisition cost per example (>= 0).
     train : tuple (X_train, y_train), optional
-        Count errors on each tree's in-bag sample.
+        Count errors on each tree's in-bag sample.  A boosted model refuses it,
+        as in :func:`~prune_opt.prune`: its errors are always counted on
+        ``(X, y)`` (each of its trees fits every training row, so there is no
+        in-bag sample).
     solver : str
         ``method="search"``: ``"auto"`` or ``"budget"``.  ``method="hull"``:
         backend of the Lagrangian solves.
@@ -259,6 +267,10 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
             f"with {solver!r}, pass method='hull'")
     problem, forest = split_problem_or_forest(problem_or_forest, costs=costs, train=train,
                                               cost_sample=cost_sample, client=client)
+    if train is not None:  # for every objective alike (see prune)
+        from .._forest import as_forest
+
+        refuse_train_for_boosted(as_forest(forest), train)
     if warm_start is not None and method == "hull":
         raise ValueError("warm_start= applies to method='search' (the hull's vertices do not "
                          "depend on a start): drop warm_start or use method='search'")

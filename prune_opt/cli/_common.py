@@ -304,6 +304,16 @@ def model_experiment(args, exp):
     return exp
 
 
+def error_data(exp):
+    """``train=`` of the paper's program for the experiment ``exp``: the train split, on
+    which each tree of the forest the command grew counts its in-bag errors, or None
+    for a ``--model`` booster, whose errors are counted on the pruning rows (its trees
+    each fit every training row, and its training rows are not these)."""
+    if getattr(exp["forest"], "is_additive", False):
+        return None
+    return (exp["X_train"], exp["y_train"])
+
+
 def forest_for(task, args):
     """The unfitted random forest (classifier or regressor) of ``--trees``,
     ``--max-depth`` and ``--seed``."""

@@ -23,6 +23,7 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
+    error_data,
     format_table,
     score_metrics,
     task_line,
@@ -287,8 +288,7 @@ def run(args):
     print(memory_report(exp["forest"], X_val, exp["costs"]))  # before compiling
     t0 = time.perf_counter()
     problem = compile_problem(exp["forest"], X_val, y_val, costs=exp["costs"], lam=args.lam,
-                              depth_cost=args.depth_cost,
-                              train=(exp["X_train"], exp["y_train"]))
+                              depth_cost=args.depth_cost, train=error_data(exp))
     compile_seconds = time.perf_counter() - t0
     size = problem.size()
     print(f"dataset {exp['dataset'].name}: {args.trees} trees, {len(y_val)} validation "

@@ -9,6 +9,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     check_solver_name,
+    error_data,
     format_table,
     naming_errors,
     phase,
@@ -183,8 +184,7 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
     import warnings
 
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
-    problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"],
-                              train=(exp["X_train"], exp["y_train"]))
+    problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"], train=error_data(exp))
     out = {}
     for m in methods:
         if m == "budgetprune":
