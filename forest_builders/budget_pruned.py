@@ -84,6 +84,7 @@ from ._pruning import (
     own_loss,
     refit_forest,
     unscored_row,
+    zero_cost_model,
 )
 from ._selection import choose
 
@@ -331,6 +332,8 @@ class _BudgetPrunedForest(BaseEstimator):
                                        train=train, objective=objective, time_limit=limit)
             except ValueError:
                 return self.selected_
+        if d.budget <= 0:  # paid splits that only rows outside the prune rows reach
+            pf = zero_cost_model(pf, fc)
         if bool(win["refit"]) and pf.n_splits > 0 and not forest.is_additive:
             pf = refit_forest(pf, d.X[rows], d.y[rows])
         if not fits(cost_summary(pf, d), d.budget):
