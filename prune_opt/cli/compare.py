@@ -268,7 +268,7 @@ def add_gaps(rows):
 def run(args):
     from tqdm import tqdm
 
-    from .. import compile_problem
+    from .. import as_forest, compile_problem
 
     solvers = parse_solvers(args.solvers)
     if args.examples is not None and args.examples < 1:
@@ -291,7 +291,8 @@ def run(args):
                               depth_cost=args.depth_cost, train=error_data(exp))
     compile_seconds = time.perf_counter() - t0
     size = problem.size()
-    print(f"dataset {exp['dataset'].name}: {args.trees} trees, {len(y_val)} validation "
+    n_trees = as_forest(exp["forest"]).n_trees  # a --model file's own, not --trees
+    print(f"dataset {exp['dataset'].name}: {n_trees} trees, {len(y_val)} validation "
           f"examples; compiled in {compile_seconds:.2f}s: {size['n_nodes']:,} nodes, "
           f"{size['n_uses']:,} first-use records, {size['n_pairs']:,} pairs, LP "
           f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
@@ -321,7 +322,7 @@ def run(args):
           if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
-                               "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,
+                               "trees": n_trees, "lam": args.lam, "depth_cost": args.depth_cost,
                                "n_validation": int(len(y_val)), "problem_size": size,
                                "compile_seconds": compile_seconds, "best_objective": best,
                                "not_run": skipped,

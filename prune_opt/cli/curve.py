@@ -264,7 +264,7 @@ def score_at_budget(rows, budget, *, y="accuracy_eval"):
 
 
 def run(args):
-    from .. import acquisition_cost
+    from .. import acquisition_cost, as_forest
     from ..plotting import plot_tradeoff
 
     methods = parse_methods(args.methods)
@@ -287,6 +287,7 @@ def run(args):
     exp = setup_experiment(args)
     print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    n_trees = as_forest(rf).n_trees  # a --model file's own, not --trees
     regression = exp["task"] == "regression"
     score, short = ("r2", "R^2") if regression else ("accuracy", "accuracy")
     base_cost = float(acquisition_cost(rf, Xte, exp["costs"]).mean())
@@ -305,7 +306,7 @@ def run(args):
                             max_points=args.baseline_points, budgets=budgets,
                             time_limit=time_limit)
     extra = f", MSE {base['test_mse']:.4g}" if regression else ""
-    print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test {short} "
+    print(f"dataset {exp['dataset'].name}: {n_trees} trees; unpruned test {short} "
           f"{base_score:.4f}{extra}, test cost {base_cost:.4g}, validation cost "
           f"{val_cost:.4g}")
     summary = _summary(curves, shares, budgets, "r2" if regression else "acc", score)
@@ -314,7 +315,7 @@ def run(args):
               "cost): the method's costliest point whose validation cost fits it")
     print(format_table(summary, list(summary[0])))
     _write_outputs(args, exp, curves, summary, {**base, "test_cost": base_cost,
-                                                "validation_cost": val_cost})
+                                                "validation_cost": val_cost}, n_trees)
     if args.plot:
         with naming_errors(args.plot):
             plot_tradeoff(curves, path=args.plot, y=f"{score}_eval",
@@ -335,13 +336,13 @@ def _summary(curves, shares, budgets, prefix, score):
     return summary
 
 
-def _write_outputs(args, exp, curves, summary, unpruned):
+def _write_outputs(args, exp, curves, summary, unpruned, n_trees):
     all_rows = [dict(r, method=m) for m, rows in curves.items() for r in rows]
     if args.csv:
         write_csv(args.csv, all_rows)
         print(f"wrote {args.csv}")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
-                               "trees": args.trees, "unpruned": unpruned,
+                               "trees": n_trees, "unpruned": unpruned,
                                "summary": summary, "rows": all_rows})
         print(f"wrote {args.json}")
