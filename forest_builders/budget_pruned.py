@@ -381,7 +381,7 @@ class _BudgetPrunedForest(BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def predict(self, X):
-        """Predictions of the chosen pruned forest.
+        """Predictions of the chosen pruned model (a forest or a boosted model).
 
         Parameters
         ----------
@@ -418,7 +418,8 @@ class _BudgetPrunedForest(BaseEstimator):
         return self.pruned_.feature_usage(X)
 
     def to_sklearn(self):
-        """A fitted scikit-learn forest over every input column that predicts identically.
+        """A fitted scikit-learn forest over every input column that predicts identically,
+        for a forest winner.
 
         It takes the inputs this estimator takes: named columns when it was fitted
         on a DataFrame, a plain array otherwise (the costs' feature names, kept
@@ -607,7 +608,11 @@ class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
     _task = "classification"
 
     def predict_proba(self, X):
-        """Averaged class probabilities of the chosen pruned forest.
+        """Class probabilities of the chosen pruned model.
+
+        A forest winner averages its trees' class distributions; a boosted winner
+        (gbm, cegb) applies its link (logistic or softmax) to the initial score
+        plus its pruned trees' raw scores, as its library does.
 
         Parameters
         ----------
