@@ -378,3 +378,22 @@ def test_train_frac_zero_splits_every_row_between_validation_and_test(capsys, tm
         code = main([command[0], "--model", str(lightgbm_file), "--dataset", "pima",
                      "--train-frac", "0", *command[1:]])
         assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("objective", ["paper", None])
+def test_an_objective_asked_for_at_lam_is_the_one_minimised(capsys, tmp_path, lightgbm_file,
+                                                            objective):
+    # --objective paper at --lam was dropped for a --model booster: the summary said
+    # 'loss: logloss' and the pruning was the log-loss one. Without --objective a
+    # booster is pruned for its own loss, as documented
+    argv = ["prune", "--model", str(lightgbm_file), "--dataset", "pima", "--lam", "0.003",
+            "--out", str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"),
+            "--no-progress", *(["--objective", objective] if objective else [])]
+    assert main(argv) == 0, capsys.readouterr().err
+    summary = _summary(tmp_path, "s.json")
+    assert summary["loss"] == (objective or "logloss")
+    exp = _split(argv)
+    expected = po.prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        lam=0.003, objective=objective)
+    np.testing.assert_array_equal(po.load(tmp_path / "p.json").split_mask,
+                                  expected.split_mask)

@@ -146,9 +146,9 @@ def _prune(args, exp):
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, time_limit=args.time_limit)
     if args.objective not in ("paper", "auto"):
         return _prune_ensemble_objective(args, rf, Xv, yv, costs)
-    if args.lam is not None:
+    if args.lam is not None:  # the paper's objective, also for a --model booster
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
-                     time_limit=args.time_limit)
+                     objective="paper", time_limit=args.time_limit)
     return _fit_to_budget(args, rf, Xv, yv, costs, train)
 
 
