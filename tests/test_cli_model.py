@@ -397,3 +397,22 @@ def test_an_objective_asked_for_at_lam_is_the_one_minimised(capsys, tmp_path, li
                         lam=0.003, objective=objective)
     np.testing.assert_array_equal(po.load(tmp_path / "p.json").split_mask,
                                   expected.split_mask)
+
+
+def test_a_classifier_given_a_regression_target_says_so(capsys, tmp_path, lightgbm_file):
+    # pima's glucose-like continuous column as the target of a 2-class model: one line
+    # saying it is a regression target, not a list of hundreds of "labels"
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", "diabetes", "--lam",
+                 "0.01", "--out", str(tmp_path / "p.json")])
+    err = one_line_error(capsys, code)
+    assert "features" in err  # diabetes is not the model's table: its columns first
+    pd = pytest.importorskip("pandas")
+    ds = load_dataset("pima")
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    frame["class"] = ds.X[:, 1] * 1.5 + 0.25
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", str(tmp_path / "t.csv"),
+                 "--target", "class", "--lam", "0.01", "--out", str(tmp_path / "p.json")])
+    err = one_line_error(capsys, code, "classifier of 2 classes", "non-integer values",
+                         "--target")
+    assert len(err) < 300

@@ -350,6 +350,10 @@ def model_classes(labels, n_classes, given=None):
         classes = _parse_classes(given, labels, k)
         return classes, f"classes (--classes): {_mapping_text(classes)}"
     numeric = labels.dtype.kind in "biuf"
+    if numeric and labels.size > k and not np.all(labels == np.round(labels)):
+        raise ValueError(f"--model: the model is a classifier of {k} classes, but the target "
+                         f"holds {labels.size} distinct non-integer values, a regression "
+                         "target; pass the label column with --target")
     if numeric and labels.size and np.all(labels == np.round(labels)) and labels.min() >= 0 \
             and labels.max() <= k - 1:
         lacks = f" (the table has {shown})" if labels.size < k else ""
