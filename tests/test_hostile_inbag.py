@@ -159,6 +159,24 @@ def _boosted_models(data):
     return out
 
 
+def _train_calls(model, Xv, yv, train, own):
+    """Every entry that takes ``train=``, called with it on ``model``."""
+    return {
+        "prune": lambda: po.prune(model, Xv, yv, lam=0.01, train=train),
+        "prune paper": lambda: po.prune(model, Xv, yv, lam=0.01, train=train,
+                                        objective="paper"),
+        "prune own": lambda: po.prune(model, Xv, yv, lam=0.01, train=train, objective=own),
+        "fit_budget": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                            time_limit=5),
+        "fit_budget paper": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                                  objective="paper", time_limit=5),
+        "fit_budget own": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                                objective=own, time_limit=5),
+        "compile_problem": lambda: po.compile_problem(model, Xv, yv, train=train),
+        "tradeoff_curve": lambda: po.tradeoff_curve(model, Xv, yv, train=train),
+    }
+
+
 def test_train_with_a_boosted_model_is_refused_alike_everywhere(data):
     """One rule: a boosted model's errors are counted on the pruning rows (X, y). Its
     trees each fit every training row (no in-bag sample to count on), so ``train=``
@@ -166,31 +184,13 @@ def test_train_with_a_boosted_model_is_refused_alike_everywhere(data):
     by what compiles the paper's program; before, prune refused it only for the model's
     own loss and fit_budget accepted and ignored it."""
     Xt, yt, Xv, yv = data
-    train = (Xt, yt)
     held = 0
     for kind, model in _boosted_models(data).items():
-        y_train = yt.astype(float) if "Regressor" in kind else yt
-        y_val = yv.astype(float) if "Regressor" in kind else yv
-        train = (Xt, y_train)
-        own = "squared_error" if "Regressor" in kind else "logloss"
-        calls = {
-            "prune": lambda: po.prune(model, Xv, y_val, lam=0.01, train=train),
-            "prune paper": lambda: po.prune(model, Xv, y_val, lam=0.01, train=train,
-                                            objective="paper"),
-            "prune own": lambda: po.prune(model, Xv, y_val, lam=0.01, train=train,
-                                          objective=own),
-            "fit_budget": lambda: po.fit_budget(model, Xv, y_val, budget=1.0, train=train,
-                                                time_limit=5),
-            "fit_budget paper": lambda: po.fit_budget(model, Xv, y_val, budget=1.0,
-                                                      train=train, objective="paper",
-                                                      time_limit=5),
-            "fit_budget own": lambda: po.fit_budget(model, Xv, y_val, budget=1.0,
-                                                    train=train, objective=own,
-                                                    time_limit=5),
-            "compile_problem": lambda: po.compile_problem(model, Xv, y_val, train=train),
-            "tradeoff_curve": lambda: po.tradeoff_curve(model, Xv, y_val, train=train),
-        }
-        for name, call in calls.items():
+        regression = "Regressor" in kind
+        y_val = yv.astype(float) if regression else yv
+        train = (Xt, yt.astype(float) if regression else yt)
+        own = "squared_error" if regression else "logloss"
+        for name, call in _train_calls(model, Xv, y_val, train, own).items():
             with pytest.raises(ValueError, match=r"^train=: a boosted model's errors are "
                                                  r"counted on the pruning rows") as info:
                 call()
