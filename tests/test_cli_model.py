@@ -416,3 +416,15 @@ def test_a_classifier_given_a_regression_target_says_so(capsys, tmp_path, lightg
     err = one_line_error(capsys, code, "classifier of 2 classes", "non-integer values",
                          "--target")
     assert len(err) < 300
+
+
+def test_a_baseline_a_boosted_model_cannot_have_is_refused_before_the_work(
+        capsys, tmp_path, lightgbm_file):
+    # impurity thresholds need node impurities, which raw scores do not have: refused
+    # after the exact hull had been traced, now before anything is solved
+    code = main(["curve", "--model", str(lightgbm_file), "--dataset", "pima", "--methods",
+                 "budgetprune,impurity", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--methods impurity" in err and "boosted model" in err and "ccp, greedy" in err
+    assert "exact hull" not in out  # nothing was traced

@@ -285,8 +285,12 @@ def run(args):
         if "budgetprune" not in methods:
             raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     exp = setup_experiment(args)
-    print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    if "impurity" in methods and as_forest(rf).is_additive:  # before any solve
+        raise ValueError("--methods impurity: a boosted model's nodes hold raw scores, so "
+                         "they have no impurity; choose among the other baselines (ccp, "
+                         "greedy, fewer-trees)")
+    print(task_line(exp))
     n_trees = as_forest(rf).n_trees  # a --model file's own, not --trees
     regression = exp["task"] == "regression"
     score, short = ("r2", "R^2") if regression else ("accuracy", "accuracy")
