@@ -299,8 +299,8 @@ def check_train_frac(args):
                          "row here trains it); without it the command grows its forest on "
                          "the train split: give a share in (0, 1)")
     if not 0.0 < frac < 1.0:
-        lowest = "[0, 1) with --model, else (0, 1)" if hasattr(args, "model") else "(0, 1)"
-        raise ValueError(f"--train-frac must be in {lowest}, got {frac}")
+        where = "[0, 1) with --model" if getattr(args, "model", None) else "(0, 1)"
+        raise ValueError(f"--train-frac must be in {where}, got {frac}")
 
 
 def model_classes(labels, n_classes, given=None):
