@@ -286,10 +286,7 @@ def run(args):
             raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     exp = setup_experiment(args)
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
-    if "impurity" in methods and as_forest(rf).is_additive:  # before any solve
-        raise ValueError("--methods impurity: a boosted model's nodes hold raw scores, so "
-                         "they have no impurity; choose among the other baselines (ccp, "
-                         "greedy, fewer-trees)")
+    _check_methods_apply(methods, rf)
     print(task_line(exp))
     n_trees = as_forest(rf).n_trees  # a --model file's own, not --trees
     regression = exp["task"] == "regression"
@@ -327,6 +324,16 @@ def run(args):
                           title=f"{exp['dataset'].name}: test {short} vs feature cost")
         print(f"wrote {args.plot}")
     return 0
+
+
+def _check_methods_apply(methods, rf):
+    """Refuse, before any solve, a method the model cannot have."""
+    from .. import as_forest
+
+    if "impurity" in methods and as_forest(rf).is_additive:
+        raise ValueError("--methods impurity: a boosted model's nodes hold raw scores, so "
+                         "they have no impurity; choose among the other baselines (ccp, "
+                         "greedy, fewer-trees)")
 
 
 def _summary(curves, shares, budgets, prefix, score):
