@@ -57,11 +57,15 @@ TARGET_SHARE = 0.95
 def split_problem_or_forest(problem_or_forest, *, costs=None, train=None, cost_sample=None,
                             client=None):
     """``(problem, None)`` for a compiled problem (refusing the arguments it already
-    fixes), else ``(None, forest)``."""
+    fixes), else ``(None, forest)`` (refusing ``train=`` for a boosted model)."""
     if not isinstance(problem_or_forest, PruningProblem):
         if problem_or_forest is None:
             raise ValueError("pass a fitted forest (with X and y) or a compiled "
                              "PruningProblem as the first argument")
+        if train is not None:  # for every objective alike (see prune)
+            from .._forest import as_forest
+
+            refuse_train_for_boosted(as_forest(problem_or_forest), train)
         return None, problem_or_forest
     given = [n for n, v in (("costs", costs), ("train", train), ("cost_sample", cost_sample),
                             ("client", client)) if v is not None]
@@ -267,10 +271,6 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
             f"with {solver!r}, pass method='hull'")
     problem, forest = split_problem_or_forest(problem_or_forest, costs=costs, train=train,
                                               cost_sample=cost_sample, client=client)
-    if train is not None:  # for every objective alike (see prune)
-        from .._forest import as_forest
-
-        refuse_train_for_boosted(as_forest(forest), train)
     if warm_start is not None and method == "hull":
         raise ValueError("warm_start= applies to method='search' (the hull's vertices do not "
                          "depend on a start): drop warm_start or use method='search'")
