@@ -428,3 +428,17 @@ def test_a_baseline_a_boosted_model_cannot_have_is_refused_before_the_work(
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "--methods impurity" in err and "boosted model" in err and "ccp, greedy" in err
     assert "exact hull" not in out  # nothing was traced
+
+
+def test_a_regression_model_refuses_class_labels_by_name(capsys, tmp_path, regression_files):
+    pd = pytest.importorskip("pandas")
+    ds = load_dataset("diabetes")
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    frame["target"] = np.where(ds.y > np.median(ds.y), "high", "low")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    base = ["prune", "--model", str(regression_files["lightgbm"]), "--lam", "0.01",
+            "--out", str(tmp_path / "p.json")]
+    code = main([*base, "--dataset", str(tmp_path / "t.csv"), "--target", "target"])
+    one_line_error(capsys, code, "regression model", "text ('high', 'low')", "--target")
+    code = main([*base, "--dataset", "diabetes", "--classes", "a,b"])
+    one_line_error(capsys, code, "--classes", "regression model", "drop --classes")
