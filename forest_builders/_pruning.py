@@ -29,7 +29,7 @@ import prune_opt as po
 from prune_opt import PrunedForest
 from prune_opt.budget import fits_budget
 
-__all__ = ["FitData", "PruningRun", "cost_summary", "fits", "COST_MARGIN"]
+__all__ = ["FitData", "PruningRun", "cost_summary", "fits", "zero_cost_model", "COST_MARGIN"]
 
 #: the share of the time left per pruning call that its fit_budget search is given (the
 #: searches end a little late, and compiling, refitting and scoring come on top)
@@ -91,6 +91,29 @@ def own_loss(forest):
         return forest.ensemble.loss_name
     own = "brier" if forest.task == "classification" else "squared_error"
     return own if own in po.objectives.available_objectives() else None
+
+
+def zero_cost_model(pf, costs):
+    """``pf`` keeping only the splits on features that cost nothing alone, below kept
+    splits only: the model no row pays for (the prior when no feature is free).
+
+    At budget 0 a pruning that costs nothing on the rows it was searched on can keep
+    paid splits that only other rows reach; a search at a lower budget cannot help,
+    so those splits go.  A pruned node predicts what the pruning's forest says of it
+    (a boosted model's fitted node value), as in any pruning.
+    """
+    f = pf.forest
+    free = np.asarray(costs.feature_cost(), dtype=float) == 0
+    keep = pf.split_mask.copy()
+    keep[keep] = free[f.feature[keep]]
+    for level in range(1, f.max_depth + 1):  # a split below a dropped one goes too
+        nodes = np.flatnonzero(keep & (f.depth == level))
+        keep[nodes] = keep[f.parent[nodes]]
+    if np.array_equal(keep, pf.split_mask):
+        return pf
+    return PrunedForest(f, keep, costs=pf.costs, estimator_class=pf.estimator_class,
+                        solve_info={**pf.solve_info,
+                                    "zero_cost": "budget 0: the splits on paid features dropped"})
 
 
 def prune_row_loss(pf, X, y):
@@ -160,6 +183,8 @@ class PruningRun:
             if cost is None:
                 cost = full.average_cost(d.X[d.prune])
             summary = cost_summary(full, d) if fits_budget(cost, d.budget) else None
+            if summary is not None and d.budget <= 0:  # paid splits no given row reaches
+                full = zero_cost_model(full, self.costs)
             if summary is not None and fits(summary, d.budget):
                 self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
             elif cand.info.get("grown_on") == "grow+prune":
@@ -238,8 +263,11 @@ class PruningRun:
         rho, tries = self.rho, 0
         try:
             pruned = self._search(i, obj, limit, warm, rho)
+            if d.budget <= 0:  # no lower budget to aim at: the zero-cost model
+                pruned = zero_cost_model(pruned, self.costs)
             summary = cost_summary(pruned, d)
-            while not fits(summary, d.budget) and tries < RETRIES + 2 * required and (
+            while not fits(summary, d.budget) and d.budget > 0 and (
+                    tries < RETRIES + 2 * required) and (
                     required or clock.allows(kind, self.share, extra=limit)):
                 # the margin on every row was missed: aim lower on the prune rows, by the miss
                 miss = summary["fit_cost_bound"] - d.budget

@@ -84,6 +84,7 @@ from ._pruning import (
     own_loss,
     refit_forest,
     unscored_row,
+    zero_cost_model,
 )
 from ._selection import choose
 
@@ -331,6 +332,8 @@ class _BudgetPrunedForest(BaseEstimator):
                                        train=train, objective=objective, time_limit=limit)
             except ValueError:
                 return self.selected_
+        if d.budget <= 0:  # paid splits that only rows outside the prune rows reach
+            pf = zero_cost_model(pf, fc)
         if bool(win["refit"]) and pf.n_splits > 0 and not forest.is_additive:
             pf = refit_forest(pf, d.X[rows], d.y[rows])
         if not fits(cost_summary(pf, d), d.budget):
@@ -378,7 +381,7 @@ class _BudgetPrunedForest(BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def predict(self, X):
-        """Predictions of the chosen pruned forest.
+        """Predictions of the chosen pruned model (a forest or a boosted model).
 
         Parameters
         ----------
@@ -415,7 +418,8 @@ class _BudgetPrunedForest(BaseEstimator):
         return self.pruned_.feature_usage(X)
 
     def to_sklearn(self):
-        """A fitted scikit-learn forest over every input column that predicts identically.
+        """A fitted scikit-learn forest over every input column that predicts identically,
+        for a forest winner.
 
         It takes the inputs this estimator takes: named columns when it was fitted
         on a DataFrame, a plain array otherwise (the costs' feature names, kept
@@ -604,7 +608,11 @@ class BudgetPrunedForestClassifier(ClassifierMixin, _BudgetPrunedForest):
     _task = "classification"
 
     def predict_proba(self, X):
-        """Averaged class probabilities of the chosen pruned forest.
+        """Class probabilities of the chosen pruned model.
+
+        A forest winner averages its trees' class distributions; a boosted winner
+        (gbm, cegb) applies its link (logistic or softmax) to the initial score
+        plus its pruned trees' raw scores, as its library does.
 
         Parameters
         ----------

@@ -53,7 +53,8 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         Trade-off weight of the cost term (>= 0).
     train : tuple (X_train, y_train), optional
         The forest's training data.  Errors are then counted on each tree's
-        in-bag bootstrap sample with multiplicity (the paper's choice).
+        in-bag bootstrap sample with multiplicity (the paper's choice).  A
+        boosted model refuses it: its errors are always counted on ``(X, y)``.
     depth_cost : float
         Weight of the computation (depth) term inside the lam bracket.
     sample_weight : array-like, optional

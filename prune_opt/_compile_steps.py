@@ -23,7 +23,7 @@ from ._routing import (
     route_errors,
 )
 from ._sampling import resolve_cost_sample
-from ._validation import check_features, check_labels
+from ._validation import check_features, check_labels, refuse_train_for_boosted
 
 
 def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
@@ -37,12 +37,11 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
                                          chunk_size=chunk_size)
         return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
                             chunk_size=chunk_size, leaves=leaves)
+    refuse_train_for_boosted(forest, train)  # a booster's errors: on the cost data
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
     Xt = check_features(forest, train[0], name="train[0] (X_train)")
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
-    if forest.is_additive:  # a booster fits every training row
-        return boosted_error_routing(forest, Xt, yt, chunk_size=chunk_size)
     bags = require_in_bag(forest, Xt.shape[0])
     return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
 

@@ -10,6 +10,7 @@ from ._costs import estimator_costs
 from ._forest import as_forest
 from ._sampling import cost_sample_report, local_rows
 from ._solve import OBJECTIVE_RTOL, solve
+from ._validation import refuse_train_for_boosted
 
 __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
 
@@ -46,7 +47,9 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
         Backend name; see :func:`available_solvers`.
     train : tuple (X_train, y_train), optional
         Count errors on each tree's in-bag sample (the paper's choice; with
-        ``lam=0`` a fully grown forest is then kept whole).
+        ``lam=0`` a fully grown forest is then kept whole).  A boosted model
+        refuses it: its errors are always counted on ``(X, y)`` (each of its
+        trees fits every training row, so there is no in-bag sample).
     depth_cost : float
         Weight of the average path length (computation) inside the lam term.
     time_limit : float, optional
@@ -84,6 +87,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     """
     costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
     forest = as_forest(forest)
+    refuse_train_for_boosted(forest, train)  # for every objective alike
     if objective is None:
         objective = forest.ensemble.loss_name if forest.is_additive else "paper"
     if not (isinstance(objective, str) and objective == "paper"):

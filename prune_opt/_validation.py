@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions, make_
 __all__ = ["FINITE_NONNEG", "FINITE_POSITIVE", "NONNEG_INT", "POSITIVE_INT", "Interval",
            "Options", "StrOptions", "check_features", "check_labels", "check_nonneg_scalar",
            "check_classification", "check_param", "check_params", "check_targets",
-           "check_weights"]
+           "check_weights", "refuse_train_for_boosted"]
 
 FINITE_NONNEG = Interval(Real, 0, np.inf, closed="left")
 FINITE_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
@@ -441,6 +441,33 @@ def check_classification(forest, what):
     if getattr(forest, "task", "classification") == "regression":
         raise ValueError(f"{what} scores class probabilities, but this is a regression "
                          "forest; use objective='paper' (the normalised squared error) instead")
+
+
+def refuse_train_for_boosted(forest, train):
+    """The one rule for ``train=`` with a boosted model: refused, the same way by every
+    entry that takes it (``prune``, ``fit_budget``, ``compile_problem``).
+
+    A boosted model's errors are counted on the pruning rows ``(X, y)``: each of its
+    trees fits (the gradients of) every training row, so there is no in-bag sample
+    to count on, and on the rows the trees were fitted to every split looks better
+    than it is.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from prune_opt._validation import refuse_train_for_boosted
+    >>> refuse_train_for_boosted(SimpleNamespace(is_additive=False), ([[0.0]], [0]))
+    >>> refuse_train_for_boosted(SimpleNamespace(is_additive=True), ([[0.0]], [0]))
+    Traceback (most recent call last):
+    ...
+    ValueError: train=: a boosted model's errors are counted on the pruning rows (X, y); its trees each fit every training row, so there is no in-bag sample to count on and on those rows every split looks better than it is: drop train= and pass rows the model was not trained on as X, y
+    """
+    if train is not None and getattr(forest, "is_additive", False):
+        raise ValueError("train=: a boosted model's errors are counted on the pruning rows "
+                         "(X, y); its trees each fit every training row, so there is no "
+                         "in-bag sample to count on and on those rows every split looks "
+                         "better than it is: drop train= and pass rows the model was not "
+                         "trained on as X, y")
 
 
 def check_weights(weights, n, name="sample_weight"):

@@ -108,3 +108,337 @@ def test_a_model_of_the_other_task_or_columns_is_refused(capsys, tmp_path, light
     code = main(["prune", "--dataset", "pima", "--lam", "0.01", "--model-out",
                  str(tmp_path / "m.txt"), "--out", str(tmp_path / "p.json")])
     one_line_error(capsys, code, "--model-out needs --model")
+
+
+# ------------------------------------------------------------------ labels, tasks, splits
+# A model file's classes are 0..K-1: the table's labels are mapped to them by a rule a
+# user can check (class numbers as they are, else exactly K labels in sorted order, else
+# --classes), never by their rank among the labels the table happens to hold.
+
+@pytest.fixture(scope="module")
+def thyroid():
+    return load_dataset("thyroid")
+
+
+def _write_table(path, X, labels, names, target="class"):
+    """A CSV of the rows (duplicated feature rows dropped, so a row names its label)."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=names)
+    frame[target] = labels
+    frame = frame.drop_duplicates(subset=list(names))
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _label_of_row(table, target="class"):
+    """{feature row: label} of a table, read the way the command line reads it."""
+    ds = load_dataset(str(table), target=target)
+    return {row.tobytes(): label for row, label in zip(ds.X, ds.y)}
+
+
+def _split(argv):
+    """The experiment the command line sets up for ``argv`` (same options, same split)."""
+    from prune_opt.cli import build_parser
+    from prune_opt.cli._common import setup_experiment
+
+    return setup_experiment(build_parser().parse_args(argv))
+
+
+def _lightgbm_labels(model_file, X, classes):
+    """What LightGBM itself predicts for X, as labels: class k is ``classes[k]``."""
+    raw = lgb.Booster(model_file=str(model_file)).predict(X)
+    index = (raw > 0.5).astype(int) if raw.ndim == 1 else np.argmax(raw, axis=1)
+    return np.asarray(classes)[index]
+
+
+@pytest.fixture(scope="module")
+def thyroid_012(tmp_path_factory, thyroid):
+    """A 3-class LightGBM model whose classes are the numbers 0, 1, 2 (thyroid's 1..3
+    minus one), trained on the training file's rows."""
+    pd = pytest.importorskip("pandas")
+    path = tmp_path_factory.mktemp("models") / "thyroid012.txt"
+    frame = pd.DataFrame(thyroid.X, columns=thyroid.feature_names)
+    lgb.LGBMClassifier(n_estimators=15, num_leaves=6, verbose=-1, random_state=0).fit(
+        frame, thyroid.y - 1).booster_.save_model(str(path))
+    return path
+
+
+def test_a_table_that_lacks_a_class_is_scored_against_the_models_classes(
+        capsys, tmp_path, thyroid, thyroid_012):
+    # the table holds classes 0 and 2 of a 3-class model: ranked among the table's own
+    # labels, 2 became class 1 and the model's own accuracy (0.99) was reported as ~0.07
+    keep = thyroid.y_test != 2
+    table = _write_table(tmp_path / "t.csv", thyroid.X_test[keep], thyroid.y_test[keep] - 1,
+                         thyroid.feature_names)
+    argv = ["prune", "--model", str(thyroid_012), "--dataset", str(table), "--target",
+            "class", "--lam", "0.001", "--out", str(tmp_path / "p.json"),
+            "--json", str(tmp_path / "s.json"), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "the labels are the class numbers of the model, 0..2 (the table has 0, 2)" in (
+        capsys.readouterr().out)
+    X_test = _split(argv)["X_test"]
+    truth = [_label_of_row(table)[row.tobytes()] for row in X_test]
+    own = np.mean(_lightgbm_labels(thyroid_012, X_test, [0, 1, 2]) == truth)
+    assert own > 0.9
+    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+    assert po.load(tmp_path / "p.json").forest.classes_.tolist() == [0, 1, 2]
+
+
+def _predict_accuracy(text):
+    return float(text.split("accuracy ")[1].split()[0])
+
+
+@pytest.mark.parametrize("case", ["pima no/yes", "thyroid 1/2/3"])
+def test_prune_then_predict_keeps_the_tables_labels(capsys, tmp_path, pima, thyroid, case):
+    # LGBMClassifier codes the labels in sorted order; prune --model does the same, the
+    # saved file keeps the labels and predict writes and scores them (it printed
+    # accuracy 0.0000 for no/yes and 0.19 for 1/2/3: the file held classes 0..K-1)
+    pd = pytest.importorskip("pandas")
+    if case.startswith("pima"):
+        ds, X, y = pima, pima.X, np.where(pima.y == 1, "yes", "no")
+        fit, rows = slice(0, 400), slice(400, None)
+        X_fit, y_fit, X_rows, y_rows = X[fit], y[fit], X[rows], y[rows]
+    else:
+        ds = thyroid
+        X_fit, y_fit, X_rows, y_rows = thyroid.X, thyroid.y, thyroid.X_test, thyroid.y_test
+    model_file = tmp_path / "m.txt"
+    lgb.LGBMClassifier(n_estimators=15, num_leaves=6, verbose=-1, random_state=0).fit(
+        pd.DataFrame(X_fit, columns=ds.feature_names), y_fit).booster_.save_model(
+        str(model_file))
+    table = _write_table(tmp_path / "t.csv", X_rows, y_rows, ds.feature_names)
+    code = main(["prune", "--model", str(model_file), "--dataset", str(table), "--target",
+                 "class", "--lam", "0.001", "--train-frac", "0", "--out",
+                 str(tmp_path / "p.json"), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    classes = np.unique(y_fit)
+    mapping = ", ".join(f"{c!r} -> {k}" if isinstance(c, str) else f"{c} -> {k}"
+                        for k, c in enumerate(classes.tolist()))
+    assert f"coded in sorted order, as LGBMClassifier and XGBClassifier code them: {mapping}" \
+        in capsys.readouterr().out
+    assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
+                 "--out", str(tmp_path / "preds.csv")]) == 0
+    read = load_dataset(str(table), target="class")
+    expected = _lightgbm_labels(tmp_path / "p.txt", read.X, classes)  # the pruned model
+    accuracy = float(np.mean(expected == read.y))
+    assert accuracy > 0.6
+    assert _predict_accuracy(capsys.readouterr().out) == pytest.approx(accuracy, abs=5e-5)
+    written = pd.read_csv(tmp_path / "preds.csv")["prediction"].astype(str).tolist()
+    assert written == [str(v) for v in expected.tolist()]
+
+
+def test_labels_that_are_not_the_classes_need_classes(capsys, tmp_path, thyroid,
+                                                       thyroid_012, pima, lightgbm_file):
+    # labels 1 and 3 of a model with classes 0..2: neither class numbers nor 3 labels
+    keep = thyroid.y_test != 2
+    table = _write_table(tmp_path / "t.csv", thyroid.X_test[keep], thyroid.y_test[keep],
+                         thyroid.feature_names)
+    base = ["prune", "--model", str(thyroid_012), "--dataset", str(table), "--target",
+            "class", "--lam", "0.001", "--out", str(tmp_path / "p.json"), "--no-progress"]
+    one_line_error(capsys, main(base), "3 classes (0..2)", "labels 1, 3", "--classes")
+    for given, words in [("1,2", "name each one's label"), ("1,2,2", "twice"),
+                         ("1,2,4", "does not name the table's labels 3"),
+                         ("a,b,c", "labels are numbers")]:
+        one_line_error(capsys, main([*base, "--classes", given]), "--classes", words)
+    assert main([*base, "--classes", "1,2,3"]) == 0, capsys.readouterr().err
+    assert "classes (--classes): 1 -> 0, 2 -> 1, 3 -> 2" in capsys.readouterr().out
+    assert po.load(tmp_path / "p.json").forest.classes_.tolist() == [1, 2, 3]
+    assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
+                 "--out", str(tmp_path / "preds.csv")]) == 0
+    read = load_dataset(str(table), target="class")
+    expected = _lightgbm_labels(tmp_path / "p.txt", read.X, [1, 2, 3])
+    assert _predict_accuracy(capsys.readouterr().out) == pytest.approx(
+        np.mean(expected == read.y), abs=5e-5)
+    # more labels than the model has classes; --classes without a model or a classifier
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", "pima", "--lam",
+                 "0.01", "--classes", "0,1", "--task", "classification", "--out",
+                 str(tmp_path / "q.json")])
+    assert code == 0, capsys.readouterr().err
+    code = main(["prune", "--dataset", "pima", "--lam", "0.01", "--classes", "0,1",
+                 "--out", str(tmp_path / "q.json")])
+    one_line_error(capsys, code, "--classes needs --model")
+    three = _write_table(tmp_path / "three.csv", pima.X, np.arange(pima.y.size) % 3,
+                         pima.feature_names)
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", str(three), "--target",
+                 "class", "--lam", "0.01", "--out", str(tmp_path / "q.json")])
+    one_line_error(capsys, code, "2 classes (0..1)", "3 labels", "--classes")
+
+
+@pytest.fixture(scope="module")
+def regression_files(tmp_path_factory):
+    """LightGBM and XGBoost regression models of diabetes, trained on its first rows."""
+    pd = pytest.importorskip("pandas")
+    xgb = pytest.importorskip("xgboost")
+    ds = load_dataset("diabetes")
+    frame = pd.DataFrame(ds.X[:200], columns=ds.feature_names)
+    folder = tmp_path_factory.mktemp("regression")
+    lgb.LGBMRegressor(n_estimators=8, num_leaves=6, verbose=-1, random_state=0).fit(
+        frame, ds.y[:200]).booster_.save_model(str(folder / "lgb.txt"))
+    xgb.XGBRegressor(n_estimators=8, max_depth=3, n_jobs=1).fit(frame, ds.y[:200]).save_model(
+        str(folder / "xgb.json"))
+    return {"lightgbm": folder / "lgb.txt", "xgboost": folder / "xgb.json"}
+
+
+def _library_predict(model_file, X):
+    """The regression model's own prediction of X, by its library."""
+    if str(model_file).endswith(".txt"):
+        return lgb.Booster(model_file=str(model_file)).predict(X)
+    import xgboost as xgb
+
+    booster = xgb.Booster(model_file=str(model_file))
+    return booster.predict(xgb.DMatrix(X, feature_names=booster.feature_names))
+
+
+def _r2_mse(pred, y):
+    return 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2), np.mean((y - pred) ** 2)
+
+
+COMMANDS = {
+    "prune --budget": ["prune", "--budget", "3", "--out", "{tmp}/p.json", "--json",
+                       "{tmp}/s.json", "--no-progress"],
+    "prune --lam": ["prune", "--lam", "0.001", "--out", "{tmp}/p.json", "--json",
+                    "{tmp}/s.json", "--no-progress"],
+    "curve": ["curve", "--budgets", "0.25,0.5", "--json", "{tmp}/s.json", "--no-progress"],
+    "compare": ["compare", "--lam", "0.001", "--json", "{tmp}/s.json", "--no-progress"],
+    "export": ["export", "--lam", "0.001", "--out", "{tmp}/p.mps"],
+    "tu-check": ["tu-check", "--examples", "20", "--json", "{tmp}/s.json"],
+}
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_takes_a_regression_model(capsys, tmp_path, regression_files,
+                                                command, library):
+    # prune and curve pruned, then crashed scoring the model ('Forest' object has no
+    # attribute 'score'); every command reports R^2 and MSE as for a forest
+    model_file = regression_files[library]
+    argv = [COMMANDS[command][0], "--model", str(model_file), "--dataset", "diabetes",
+            *[a.format(tmp=tmp_path) for a in COMMANDS[command][1:]]]
+    assert main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "regression" in out
+    if command == "export":
+        assert (tmp_path / "p.mps").stat().st_size > 0
+        return
+    summary = _summary(tmp_path, "s.json")
+    if command == "tu-check":
+        assert summary["report"]["is_tu"] in (True, False)
+        return
+    exp = _split(argv)
+    r2, mse = _r2_mse(_library_predict(model_file, exp["X_test"]), exp["y_test"])
+    if command.startswith("prune"):
+        assert summary["unpruned_test_r2"] == pytest.approx(r2, rel=1e-5)
+        assert summary["unpruned_test_mse"] == pytest.approx(mse, rel=1e-5)
+        pruned = po.load(tmp_path / "p.json")
+        r2, mse = _r2_mse(pruned.predict(exp["X_test"]), exp["y_test"])
+        assert summary["test_r2"] == pytest.approx(r2) and summary["test_mse"] == pytest.approx(mse)
+    elif command == "curve":
+        assert summary["unpruned"]["test_r2"] == pytest.approx(r2, rel=1e-5)
+        assert summary["unpruned"]["test_mse"] == pytest.approx(mse, rel=1e-5)
+        assert summary["trees"] == 8 and "diabetes: 8 trees" in out
+    else:
+        assert all("test_r2" in row and "test_mse" in row for row in summary["rows"])
+        assert summary["trees"] == 8 and "diabetes: 8 trees" in out
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_takes_a_multiclass_model(capsys, tmp_path, thyroid_012, command):
+    # thyroid's labels 1..3 on a model with classes 0..2: 3 labels in sorted order
+    argv = [COMMANDS[command][0], "--model", str(thyroid_012), "--dataset", "thyroid",
+            *[a.format(tmp=tmp_path) for a in COMMANDS[command][1:]]]
+    if command == "prune --budget":
+        argv[argv.index("3")] = "10"
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "classes: the table's labels coded in sorted order" in capsys.readouterr().out
+    if command.startswith("prune"):
+        exp = _split(argv)
+        own = np.mean(_lightgbm_labels(thyroid_012, exp["X_test"], [1, 2, 3]) == exp["y_test"])
+        assert own > 0.9
+        assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+        assert po.load(tmp_path / "p.json").forest.classes_.tolist() == [1, 2, 3]
+
+
+def test_train_frac_zero_splits_every_row_between_validation_and_test(capsys, tmp_path,
+                                                                      lightgbm_file, pima):
+    # a model trained elsewhere: no row of the table trained it, so none is set aside
+    argv = ["prune", "--model", str(lightgbm_file), "--dataset", "pima", "--train-frac", "0",
+            "--lam", "0.01", "--out", str(tmp_path / "p.json"), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    exp = _split(argv)
+    assert exp["X_train"].shape[0] == 0
+    assert len(exp["y_val"]) + len(exp["y_test"]) == pima.y.size
+    assert abs(len(exp["y_val"]) - len(exp["y_test"])) <= 1
+    rows = np.vstack([exp["X_val"], exp["X_test"]])
+    assert sorted(map(bytes, rows)) == sorted(map(bytes, pima.X))
+    # without --model the command grows its forest on the train split: refused
+    code = main(["prune", "--dataset", "pima", "--train-frac", "0", "--lam", "0.01",
+                 "--out", str(tmp_path / "q.json")])
+    one_line_error(capsys, code, "--train-frac 0 needs --model")
+    for command in (["compare", "--lam", "0.01"], ["curve", "--budgets", "0.5"],
+                    ["export", "--lam", "0.01", "--out", str(tmp_path / "e.mps")]):
+        code = main([command[0], "--model", str(lightgbm_file), "--dataset", "pima",
+                     "--train-frac", "0", *command[1:]])
+        assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("objective", ["paper", None])
+def test_an_objective_asked_for_at_lam_is_the_one_minimised(capsys, tmp_path, lightgbm_file,
+                                                            objective):
+    # --objective paper at --lam was dropped for a --model booster: the summary said
+    # 'loss: logloss' and the pruning was the log-loss one. Without --objective a
+    # booster is pruned for its own loss, as documented
+    argv = ["prune", "--model", str(lightgbm_file), "--dataset", "pima", "--lam", "0.003",
+            "--out", str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"),
+            "--no-progress", *(["--objective", objective] if objective else [])]
+    assert main(argv) == 0, capsys.readouterr().err
+    summary = _summary(tmp_path, "s.json")
+    assert summary["loss"] == (objective or "logloss")
+    exp = _split(argv)
+    expected = po.prune(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        lam=0.003, objective=objective)
+    np.testing.assert_array_equal(po.load(tmp_path / "p.json").split_mask,
+                                  expected.split_mask)
+
+
+def test_a_classifier_given_a_regression_target_says_so(capsys, tmp_path, lightgbm_file):
+    # pima's glucose-like continuous column as the target of a 2-class model: one line
+    # saying it is a regression target, not a list of hundreds of "labels"
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", "diabetes", "--lam",
+                 "0.01", "--out", str(tmp_path / "p.json")])
+    err = one_line_error(capsys, code)
+    assert "features" in err  # diabetes is not the model's table: its columns first
+    pd = pytest.importorskip("pandas")
+    ds = load_dataset("pima")
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    frame["class"] = ds.X[:, 1] * 1.5 + 0.25
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    code = main(["prune", "--model", str(lightgbm_file), "--dataset", str(tmp_path / "t.csv"),
+                 "--target", "class", "--lam", "0.01", "--out", str(tmp_path / "p.json")])
+    err = one_line_error(capsys, code, "classifier of 2 classes", "non-integer values",
+                         "--target")
+    assert len(err) < 300
+
+
+def test_a_baseline_a_boosted_model_cannot_have_is_refused_before_the_work(
+        capsys, tmp_path, lightgbm_file):
+    # impurity thresholds need node impurities, which raw scores do not have: refused
+    # after the exact hull had been traced, now before anything is solved
+    code = main(["curve", "--model", str(lightgbm_file), "--dataset", "pima", "--methods",
+                 "budgetprune,impurity", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--methods impurity" in err and "boosted model" in err and "ccp, greedy" in err
+    assert "exact hull" not in out  # nothing was traced
+
+
+def test_a_regression_model_refuses_class_labels_by_name(capsys, tmp_path, regression_files):
+    pd = pytest.importorskip("pandas")
+    ds = load_dataset("diabetes")
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    frame["target"] = np.where(ds.y > np.median(ds.y), "high", "low")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    base = ["prune", "--model", str(regression_files["lightgbm"]), "--lam", "0.01",
+            "--out", str(tmp_path / "p.json")]
+    code = main([*base, "--dataset", str(tmp_path / "t.csv"), "--target", "target"])
+    one_line_error(capsys, code, "regression model", "text ('high', 'low')", "--target")
+    code = main([*base, "--dataset", "diabetes", "--classes", "a,b"])
+    one_line_error(capsys, code, "--classes", "regression model", "drop --classes")

@@ -220,6 +220,47 @@ def test_budget_zero_gives_a_free_model(tmp_path):
     assert est.average_cost(X) == 0.0
 
 
+FREE_FIRST = np.array([0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0])
+
+
+def _free_first_data(task, n=300):
+    """make_classification / make_regression rows whose first two features are free (the
+    seed where prunings at budget 0 left paid splits that only rows outside the prune
+    rows reach)."""
+    from sklearn.datasets import make_classification, make_regression
+
+    if task == "classification":
+        return make_classification(n_samples=n, n_features=8, n_informative=5,
+                                   random_state=3)
+    return make_regression(n_samples=n, n_features=8, n_informative=5, noise=1.0,
+                           random_state=3)
+
+
+@pytest.mark.parametrize("cls, family", [
+    *[(BudgetPrunedForestClassifier, f) for f in ("rf", "shallow", "subset", "gbm", "cegb",
+                                                  "lazy")],
+    *[(BudgetPrunedForestRegressor, f) for f in ("rf", "shallow", "subset", "gbm", "cegb")]])
+def test_budget_zero_with_free_features_gives_the_zero_cost_model(cls, family, tmp_path):
+    # at budget 0 a pruning that costs nothing on the prune rows could keep paid splits
+    # that other rows reach; the retry then divided by the budget (ZeroDivisionError)
+    # whenever the clock left room for it. The answer is the model on the free features
+    if family == "cegb":
+        pytest.importorskip("lightgbm")
+    task = "classification" if cls is BudgetPrunedForestClassifier else "regression"
+    X, y = _free_first_data(task)
+    est = cls(budget=0, costs=FREE_FIRST, candidates=[family], time_limit=10,
+              random_state=0).fit(X, y)
+    _check_all(est, X, y, FREE_FIRST, 0.0, tmp_path)
+    pf = est.pruned_
+    # the zero-cost model: every kept split tests a free feature, so no row pays, not
+    # even one far from the rows given to fit
+    assert np.all(FREE_FIRST[pf.forest.feature[pf.split_mask]] == 0)
+    anywhere = np.random.default_rng(0).uniform(X.min(0) - 1, X.max(0) + 1, size=(2000, 8))
+    assert np.all(_walk_cost(pf, anywhere, FREE_FIRST) == 0)
+    fitting = est.candidates_[est.candidates_["fits_budget"]]
+    assert len(fitting) and (fitting["fit_cost"] == 0).all()
+
+
 def test_budget_above_the_full_cost_keeps_a_whole_forest():
     X, y = _blobs(n=100)
     est = BudgetPrunedForestClassifier(budget=1e6, **ROOMY).fit(X, y)

@@ -133,3 +133,70 @@ def test_extra_trees_without_bootstrap_counts_every_row(data):
     for t, est in enumerate(et.estimators_):
         majority = et.classes_[np.argmax(est.tree_.value[0, 0])]
         assert problem.node_error[roots[t]] == float(np.sum(yt != majority))
+
+
+def _boosted_models(data):
+    """Boosted models of every importer, fitted on the training rows."""
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingRegressor
+
+    Xt, yt, _, _ = data
+    out = {"GradientBoostingClassifier": GradientBoostingClassifier(
+               n_estimators=3, max_depth=2, random_state=0).fit(Xt, yt),
+           "HistGradientBoostingRegressor": HistGradientBoostingRegressor(
+               max_iter=3, max_leaf_nodes=4).fit(Xt, yt.astype(float))}
+    try:
+        import lightgbm as lgb
+        out["LGBMClassifier"] = lgb.LGBMClassifier(n_estimators=3, num_leaves=4,
+                                                   verbose=-1).fit(Xt, yt)
+    except ImportError:
+        pass
+    try:
+        import xgboost as xgb
+        out["XGBClassifier"] = xgb.XGBClassifier(n_estimators=3, max_depth=2,
+                                                 n_jobs=1).fit(Xt, yt)
+    except ImportError:
+        pass
+    return out
+
+
+def _train_calls(model, Xv, yv, train, own):
+    """Every entry that takes ``train=``, called with it on ``model``."""
+    return {
+        "prune": lambda: po.prune(model, Xv, yv, lam=0.01, train=train),
+        "prune paper": lambda: po.prune(model, Xv, yv, lam=0.01, train=train,
+                                        objective="paper"),
+        "prune own": lambda: po.prune(model, Xv, yv, lam=0.01, train=train, objective=own),
+        "fit_budget": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                            time_limit=5),
+        "fit_budget paper": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                                  objective="paper", time_limit=5),
+        "fit_budget own": lambda: po.fit_budget(model, Xv, yv, budget=1.0, train=train,
+                                                objective=own, time_limit=5),
+        "compile_problem": lambda: po.compile_problem(model, Xv, yv, train=train),
+        "tradeoff_curve": lambda: po.tradeoff_curve(model, Xv, yv, train=train),
+    }
+
+
+def test_train_with_a_boosted_model_is_refused_alike_everywhere(data):
+    """One rule: a boosted model's errors are counted on the pruning rows (X, y). Its
+    trees each fit every training row (no in-bag sample to count on), so ``train=``
+    is refused with the same message by prune and fit_budget for every objective, and
+    by what compiles the paper's program; before, prune refused it only for the model's
+    own loss and fit_budget accepted and ignored it."""
+    Xt, yt, Xv, yv = data
+    held = 0
+    for kind, model in _boosted_models(data).items():
+        regression = "Regressor" in kind
+        y_val = yv.astype(float) if regression else yv
+        train = (Xt, yt.astype(float) if regression else yt)
+        own = "squared_error" if regression else "logloss"
+        for name, call in _train_calls(model, Xv, y_val, train, own).items():
+            with pytest.raises(ValueError, match=r"^train=: a boosted model's errors are "
+                                                 r"counted on the pruning rows") as info:
+                call()
+            assert "drop train=" in str(info.value), (kind, name)
+            held += 1
+        # without train= the same calls run, counting errors on (X, y)
+        assert po.fit_budget(model, Xv, y_val, budget=1.0, time_limit=5).average_cost(
+            Xv) <= 1.0 + 1e-9
+    assert held >= 16

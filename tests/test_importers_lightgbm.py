@@ -202,6 +202,32 @@ def test_every_input_reads_the_same_forest(binary_data, tmp_path):
     assert list(po.as_forest(strings).classes_) == ["a", "b"]
 
 
+WINDOWS = {"crlf": lambda b: b.replace(b"\n", b"\r\n"),
+           "bom": lambda b: b"\xef\xbb\xbf" + b,
+           "bom+crlf": lambda b: b"\xef\xbb\xbf" + b.replace(b"\n", b"\r\n")}
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+@pytest.mark.parametrize("written", sorted(WINDOWS))
+def test_a_model_text_written_on_windows_reads_as_the_original(task, written, tmp_path):
+    # LightGBM writes "\n"; a file passed through a Windows editor or a git checkout with
+    # autocrlf has CRLF line ends and perhaps a byte-order mark. tree_sizes counts the
+    # original "\n" text, so the CRLF text reads as the text it was converted from
+    X, y = _data(3, task, 120, 3, 0.1, False)
+    model = MODELS[task](n_estimators=4, num_leaves=6, verbose=-1).fit(X, y)
+    text = model.booster_.model_to_string()
+    path = tmp_path / "model.txt"
+    path.write_bytes(WINDOWS[written](text.encode()))
+    reference = _check_exact(model, X)
+    for source in (path, path.read_bytes(), path.read_bytes().decode("utf-8")):
+        forest = from_lightgbm(source)
+        assert forest.same_splits(reference)
+        np.testing.assert_array_equal(forest.value, reference.value)
+        np.testing.assert_array_equal(forest.decision_function(X),
+                                      reference.decision_function(X))
+    assert po.importers.read_model_file(path).same_splits(reference)
+
+
 def test_the_trees_predict_uses_are_imported(binary_data):
     X, y = binary_data
     train, valid = lgb.Dataset(X[:200], y[:200]), lgb.Dataset(X[200:], y[200:])

@@ -206,6 +206,28 @@ def test_every_input_gives_the_same_forest(xgb, tmp_path):
     assert forests[1].source == "xgboost.Booster"
 
 
+@pytest.mark.parametrize("written", ["crlf", "bom", "bom+crlf"])
+def test_a_json_model_written_on_windows_reads_as_the_original(xgb, tmp_path, written):
+    # a byte-order mark (Notepad, PowerShell's Out-File) and CRLF line ends (an indented
+    # document through a Windows editor) do not change the model
+    X, y = load_iris(return_X_y=True)
+    booster = xgb.XGBClassifier(n_estimators=3, max_depth=2, n_jobs=1).fit(X, y).get_booster()
+    raw = json.dumps(model_doc(booster), indent=2).encode()
+    if "crlf" in written:
+        raw = raw.replace(b"\n", b"\r\n")
+    if "bom" in written:
+        raw = b"\xef\xbb\xbf" + raw
+    path = tmp_path / "model.json"
+    path.write_bytes(raw)
+    reference = po.as_forest(booster)
+    for forest in (from_xgboost(path), from_xgboost(raw), from_xgboost(raw.decode("utf-8")),
+                   po.importers.read_model_file(path)):
+        for key in ("left", "right", "feature", "threshold", "value", "missing_go_to_left"):
+            assert np.array_equal(getattr(forest, key), getattr(reference, key))
+        assert forest.ensemble.same_as(reference.ensemble)
+        np.testing.assert_array_equal(forest.predict_proba(X), reference.predict_proba(X))
+
+
 def test_reading_a_file_needs_no_xgboost(xgb, tmp_path, monkeypatch):
     X, y = load_diabetes(return_X_y=True)
     booster = xgb.XGBRegressor(n_jobs=1, n_estimators=2, max_depth=2).fit(X, y).get_booster()

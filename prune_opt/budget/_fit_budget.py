@@ -12,7 +12,12 @@ from .._compile import compile_problem
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._sampling import cost_sample_report, local_rows
-from .._validation import check_nonneg_scalar, check_time_limit, fits_budget
+from .._validation import (
+    check_nonneg_scalar,
+    check_time_limit,
+    fits_budget,
+    refuse_train_for_boosted,
+)
 from ..solvers._baseline_masks import LATE_FAMILIES, MASK_FAMILIES
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
@@ -52,11 +57,15 @@ TARGET_SHARE = 0.95
 def split_problem_or_forest(problem_or_forest, *, costs=None, train=None, cost_sample=None,
                             client=None):
     """``(problem, None)`` for a compiled problem (refusing the arguments it already
-    fixes), else ``(None, forest)``."""
+    fixes), else ``(None, forest)`` (refusing ``train=`` for a boosted model)."""
     if not isinstance(problem_or_forest, PruningProblem):
         if problem_or_forest is None:
             raise ValueError("pass a fitted forest (with X and y) or a compiled "
                              "PruningProblem as the first argument")
+        if train is not None:  # for every objective alike (see prune)
+            from .._forest import as_forest
+
+            refuse_train_for_boosted(as_forest(problem_or_forest), train)
         return None, problem_or_forest
     given = [n for n, v in (("costs", costs), ("train", train), ("cost_sample", cost_sample),
                             ("client", client)) if v is not None]
@@ -158,7 +167,10 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     budget : float
         Largest allowed average acquisition cost per example (>= 0).
     train : tuple (X_train, y_train), optional
-        Count errors on each tree's in-bag sample.
+        Count errors on each tree's in-bag sample.  A boosted model refuses it,
+        as in :func:`~prune_opt.prune`: its errors are always counted on
+        ``(X, y)`` (each of its trees fits every training row, so there is no
+        in-bag sample).
     solver : str
         ``method="search"``: ``"auto"`` or ``"budget"``.  ``method="hull"``:
         backend of the Lagrangian solves.

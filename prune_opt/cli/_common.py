@@ -4,6 +4,7 @@ outputs, plain-text tables."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import csv
 import json
 import os
@@ -86,9 +87,17 @@ def add_model_option(p):
                         "JSON model (model.save_model('model.json')), read by prune-opt's "
                         "own parsers, never executed (pickles are refused). The rows of "
                         "--dataset are split as usual and the model is not refitted (train "
-                        "it on rows that are not the validation or test split); its columns "
-                        "are matched by name, a classifier's labels coded 0..K-1 in sorted "
-                        "order as LGBMClassifier and XGBClassifier code them")
+                        "it on rows that are not the validation or test split, or pass "
+                        "--train-frac 0: none of the rows trained it); its columns are "
+                        "matched by name. A classifier's classes are 0..K-1 in the model: "
+                        "target labels in 0..K-1 are those classes, exactly K other labels "
+                        "are coded in sorted order as LGBMClassifier and XGBClassifier code "
+                        "them (the mapping is printed); anything else needs --classes")
+    p.add_argument("--classes", default=None, metavar="A,B,...",
+                   help="with --model: the label of each of the model's classes, in the "
+                        "model's order (class 0 first), comma-separated; needed when the "
+                        "table's labels are neither the class numbers 0..K-1 nor exactly K "
+                        "labels to code in sorted order (e.g. a table that lacks a class)")
 
 
 def load_data(args):
@@ -235,8 +244,10 @@ def setup_experiment(args, *, fit=True):
     """
     from sklearn.model_selection import train_test_split
 
-    if not 0.0 < args.train_frac < 1.0:
-        raise ValueError(f"--train-frac must be in (0, 1), got {args.train_frac}")
+    check_train_frac(args)
+    if getattr(args, "classes", None) is not None and not getattr(args, "model", None):
+        raise ValueError("--classes needs --model: it names the classes of a model trained "
+                         "elsewhere (a forest the command grows takes the table's labels)")
     if args.trees < 1:
         raise ValueError(f"--trees must be at least 1, got {args.trees}")
     data = load_data(args)
@@ -244,8 +255,11 @@ def setup_experiment(args, *, fit=True):
     X, y = ds.X, ds.y
     strat = y if task == "classification" and np.unique(y).size < 50 and np.min(
         np.unique(y, return_counts=True)[1]) > 3 else None
-    X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=args.train_frac,
-                                                  random_state=args.seed, stratify=strat)
+    if args.train_frac == 0:  # --model: no row here trained the model
+        X_tr, X_rest, y_tr, y_rest = X[:0], X, y[:0], y
+    else:
+        X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=args.train_frac,
+                                                      random_state=args.seed, stratify=strat)
     if ds.X_test is not None:
         X_val, y_val, X_te, y_te = X_rest, y_rest, ds.X_test, ds.y_test
     else:
@@ -260,6 +274,141 @@ def setup_experiment(args, *, fit=True):
                    enabled=not getattr(args, "no_progress", True)):
             out["forest"] = forest_for(task, args).fit(X_tr, y_tr)
     return out
+
+
+def check_train_frac(args):
+    """``--train-frac`` in (0, 1), or 0 with ``--model`` (a model trained elsewhere: no
+    row of the table trained it, so all of them are split between validation and
+    test).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from prune_opt.cli._common import check_train_frac
+    >>> check_train_frac(SimpleNamespace(train_frac=0.0, model="model.txt"))
+    >>> check_train_frac(SimpleNamespace(train_frac=0.0, model=None))
+    Traceback (most recent call last):
+    ...
+    ValueError: --train-frac 0 needs --model FILE (a model trained elsewhere, so no row here trains it); without it the command grows its forest on the train split: give a share in (0, 1)
+    """
+    frac = args.train_frac
+    if getattr(args, "model", None) and frac == 0:
+        return
+    if frac == 0 and hasattr(args, "model"):
+        raise ValueError("--train-frac 0 needs --model FILE (a model trained elsewhere, so no "
+                         "row here trains it); without it the command grows its forest on "
+                         "the train split: give a share in (0, 1)")
+    if not 0.0 < frac < 1.0:
+        where = "[0, 1) with --model" if getattr(args, "model", None) else "(0, 1)"
+        raise ValueError(f"--train-frac must be in {where}, got {frac}")
+
+
+def model_classes(labels, n_classes, given=None):
+    """The table's label of each of a model file's classes, and the line that says so.
+
+    A model file's classes are 0..K-1 (``K = n_classes``).  The rule, one a user
+    can check: labels that are all integers in 0..K-1 are those class numbers;
+    otherwise exactly K distinct labels are coded in sorted order, as
+    ``LGBMClassifier`` and ``XGBClassifier`` code them; anything else (fewer or
+    more distinct labels, integers outside 0..K-1) needs ``given``, the
+    ``--classes`` text: the label of each class in the model's order.
+
+    Parameters
+    ----------
+    labels : array-like
+        The target column's labels (all rows).
+    n_classes : int
+    given : str, optional
+        ``--classes``: comma-separated labels, class 0 first.
+
+    Returns
+    -------
+    classes : ndarray
+        ``n_classes`` labels in the dtype of ``labels``: class ``k`` is ``classes[k]``.
+    note : str
+        One line naming the rule used and the mapping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt.cli._common import model_classes
+    >>> model_classes(np.array([0, 2, 2]), 3)
+    (array([0, 1, 2]), 'classes: the labels are the class numbers of the model, 0..2 (the table has 0, 2)')
+    >>> model_classes(np.array(["yes", "no"]), 2)[0]
+    array(['no', 'yes'], dtype='<U3')
+    >>> model_classes(np.array([1, 3]), 3, given="1,2,3")[0]
+    array([1, 2, 3])
+    >>> model_classes(np.array([1, 3]), 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: --model: the model predicts 3 classes (0..2), and the table's 2 labels 1, 3 are neither class numbers in 0..2 nor 3 labels to code in sorted order; pass --classes with the label of each of the model's classes, class 0 first (e.g. --classes a,b,c)
+    """
+    labels = np.unique(np.asarray(labels))
+    k = int(n_classes)
+    shown = _labels_text(labels)
+    if given is not None:
+        classes = _parse_classes(given, labels, k)
+        return classes, f"classes (--classes): {_mapping_text(classes)}"
+    numeric = labels.dtype.kind in "biuf"
+    if numeric and labels.size > k and not np.all(labels == np.round(labels)):
+        raise ValueError(f"--model: the model is a classifier of {k} classes, but the target "
+                         f"holds {labels.size} distinct non-integer values, a regression "
+                         "target; pass the label column with --target")
+    if numeric and labels.size and np.all(labels == np.round(labels)) and labels.min() >= 0 \
+            and labels.max() <= k - 1:
+        lacks = f" (the table has {shown})" if labels.size < k else ""
+        return (np.arange(k).astype(labels.dtype),
+                f"classes: the labels are the class numbers of the model, 0..{k - 1}{lacks}")
+    if labels.size == k:
+        return labels, ("classes: the table's labels coded in sorted order, as LGBMClassifier "
+                        f"and XGBClassifier code them: {_mapping_text(labels)}")
+    example = ",".join("abcdefgh"[:min(k, 8)]) + (",..." if k > 8 else "")
+    raise ValueError(f"--model: the model predicts {k} classes (0..{k - 1}), and the table's "
+                     f"{labels.size} labels {shown} are neither class numbers in 0..{k - 1} "
+                     f"nor {k} labels to code in sorted order; pass --classes with the label "
+                     f"of each of the model's classes, class 0 first (e.g. --classes "
+                     f"{example})")
+
+
+def _labels_text(labels, most=10):
+    """``0, 2`` / ``'no', 'yes'``: labels as a user reads them, at most ``most``."""
+    text = [repr(v) if isinstance(v, str) else str(v) for v in labels[:most].tolist()]
+    return ", ".join(text) + (f", ... ({labels.size} in all)" if labels.size > most else "")
+
+
+def _mapping_text(classes, most=10):
+    pairs = [f"{v!r} -> {k}" if isinstance(v, str) else f"{v} -> {k}"
+             for k, v in enumerate(classes[:most].tolist())]
+    return ", ".join(pairs) + (f", ... ({classes.size} classes)" if classes.size > most else "")
+
+
+def _parse_classes(text, labels, k):
+    """``--classes`` as labels of the table's dtype: ``k`` distinct ones that name every
+    label of the table."""
+    parts = [part.strip() for part in str(text).split(",")]
+    if len(parts) != k or not all(parts):
+        raise ValueError(f"--classes {text!r}: the model predicts {k} classes; name each "
+                         f"one's label, class 0 first, comma-separated ({k} labels)")
+    if labels.dtype.kind in "biuf":
+        try:
+            values = np.array([float(part) for part in parts])
+        except ValueError:
+            raise ValueError(f"--classes {text!r}: the table's labels are numbers "
+                             f"({_labels_text(labels)}); name each class by its number") \
+                from None
+        if labels.dtype.kind in "biu" and np.all(values == np.round(values)):
+            values = values.astype(labels.dtype)
+    else:
+        values = np.array(parts)
+    if np.unique(values).size != k:
+        raise ValueError(f"--classes {text!r} names a label twice; name each of the model's "
+                         f"{k} classes once")
+    unknown = labels[~np.isin(labels, values)]
+    if unknown.size:
+        raise ValueError(f"--classes {text!r} does not name the table's labels "
+                         f"{_labels_text(unknown)}; name the label of each of the model's "
+                         f"{k} classes (rows of other labels cannot be scored by the model)")
+    return values
 
 
 def model_experiment(args, exp):
@@ -292,16 +441,34 @@ def model_experiment(args, exp):
     if forest.feature_names is not None and exp["costs"].feature_names is not None:
         exp["costs"] = exp["costs"].reorder(forest.feature_names)
     exp["task"], exp["task_reason"] = forest.task, f"the model in {args.model}"
+    # every label of the table (a command that uses a sample of its rows passes them all)
+    labels = exp.get("labels", np.concatenate([exp["y_train"], exp["y_val"], exp["y_test"]]))
     if forest.task == "classification":
-        labels = np.unique(np.concatenate([exp["y_train"], exp["y_val"], exp["y_test"]]))
-        if labels.size > forest.n_classes:
-            raise ValueError(f"--model: the dataset has {labels.size} classes, the model "
-                             f"predicts {forest.n_classes}")
-        if not np.array_equal(labels, forest.classes_[:labels.size]):
-            for key in ("y_train", "y_val", "y_test"):
-                exp[key] = np.searchsorted(labels, exp[key])
+        # the labels follow the model's classes, never their rank in this table (a table
+        # that lacks a class would shift every class after it)
+        forest = copy.copy(forest)
+        forest.classes_, exp["class_note"] = model_classes(labels, forest.n_classes,
+                                                           getattr(args, "classes", None))
+    else:
+        if getattr(args, "classes", None) is not None:
+            raise ValueError(f"--classes: the model in {args.model!r} is a regression model, "
+                             "it has no classes; drop --classes")
+        if labels.dtype.kind not in "biuf":
+            raise ValueError(f"--model: the model in {args.model!r} is a regression model, but "
+                             f"the target holds text ({_labels_text(np.unique(labels), 3)}); "
+                             "pass the numeric target column with --target")
     exp["forest"] = forest
     return exp
+
+
+def error_data(exp):
+    """``train=`` of the paper's program for the experiment ``exp``: the train split, on
+    which each tree of the forest the command grew counts its in-bag errors, or None
+    for a ``--model`` booster, whose errors are counted on the pruning rows (its trees
+    each fit every training row, and its training rows are not these)."""
+    if getattr(exp["forest"], "is_additive", False):
+        return None
+    return (exp["X_train"], exp["y_train"])
 
 
 def forest_for(task, args):
@@ -315,8 +482,10 @@ def forest_for(task, args):
 
 
 def task_line(exp):
-    """One line saying which task runs and why (printed by every command with --task)."""
-    return f"task: {exp['task']} ({exp['task_reason']})"
+    """One line saying which task runs and why (printed by every command with --task),
+    and for a ``--model`` classifier a second one saying which label is which class."""
+    line = f"task: {exp['task']} ({exp['task_reason']})"
+    return line + (f"\n{exp['class_note']}" if exp.get("class_note") else "")
 
 
 def score_metrics(model, X, y, task, prefix="test_"):
@@ -333,6 +502,10 @@ def score_metrics(model, X, y, task, prefix="test_"):
     {'test_r2': 1.0, 'test_mse': 0.0}
     """
     if task == "regression":
+        if not hasattr(model, "score"):  # a Forest read from a --model file
+            from .. import PrunedForest
+
+            model = PrunedForest(model, model.full_split_mask())
         pred = np.asarray(model.predict(X), dtype=float)
         return {f"{prefix}r2": float(model.score(X, y)),
                 f"{prefix}mse": float(np.mean((pred - np.asarray(y, dtype=float)) ** 2))}
@@ -490,8 +663,6 @@ def save_model(pruned, path, dataset=None):
     table encoding of ``dataset`` (``feature_encoding``: column names, categories and
     target) when it came from a CSV, so that ``prune-opt predict`` reads a new table
     the same way."""
-    import copy
-
     names = getattr(dataset, "feature_names", None)
     enc = getattr(dataset, "encoding", None)
     pruned = copy.copy(pruned)

@@ -23,6 +23,7 @@ import numpy as np
 from ._common import (
     add_data_arguments,
     add_output_argument,
+    error_data,
     format_table,
     score_metrics,
     task_line,
@@ -267,7 +268,7 @@ def add_gaps(rows):
 def run(args):
     from tqdm import tqdm
 
-    from .. import compile_problem
+    from .. import as_forest, compile_problem
 
     solvers = parse_solvers(args.solvers)
     if args.examples is not None and args.examples < 1:
@@ -287,11 +288,11 @@ def run(args):
     print(memory_report(exp["forest"], X_val, exp["costs"]))  # before compiling
     t0 = time.perf_counter()
     problem = compile_problem(exp["forest"], X_val, y_val, costs=exp["costs"], lam=args.lam,
-                              depth_cost=args.depth_cost,
-                              train=(exp["X_train"], exp["y_train"]))
+                              depth_cost=args.depth_cost, train=error_data(exp))
     compile_seconds = time.perf_counter() - t0
     size = problem.size()
-    print(f"dataset {exp['dataset'].name}: {args.trees} trees, {len(y_val)} validation "
+    n_trees = as_forest(exp["forest"]).n_trees  # a --model file's own, not --trees
+    print(f"dataset {exp['dataset'].name}: {n_trees} trees, {len(y_val)} validation "
           f"examples; compiled in {compile_seconds:.2f}s: {size['n_nodes']:,} nodes, "
           f"{size['n_uses']:,} first-use records, {size['n_pairs']:,} pairs, LP "
           f"{size['n_variables']:,} variables x {size['n_rows']:,} rows, {size['nnz']:,} nnz")
@@ -321,7 +322,7 @@ def run(args):
           if method == "rss-hwm" else "peak_mb: tracemalloc peak (Python/numpy only)")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
-                               "trees": args.trees, "lam": args.lam, "depth_cost": args.depth_cost,
+                               "trees": n_trees, "lam": args.lam, "depth_cost": args.depth_cost,
                                "n_validation": int(len(y_val)), "problem_size": size,
                                "compile_seconds": compile_seconds, "best_objective": best,
                                "not_run": skipped,

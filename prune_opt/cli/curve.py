@@ -9,6 +9,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     check_solver_name,
+    error_data,
     format_table,
     naming_errors,
     phase,
@@ -183,8 +184,7 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
     import warnings
 
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
-    problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"],
-                              train=(exp["X_train"], exp["y_train"]))
+    problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"], train=error_data(exp))
     out = {}
     for m in methods:
         if m == "budgetprune":
@@ -264,7 +264,7 @@ def score_at_budget(rows, budget, *, y="accuracy_eval"):
 
 
 def run(args):
-    from .. import acquisition_cost
+    from .. import acquisition_cost, as_forest
     from ..plotting import plot_tradeoff
 
     methods = parse_methods(args.methods)
@@ -285,8 +285,10 @@ def run(args):
         if "budgetprune" not in methods:
             raise ValueError("--objective needs the budgetprune method (its lambdas are reused)")
     exp = setup_experiment(args)
-    print(task_line(exp))
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
+    _check_methods_apply(methods, rf)
+    print(task_line(exp))
+    n_trees = as_forest(rf).n_trees  # a --model file's own, not --trees
     regression = exp["task"] == "regression"
     score, short = ("r2", "R^2") if regression else ("accuracy", "accuracy")
     base_cost = float(acquisition_cost(rf, Xte, exp["costs"]).mean())
@@ -305,7 +307,7 @@ def run(args):
                             max_points=args.baseline_points, budgets=budgets,
                             time_limit=time_limit)
     extra = f", MSE {base['test_mse']:.4g}" if regression else ""
-    print(f"dataset {exp['dataset'].name}: {args.trees} trees; unpruned test {short} "
+    print(f"dataset {exp['dataset'].name}: {n_trees} trees; unpruned test {short} "
           f"{base_score:.4f}{extra}, test cost {base_cost:.4g}, validation cost "
           f"{val_cost:.4g}")
     summary = _summary(curves, shares, budgets, "r2" if regression else "acc", score)
@@ -314,7 +316,7 @@ def run(args):
               "cost): the method's costliest point whose validation cost fits it")
     print(format_table(summary, list(summary[0])))
     _write_outputs(args, exp, curves, summary, {**base, "test_cost": base_cost,
-                                                "validation_cost": val_cost})
+                                                "validation_cost": val_cost}, n_trees)
     if args.plot:
         with naming_errors(args.plot):
             plot_tradeoff(curves, path=args.plot, y=f"{score}_eval",
@@ -322,6 +324,16 @@ def run(args):
                           title=f"{exp['dataset'].name}: test {short} vs feature cost")
         print(f"wrote {args.plot}")
     return 0
+
+
+def _check_methods_apply(methods, rf):
+    """Refuse, before any solve, a method the model cannot have."""
+    from .. import as_forest
+
+    if "impurity" in methods and as_forest(rf).is_additive:
+        raise ValueError("--methods impurity: a boosted model's nodes hold raw scores, so "
+                         "they have no impurity; choose among the other baselines (ccp, "
+                         "greedy, fewer-trees)")
 
 
 def _summary(curves, shares, budgets, prefix, score):
@@ -335,13 +347,13 @@ def _summary(curves, shares, budgets, prefix, score):
     return summary
 
 
-def _write_outputs(args, exp, curves, summary, unpruned):
+def _write_outputs(args, exp, curves, summary, unpruned, n_trees):
     all_rows = [dict(r, method=m) for m, rows in curves.items() for r in rows]
     if args.csv:
         write_csv(args.csv, all_rows)
         print(f"wrote {args.csv}")
     if args.json:
         write_json(args.json, {"dataset": exp["dataset"].name, "task": exp["task"],
-                               "trees": args.trees, "unpruned": unpruned,
+                               "trees": n_trees, "unpruned": unpruned,
                                "summary": summary, "rows": all_rows})
         print(f"wrote {args.json}")

@@ -26,7 +26,7 @@ def add_parser(sub):
 def run(args):
     from .. import compile_problem
     from .._export import write_program
-    from ._common import naming_errors, setup_experiment, task_line
+    from ._common import error_data, naming_errors, setup_experiment, task_line
 
     if args.format is None and not args.out.lower().endswith((".mps", ".lp")):
         raise ValueError(f"--out={args.out!r}: cannot tell the format from the suffix; pass "
@@ -34,7 +34,7 @@ def run(args):
     exp = setup_experiment(args)
     print(task_line(exp))
     problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"], costs=exp["costs"],
-                              lam=args.lam, train=(exp["X_train"], exp["y_train"]),
+                              lam=args.lam, train=error_data(exp),
                               budget=args.budget)
     with naming_errors(args.out):
         info = write_program(problem, args.out, args.format, integer=args.integer)

@@ -44,8 +44,28 @@ def _score_line(pruned, pred, y, target, labelled):
         resid = np.asarray(y, dtype=float) - pred
         r2 = 1 - np.sum(resid ** 2) / max(np.sum((y - np.mean(y)) ** 2), 1e-300)
         return f"target column {target!r} on {rows}: R^2 {r2:.4f}, MSE {np.mean(resid ** 2):.4g}"
-    acc = float(np.mean(pred.astype(str) == np.asarray(y).astype(str)))
-    return f"target column {target!r} on {rows}: accuracy {acc:.4f}"
+    y = np.asarray(y)
+    classes = pruned.forest.classes_
+    if classes.dtype.kind in "biuf" and y.dtype.kind in "biuf":  # 1 and 1.0 are one label
+        same, known = pred.astype(float) == y.astype(float), np.isin(y.astype(float), classes)
+    else:
+        same = pred.astype(str) == y.astype(str)
+        known = np.isin(y.astype(str), classes.astype(str))
+    if not known.any():  # e.g. labels no/yes against a model saved with classes 0/1
+        return (f"target column {target!r} on {rows}: none of its labels "
+                f"({_labels(np.unique(y))}) is a class of the model ({_labels(classes)}): "
+                "no accuracy (the model was saved with other labels, or the column is not "
+                "its target)")
+    line = f"target column {target!r} on {rows}: accuracy {float(np.mean(same)):.4f}"
+    if not known.all():
+        line += (f" ({int((~known).sum())} of them have a label that is no class of the "
+                 f"model: {_labels(np.unique(y[~known]))})")
+    return line
+
+
+def _labels(values, most=8):
+    text = [repr(v) if isinstance(v, str) else str(v) for v in values[:most].tolist()]
+    return ", ".join(text) + (", ..." if len(values) > most else "")
 
 
 def run(args):

@@ -11,6 +11,7 @@ from ._common import (
     add_data_arguments,
     add_output_argument,
     check_solver_name,
+    error_data,
     library_model_path,
     naming_errors,
     phase,
@@ -140,15 +141,14 @@ def _prune(args, exp):
     from .. import prune
 
     rf, costs, Xv, yv = exp["forest"], exp["costs"], exp["X_val"], exp["y_val"]
-    # a --model booster was not grown on the train split: errors on the validation split
-    train = None if args.model else (exp["X_train"], exp["y_train"])
+    train = error_data(exp)  # a --model booster: errors on the validation split
     if args.objective is None:  # a --model booster at --lam: its own loss
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, time_limit=args.time_limit)
     if args.objective not in ("paper", "auto"):
         return _prune_ensemble_objective(args, rf, Xv, yv, costs)
-    if args.lam is not None:
+    if args.lam is not None:  # the paper's objective, also for a --model booster
         return prune(rf, Xv, yv, costs=costs, lam=args.lam, solver=args.solver, train=train,
-                     time_limit=args.time_limit)
+                     objective="paper", time_limit=args.time_limit)
     return _fit_to_budget(args, rf, Xv, yv, costs, train)
 
 

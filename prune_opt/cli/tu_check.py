@@ -81,17 +81,21 @@ def _problem_from_dataset(args):
     costs = (FeatureCosts.uniform(ds.X.shape[1], feature_names=ds.feature_names)
              if args.uniform_costs else data["costs"])
     budget = '' if args.budget is None else f', budget row avg cost <= {args.budget:g}'
-    if args.model:  # the user's model, compiled on --examples rows of the dataset
+    if args.model:  # the user's model, compiled on --examples rows of the dataset (its
+        # classes named from every label of the dataset, which a sample may lack)
         comp = idx[: args.examples]
         exp = model_experiment(args, dict(dataset=ds, costs=costs, X_train=ds.X[comp],
                                           y_train=ds.y[comp], X_val=ds.X[comp],
                                           y_val=ds.y[comp], X_test=ds.X[comp],
-                                          y_test=ds.y[comp], task=data["task"]))
+                                          y_test=ds.y[comp], task=data["task"],
+                                          labels=ds.y if ds.y_test is None else
+                                          np.concatenate([ds.y, ds.y_test])))
         problem = compile_problem(exp["forest"], exp["X_val"], exp["y_val"],
                                   costs=exp["costs"], lam=args.lam, budget=args.budget)
+        note = f"\n{exp['class_note']}" if exp.get("class_note") else ""
         return problem, (f"dataset {ds.name}: the {exp['forest'].task} model of {args.model} "
                          f"({exp['forest'].n_trees} trees), program compiled on "
-                         f"{args.examples} examples{budget}")
+                         f"{args.examples} examples{budget}{note}")
     rf = forest_for(data["task"], args).fit(ds.X[fit], ds.y[fit])
     rest = idx[args.examples:]
     if not regression:

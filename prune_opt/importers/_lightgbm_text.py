@@ -275,7 +275,9 @@ def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     Parameters
     ----------
     text : str or bytes
-        What ``Booster.model_to_string()`` returns or ``save_model`` writes.
+        What ``Booster.model_to_string()`` returns or ``save_model`` writes (UTF-8; a
+        byte-order mark is dropped and CRLF line ends are read as LF, as a file
+        edited or checked out on Windows has them).
     max_bytes : int or None, default :data:`MAX_MODEL_BYTES`
         Refuse a longer text (None: no limit).
 
@@ -315,7 +317,9 @@ def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     if not isinstance(text, str):
         raise TypeError(f"text must be a str or bytes, got {type(text).__name__}")
     _check_size(text, max_bytes)
-    lines = text.split("\n")
+    # a file that went through Windows: a byte-order mark and CRLF line ends (LightGBM
+    # writes "\n" and counts tree_sizes in that text, which the CRLF text converts back to)
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     fields, i = _header(lines)
     where = "the header"
     num_class = _integer(fields, "num_class", where, low=1)

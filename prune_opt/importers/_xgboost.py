@@ -98,7 +98,7 @@ def _document(model, max_bytes):
     if isinstance(model, dict):
         return model, BOOSTER_SOURCE, False
     if isinstance(model, (str, os.PathLike)) and not (
-            isinstance(model, str) and model.lstrip().startswith("{")):
+            isinstance(model, str) and model.lstrip("\ufeff \t\r\n").startswith("{")):
         if str(model).endswith(".ubj"):
             raise ValueError(f"XGBoost model: {os.fspath(model)!r} is binary UBJSON, which "
                              "prune-opt does not parse; save the model as JSON: "

@@ -60,7 +60,8 @@ def load_document(text):
     """The parsed JSON object of a model's text (str or bytes).
 
     NaN and Infinity literals, invalid or truncated JSON, nesting too deep for
-    the parser and a top level that is not an object raise ``ValueError``.
+    the parser and a top level that is not an object raise ``ValueError``.  A UTF-8
+    byte-order mark (a file saved by a Windows editor) is dropped.
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         try:
@@ -69,6 +70,9 @@ def load_document(text):
             raise ValueError(f"XGBoost model JSON: the file is not UTF-8 text ({exc}); "
                              "a binary UBJSON model (.ubj) must be saved as JSON first: "
                              "booster.save_model('model.json')") from None
+
+    if isinstance(text, str):
+        text = text.removeprefix("\ufeff")
 
     def refuse_constant(name):
         raise ValueError(f"XGBoost model JSON: contains the non-finite number {name}; a "
