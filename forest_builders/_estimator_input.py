@@ -135,11 +135,6 @@ def rescaled_forest(forest, shift, scale):
     import copy
 
     out = copy.copy(forest)
-    if forest.is_additive:
-        out.value = forest.value * scale
-        ens = out.ensemble = copy.copy(forest.ensemble)
-        ens.init_score = forest.ensemble.init_score * scale + shift
-    else:
-        out.value = forest.value * scale + shift
+    out.value, out.ensemble = forest.ensemble.rescaled(forest.value, shift, scale)
     out.node_stats = unstandardised_stats(forest.node_stats, scale)
     return out

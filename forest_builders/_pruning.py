@@ -47,7 +47,6 @@ COST_MARGIN = 1.0
 #: prunings of one candidate again at a lower share of the budget when one misses the margin
 RETRIES = 2
 #: the baseline families a boosted candidate's pruning search starts from
-BOOSTED_BASELINES = ("ccp", "fewer-trees")
 #: ``candidates_`` cost columns (normalised units during the fit)
 COST_COLUMNS = ("average_cost", "fit_cost", "fit_cost_bound", "heldout_cost", "select_cost")
 
@@ -85,12 +84,17 @@ def fits(summary, budget):
 
 
 def own_loss(forest):
-    """The loss a model is pruned with besides the paper's objective: a booster's own
-    (log-loss or squared error), a forest's Brier score (squared error), when offered."""
-    if forest.is_additive:
-        return forest.ensemble.loss_name
-    own = "brier" if forest.task == "classification" else "squared_error"
+    """The loss a model is pruned with besides the paper's objective: its kind's own
+    (a booster's log-loss or squared error, a forest's Brier score or squared error),
+    when offered."""
+    own = forest.ensemble.own_loss(forest.task)
     return own if own in po.objectives.available_objectives() else None
+
+
+def _first_objective(forest):
+    """What a candidate is pruned with first: its kind's default (the paper's program for
+    a forest, a booster's own loss)."""
+    return forest.ensemble.default_objective(forest.task)
 
 
 def zero_cost_model(pf, costs):
@@ -200,7 +204,8 @@ class PruningRun:
         # is short the ones far above it are the ones left out
         todo = sorted(todo, key=lambda i: (todo[i], i))
         required = not self.rows  # nothing fits as grown: the first pruning must run
-        forests = [i for i in todo if not self.cands[i].forest.is_additive]
+        # the models pruned by the paper's program first get a second pass in their own loss
+        forests = [i for i in todo if _first_objective(self.cands[i].forest) == "paper"]
         second = (min(len(forests), OWN_LOSS_MODELS)
                   if forests and own_loss(self.cands[forests[0]].forest) else 0)
         self.calls = len(todo) + second
@@ -209,9 +214,9 @@ class PruningRun:
         screen, papers = [], {}
         for k, i in enumerate(todo):
             forest = self.cands[i].forest
-            obj = own_loss(forest) if forest.is_additive else "paper"
+            obj = _first_objective(forest)
             pruned = self.prune(i, obj, required=required and k == 0)
-            if pruned is not None and not forest.is_additive:
+            if pruned is not None and obj == "paper":
                 screen.append((prune_row_loss(pruned, d.X[d.prune], d.y[d.prune]), i))
                 papers[i] = pruned
         for _, i in sorted(screen)[:second]:
@@ -226,30 +231,25 @@ class PruningRun:
         boosted model (which were not among its training rows)."""
         if i not in self.problems:
             d, forest = self.d, self.cands[i].forest
-            train = None if forest.is_additive else (d.X[d.grow], d.y[d.grow])
+            train = (d.X[d.grow], d.y[d.grow]) if forest.ensemble.in_bag_errors else None
             self.problems[i] = po.compile_problem(forest, d.X[d.prune], d.y[d.prune],
                                                   costs=self.costs, train=train)
         return self.problems[i]
 
     def _search(self, i, obj, limit, warm, rho):
         d = self.d
-        # a booster's search starts from every baseline family but GreedyPrune, whose
-        # sequence is not bounded by the time limit and takes longest on hundreds of
-        # trees (the ensemble search starts from the others and the unpruned model)
-        options = ({"baselines": list(BOOSTED_BASELINES)}
-                   if self.cands[i].forest.is_additive else None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return po.fit_budget(self._problem(i), d.X[d.prune], d.y[d.prune],
                                  budget=d.budget * rho, objective=obj, time_limit=limit,
-                                 warm_start=warm, solver_options=options)
+                                 warm_start=warm)
 
     def prune(self, i, obj, warm=None, required=False):
         """Candidate ``i`` pruned with ``obj`` (and refit), or None when it failed or the
         clock left no room for it (a row says which)."""
         cand, d, clock = self.cands[i], self.d, self.clock
         label = f"{cand.name} / fit_budget({obj})"
-        kind = "prune-boosted" if cand.forest.is_additive else "prune"
+        kind = f"prune-{cand.forest.ensemble.kind}"  # the clock learns each kind's overrun
         calls, self.calls = self.calls, self.calls - 1
         self.bar.set_description(f"pruning {cand.name} ({obj})")
         self.bar.update()
@@ -287,7 +287,7 @@ class PruningRun:
         elapsed = time.perf_counter() - t0
         self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
         clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
-        if (self.refit and not cand.forest.is_additive and pruned.n_splits > 0
+        if (self.refit and cand.forest.ensemble.refit_method == "counts" and pruned.n_splits > 0
                 and clock.allows("refit", self.share)):
             t0 = time.perf_counter()
             with clock.step("refit"):

@@ -81,7 +81,6 @@ from ._pruning import (
     PruningRun,
     cost_summary,
     fits,
-    own_loss,
     refit_forest,
     unscored_row,
     zero_cost_model,
@@ -241,7 +240,7 @@ class _BudgetPrunedForest(BaseEstimator):
         finally:
             bar.close()
         if self.final_refit and self.pruned_.n_splits > 0 \
-                and not self.pruned_.forest.is_additive:
+                and self.pruned_.forest.ensemble.refit_method == "counts":
             self.pruned_ = self._final_refit(data)
         for pf in {id(self.pruned_): self.pruned_, id(self.selected_): self.selected_}.values():
             pf.costs = self.costs_  # back to the user's units
@@ -322,9 +321,9 @@ class _BudgetPrunedForest(BaseEstimator):
         pf = PrunedForest(forest, forest.full_split_mask(), costs=fc)
         if not fits(cost_summary(pf, d), d.budget):
             if objective == "none":
-                objective = own_loss(forest) if forest.is_additive else "paper"
+                objective = forest.ensemble.default_objective(forest.task)
             limit = max(first, MIN_CALL, min(0.6 * clock.left(), REGROW_CALL_FACTOR * first))
-            train = None if forest.is_additive else (d.X[rows], d.y[rows])
+            train = (d.X[rows], d.y[rows]) if forest.ensemble.in_bag_errors else None
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
@@ -334,7 +333,7 @@ class _BudgetPrunedForest(BaseEstimator):
                 return self.selected_
         if d.budget <= 0:  # paid splits that only rows outside the prune rows reach
             pf = zero_cost_model(pf, fc)
-        if bool(win["refit"]) and pf.n_splits > 0 and not forest.is_additive:
+        if bool(win["refit"]) and pf.n_splits > 0 and forest.ensemble.refit_method == "counts":
             pf = refit_forest(pf, d.X[rows], d.y[rows])
         if not fits(cost_summary(pf, d), d.budget):
             return self.selected_
@@ -433,17 +432,16 @@ class _BudgetPrunedForest(BaseEstimator):
             LightGBM winner; ``save()`` writes any winner.
         """
         check_is_fitted(self, "pruned_")
-        f = self.pruned_.forest
-        if f.is_additive and self.pruned_.estimator_class not in (
-                "GradientBoostingClassifier", "GradientBoostingRegressor"):
+        try:
+            est = self.pruned_.to_sklearn()
+        except TypeError as exc:  # a boosted winner scikit-learn cannot rebuild
             export = ("pruned_.to_lightgbm() exports it" if
                       str(self.pruned_.estimator_class).startswith("LGBM")
                       else "predict with the estimator itself")
             raise TypeError(f"to_sklearn: the winner is a boosted {self.pruned_.estimator_class} "
                             f"model ({self.candidates_.loc[self.candidates_['chosen'], 'model'].iloc[0]}), "
                             f"which scikit-learn cannot rebuild; {export}, and save() writes "
-                            "it as JSON (prune_opt.load reads it back)")
-        est = self.pruned_.to_sklearn()
+                            "it as JSON (prune_opt.load reads it back)") from exc
         if not hasattr(self, "feature_names_in_") and hasattr(est, "feature_names_in_"):
             del est.feature_names_in_
         return est

@@ -51,10 +51,11 @@ import copy
 import numpy as np
 
 from ._leaf_records import node_levels, sum_up
-from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale, target_unit
+from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale
 from ._validation import check_features, check_labels, check_weights
 
-__all__ = ["boosting_statistics", "boosting_errors", "fit_node_values",
+__all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
+           "fit_node_values",
            "node_value_rule", "expansion_term", "boosting_unit", "boosted_error_routing",
            "fitted_forest", "MOMENTS"]
 
@@ -70,10 +71,9 @@ EXPANSION = "stagewise"
 def boosting_unit(forest, y):
     """Power of two the regression targets, scores and values are divided by (1 for
     a classifier): squares of targets near 1e160 stay finite."""
-    if forest.ensemble.link != "identity":
-        return 1.0
-    return target_unit(np.concatenate([np.asarray(y, float), forest.ensemble.init_score,
-                                       forest.value[:, 0]]))
+    ens = forest.ensemble
+    return ens.loss.unit(np.concatenate([np.asarray(y, float), forest.value[:, 0]]),
+                         ens.init_score)
 
 
 def _tree_columns(forest):
@@ -99,7 +99,7 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     for t in range(f.n_trees):  # the model's raw score, in tree order
         total += f.value[f.node_offset[t] + leaves[:, t].astype(np.int64)]
     raw = ens.raw(total, f.n_trees)
-    yy = np.asarray(y, dtype=float) / unit if ens.link == "identity" else np.asarray(y)
+    yy = np.asarray(y, dtype=float) / unit if ens.loss.regression else np.asarray(y)
     raw_u = raw / unit
     g, h = ens.gradients(raw_u, yy)
     loss = ens.pointwise_loss(raw_u, yy)
@@ -227,19 +227,35 @@ def boosted_error_routing(forest, X, y, weight=None, *, leaves=None, chunk_size=
     already routed.  The moments are summed over blocks of ``chunk_size`` rows in
     order (as the Dask path sums its blocks: the same problem, bit for bit).
     """
-    unit = boosting_unit(forest, y)
     w = np.ones(X.shape[0]) if weight is None else np.asarray(weight, dtype=float)
-    scale = 1.0
-    if forest.ensemble.link == "identity":  # errors in units of the targets' variance
-        _, scale, _ = regression_scale(np.asarray(y, dtype=float) / unit, w)
+    unit, scale = boosting_scale(forest, y, w)
     stats = np.zeros((forest.n_nodes, len(MOMENTS)))
     for a in range(0, X.shape[0], chunk_size):
         b = a + chunk_size
         stats += boosting_statistics(forest, X[a:b], y[a:b], w[a:b], unit=unit,
                                      leaves=None if leaves is None else leaves[a:b])
+    return errors_from_moments(forest, stats, unit, scale, X.shape[0])
+
+
+def boosting_scale(forest, y, w):
+    """``(unit, scale)`` of the error data's targets: the power of two they are divided
+    by (:func:`boosting_unit`) and what the node errors are divided by (the targets'
+    variance for a regression loss, 1 otherwise).  In-process and Dask compiles both
+    call this on all the targets."""
+    unit = boosting_unit(forest, y)
+    scale = 1.0
+    if forest.ensemble.loss.regression:  # errors in units of the targets' variance
+        _, scale, _ = regression_scale(np.asarray(y, dtype=float) / unit, w)
+    return unit, scale
+
+
+def errors_from_moments(forest, stats, unit, scale, n_rows):
+    """The :class:`ErrorRouting` of the per-leaf moments ``stats`` summed over every block
+    of the error data, with the forest of its fitted node values (when ``forest``'s are
+    still the source library's)."""
     refit = forest.node_value_fit is None
     err, values = boosting_errors(forest, stats, unit=unit, scale=scale, refit=refit)
-    err.forest = fit_node_values(forest, values, X.shape[0]) if refit else forest
+    err.forest = fit_node_values(forest, values, n_rows) if refit else forest
     return err
 
 
@@ -261,7 +277,7 @@ def fitted_forest(forest, X, y, *, sample_weight=None, train=None, routed=None):
     >>> f.node_value_fit["n_rows"], fitted_forest(f, X, y) is f
     (569, True)
     """
-    if not forest.is_additive or forest.node_value_fit is not None:
+    if not forest.ensemble.fits_node_values or forest.node_value_fit is not None:
         return forest
     if train is not None:
         if not isinstance(train, (tuple, list)) or len(train) != 2:

@@ -32,11 +32,8 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
     loss's node terms (:func:`~prune_opt._boosting.boosted_error_routing`; its
     ``forest`` carries the fitted node values)."""
     if train is None:
-        if forest.is_additive:
-            return boosted_error_routing(forest, Xc, yc, w, leaves=leaves,
-                                         chunk_size=chunk_size)
-        return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
-                            chunk_size=chunk_size, leaves=leaves)
+        return ERROR_RULES[forest.ensemble.error_rule](forest, Xc, yc, w, leaves=leaves,
+                                                      chunk_size=chunk_size)
     refuse_train_for_boosted(forest, train)  # a booster's errors: on the cost data
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
@@ -44,6 +41,16 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
     yt = check_labels(forest, train[1], Xt.shape[0], name="train[1] (y_train)")
     bags = require_in_bag(forest, Xt.shape[0])
     return route_errors(forest, Xt, yt, tree_weights=bags, chunk_size=chunk_size)
+
+
+def _tree_errors(forest, Xc, yc, w, *, leaves, chunk_size):
+    """Every tree's errors on the (weighted) rows, each tree weighing them alike."""
+    return route_errors(forest, Xc, yc, tree_weights=[w] * forest.n_trees,
+                        chunk_size=chunk_size, leaves=leaves)
+
+
+#: how each ensemble kind's node errors are counted on the cost rows (its error_rule)
+ERROR_RULES = {"tree errors": _tree_errors, "loss expansion": boosted_error_routing}
 
 
 def sample_info(cost_routing, idx, ws, n_population, w):

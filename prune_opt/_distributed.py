@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._boosting import MOMENTS, boosting_errors, boosting_statistics, boosting_unit, fit_node_values
+from ._boosting import MOMENTS, boosting_scale, boosting_statistics, errors_from_moments
 from ._problem import PruningProblem
 from ._routing import (
     CostRouting,
@@ -118,26 +118,21 @@ def _boosted_error_routing(client, forest, forest_f, blocks, offsets, w):
     n = int(offsets[-1])
     wt = np.ones(n) if w is None else w
     unit, scale = 1.0, 1.0
-    if forest.ensemble.link == "identity":
-        y = _gather_targets(client, blocks)
-        unit = boosting_unit(forest, y)
-        _, scale, _ = regression_scale(y / unit, wt)
+    if forest.ensemble.loss.regression:  # the targets' unit and scale need all of them
+        unit, scale = boosting_scale(forest, _gather_targets(client, blocks), wt)
     parts = [_submit(client, _boosting_block, forest_f, b, wt[offsets[i]:offsets[i + 1]], unit)
              for i, b in enumerate(blocks)]
     stats = np.zeros((forest.n_nodes, len(MOMENTS)))
     for f in parts:
         stats += f.result()
-    refit = forest.node_value_fit is None
-    err, values = boosting_errors(forest, stats, unit=unit, scale=scale, refit=refit)
-    err.forest = fit_node_values(forest, values, n) if refit else forest
-    return err
+    return errors_from_moments(forest, stats, unit, scale, n)
 
 
 def _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
     """Node errors on the blocked error data: the leaf statistics summed over the blocks
     in block order (deterministic) and then up every tree; a regression forest's target
     scale first, from the gathered targets (one float a row)."""
-    if forest.is_additive:
+    if forest.ensemble.error_rule == "loss expansion":
         return _boosted_error_routing(client, forest, forest_f, blocks, offsets, w)
     n = int(offsets[-1])
     wt = np.ones(n) if w is None else w

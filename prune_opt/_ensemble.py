@@ -1,4 +1,4 @@
-"""How the trees of a forest combine into one prediction: averaged or additive.
+"""How the trees of a forest combine into one prediction, and every policy that follows.
 
 A random forest *averages* its trees' node values (class distributions, or
 node means for regression).  A gradient-boosted model *adds* its trees' raw
@@ -10,29 +10,158 @@ scores to an initial score and applies a link:
 * ``"softmax"`` -- multiclass: one raw score per class; every boosting round
   grows one tree per class, and tree ``t`` adds to class ``tree_class[t]``.
 
-:class:`Ensemble` is that one field of the IR.  Everything that turns a
-per-tree total into a prediction (prediction, the ensemble objectives'
-incremental state, lazy prediction, nested scoring, persistence, exports)
-asks it, so averaged and additive ensembles share one pipeline.  It also
-knows the loss a boosted model was trained on (squared error or log-loss),
-with its first and second derivatives in the raw score, from which the
-paper's program of a boosted model is compiled (see
-``docs/math/boosting.md``).
+:class:`Ensemble` is that one field of the IR, and it comes in two *kinds*,
+:class:`Averaged` and :class:`Additive` (``Ensemble("averaged")`` and
+``Ensemble("additive", link, ...)`` build them).  As scikit-learn's
+HistGradientBoosting keeps link, initial score, gradient and Hessian in its
+loss object and its grower never names one, an additive kind holds a
+:class:`Loss` (:class:`SquaredErrorLoss`, :class:`BinaryLogLoss`,
+:class:`MultinomialLogLoss`), and the kind answers every question whose
+answer depends on how the trees combine: its own loss and default objective,
+which rows count the errors (``in_bag_errors``), how its node errors and node
+values are made (``error_rule``, ``fits_node_values``, ``refit_method``),
+which baselines apply, whether it predicts a regression target.  The rest of
+the library asks the kind; only the kind itself, the importers and the file
+codecs look at which kind it is.  See ``docs/math/boosting.md`` for the
+boosted program these answers compile.
 """
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
-__all__ = ["Ensemble", "KINDS", "LINKS"]
+__all__ = ["Ensemble", "Averaged", "Additive", "Loss", "SquaredErrorLoss", "BinaryLogLoss",
+           "MultinomialLogLoss", "KINDS", "LINKS"]
 
 KINDS = ("averaged", "additive")
 LINKS = ("identity", "logistic", "softmax")
 
 
+def target_unit(y):
+    """A power of two near the targets' magnitude (1 for moderate targets): dividing by it
+    is exact and keeps every square of a target finite (targets near 1e160 would
+    overflow when squared).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> target_unit(np.array([1.0, -3.0])), target_unit(np.array([1e160])) > 1e150
+    (1.0, True)
+    """
+    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if not np.isfinite(top) or 2.0**-400 <= top <= 2.0**400 or top == 0.0:
+        return 1.0
+    return float(2.0 ** np.floor(np.log2(top)))
+
+
+class Loss:
+    """The loss a boosted model minimises, in its raw score: the link, the per-row loss
+    and its first and second derivatives (the diagonal of the Hessian).
+
+    Attributes
+    ----------
+    name : str
+        The objective of the same loss (``objective=`` of prune and fit_budget).
+    link : str
+    regression : bool
+        Whether the target is real (else class indices).
+    """
+
+    name = link = ""
+    regression = False
+
+    def unit(self, y, init_score):
+        """The power of two targets, scores and values are divided by (1 for a
+        classifier; see :func:`target_unit`)."""
+        return 1.0
+
+    def pointwise(self, raw, y):
+        """Per-row loss of raw scores ``raw`` (n, width)."""
+        raise NotImplementedError
+
+    def gradients(self, raw, y):
+        """``(g, h)``, both (n, width): first and second derivatives of
+        :meth:`pointwise` in each raw score."""
+        raise NotImplementedError
+
+    def predict(self, raw):
+        """The prediction of raw scores (n, width): class probabilities (n, n_classes),
+        or the regression prediction (n, 1); may overwrite ``raw``."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class SquaredErrorLoss(Loss):
+    """``(s - y)^2``: regression, identity link."""
+
+    name, link, regression = "squared_error", "identity", True
+
+    def unit(self, y, init_score):
+        return target_unit(np.concatenate([np.asarray(y, float), np.atleast_1d(init_score)]))
+
+    def pointwise(self, raw, y):
+        return (raw[:, 0] - y) ** 2
+
+    def gradients(self, raw, y):
+        return 2.0 * (raw[:, :1] - y[:, None]), np.full((raw.shape[0], 1), 2.0)
+
+    def predict(self, raw):
+        return raw
+
+
+class BinaryLogLoss(Loss):
+    """``-log p_y`` with ``p_1 = 1 / (1 + exp(-s))``: binary classification, logistic link."""
+
+    name, link = "logloss", "logistic"
+
+    def pointwise(self, raw, y):
+        s = raw[:, 0]
+        return -log_expit(np.where(y == 1, s, -s))
+
+    def gradients(self, raw, y):
+        p = expit(raw[:, :1])
+        return p - (y[:, None] == 1), p * (1.0 - p)
+
+    def predict(self, raw):
+        p = expit(raw[:, 0])
+        return np.column_stack([1.0 - p, p])
+
+
+class MultinomialLogLoss(Loss):
+    """``-log p_y`` with ``p = softmax(s)``: multiclass, one raw score per class."""
+
+    name, link = "logloss", "softmax"
+
+    def pointwise(self, raw, y):
+        return logsumexp(raw, axis=1) - raw[np.arange(y.size), y]
+
+    def gradients(self, raw, y):
+        p = self.predict(raw.copy())
+        g = p.copy()
+        g[np.arange(y.size), y] -= 1.0
+        return g, p * (1.0 - p)
+
+    def predict(self, raw):
+        raw -= raw.max(axis=1, keepdims=True)
+        np.exp(raw, out=raw)
+        raw /= raw.sum(axis=1, keepdims=True)
+        return raw
+
+
+LOSSES = {"identity": SquaredErrorLoss(), "logistic": BinaryLogLoss(),
+          "softmax": MultinomialLogLoss()}
+
+
 class Ensemble:
-    """How per-tree values combine: averaged (forests) or summed raw scores (boosting).
+    """How per-tree values combine, and the policies that follow: the base of the two
+    kinds, :class:`Averaged` (forests) and :class:`Additive` (boosting).
+
+    ``Ensemble(kind, link, ...)`` builds the kind named by ``kind``.
 
     Parameters
     ----------
@@ -58,42 +187,253 @@ class Ensemble:
            [0.119, 0.881]])
     >>> Ensemble().output(np.array([[1.2, 0.8]]), n_trees=2)
     array([[0.6, 0.4]])
+    >>> boost.own_loss("classification"), Ensemble().own_loss("classification")
+    ('logloss', 'brier')
     """
 
+    kind = ""
+    #: the kind's loss object (None: an averaged forest's values are predictions)
+    loss = None
+    link = "identity"
+    init_score = tree_class = None
+
+    def __new__(cls, kind="averaged", link="identity", *, init_score=None, tree_class=None):
+        if cls is Ensemble:
+            if kind not in KINDS:
+                raise ValueError(f"ensemble kind must be one of {KINDS}, got {kind!r}")
+            cls = Averaged if kind == "averaged" else Additive
+        return super().__new__(cls)
+
+    @property
+    def is_additive(self):
+        """Whether raw scores are summed (for the kinds themselves, the importers and the
+        file codecs; everything else asks the policy it needs)."""
+        return self.kind == "additive"
+
+    # ---------------------------------------------------------------- policy
+    def is_regression(self, task):
+        """Whether the forest predicts a real target."""
+        return task == "regression"
+
+    def own_loss(self, task):
+        """The objective of the forest's own loss (``objective=`` name)."""
+        raise NotImplementedError
+
+    def default_objective(self, task):
+        """What ``prune`` minimises when ``objective`` is left out."""
+        raise NotImplementedError
+
+    def check_objective(self, objective):
+        """Refuse an objective this kind cannot be scored by (a clear ValueError)."""
+
+    def baseline_families(self, registered):
+        """The registered baseline families (names) that apply to this kind: the impurity
+        thresholds only where nodes have an impurity."""
+        return [n for n in registered if n != "impurity" or self.has_impurity]
+
+    def columns_of_trees(self, n_trees):
+        """Per tree, the one value column it adds to, or None when every tree fills every
+        column (so a column's total is the sum of its own trees' values)."""
+        return None
+
+    def describe(self):
+        """What a forest's repr adds about its kind ('' for an averaged forest)."""
+        return ""
+
+    # ---------------------------------------------------------------- records
+    def same_as(self, other):
+        """Whether ``other`` combines trees exactly like this one."""
+        return self.to_dict() == other.to_dict()
+
+    @classmethod
+    def from_dict(cls, spec):
+        """The kind described by :meth:`to_dict`'s output."""
+        if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
+            raise ValueError(f"ensemble must be an object with kind one of {KINDS}")
+        unknown = sorted(set(spec) - {"kind", "link", "init_score", "tree_class"})
+        if unknown:
+            raise ValueError(f"ensemble has unknown field(s) {unknown}")
+        if spec["kind"] == "averaged":
+            if len(spec) != 1:
+                raise ValueError("an averaged ensemble has no other fields")
+            return Averaged()
+        return Additive("additive", spec.get("link"), init_score=spec.get("init_score"),
+                        tree_class=spec.get("tree_class"))
+
+
+class Averaged(Ensemble):
+    """A forest: the trees' node values (class distributions or means) are averaged.
+
+    Its policies: the paper's program by default (each tree a voter whose errors
+    may be counted on its in-bag rows), its own loss the Brier score (squared
+    error for regression), node errors counted per tree, refits by counts, every
+    baseline family.
+    """
+
+    kind = "averaged"
+    #: train= may count each tree's errors on its in-bag training rows (the paper's)
+    in_bag_errors = True
+    #: node values come from the source (class distributions, means): none fitted
+    fits_node_values = False
+    #: how refit_leaves refits the pruned leaves
+    refit_method = "counts"
+    #: how the program's node errors are counted (see prune_opt._compile_steps)
+    error_rule = "tree errors"
+    #: the name of the first-trees baseline
+    truncation_name = "fewer-trees"
+    #: where prune's block descent starts (both: they end up apart)
+    descent_starts = ("paper", "full")
+    #: objective="auto" picks the paper's error term or the own loss on held-out halves
+    selects_objective_on_holdout = True
+    #: no raw score (decision_function) to offer
+    has_raw_score = False
+    #: its nodes hold distributions or means, which have an impurity
+    has_impurity = True
+
     def __init__(self, kind="averaged", link="identity", *, init_score=None, tree_class=None):
-        if kind not in KINDS:
-            raise ValueError(f"ensemble kind must be one of {KINDS}, got {kind!r}")
-        if link not in LINKS:
-            raise ValueError(f"link must be one of {LINKS}, got {link!r}")
-        if kind == "averaged" and (link != "identity" or init_score is not None
-                                   or tree_class is not None):
+        if kind != "averaged" or link != "identity" or init_score is not None \
+                or tree_class is not None:
+            if link not in LINKS:
+                raise ValueError(f"link must be one of {LINKS}, got {link!r}")
             raise ValueError("an averaged ensemble has no link, init_score or tree_class "
                              "(its node values are predictions); use kind='additive'")
-        self.kind, self.link = kind, link
+
+    def own_loss(self, task):
+        return "squared_error" if task == "regression" else "brier"
+
+    def default_objective(self, task):
+        return "paper"
+
+    def width(self, task, n_classes):
+        """Columns of a node value: the classes, or 1 for regression."""
+        return 1 if task == "regression" else int(n_classes)
+
+    def bind(self, task, n_classes, n_trees):
+        """This ensemble checked against a forest (nothing to fill in)."""
+        return self
+
+    @property
+    def round_size(self):
+        return 1
+
+    def select(self, trees):
+        return self
+
+    def raw(self, total, n_trees):
+        """The average of a per-tree total (a copy)."""
+        return total / n_trees if n_trees > 1 else total.copy()
+
+    def output(self, total, n_trees, *, out=None):
+        """The average of the trees' distributions or means; ``out`` may be ``total``
+        itself (divided in place: the same values as ``total / n_trees``)."""
+        if out is None:
+            out = total.copy()
+        elif out is not total:
+            out[...] = total
+        if n_trees > 1:
+            out /= n_trees
+        return out
+
+    def check_values(self, value, task, n_classes, t):
+        """Node class distributions (finite, non-negative, rows normalised) or node
+        means (finite, one column)."""
+        if task == "regression":
+            if value.shape[1] != 1:
+                raise ValueError(f"tree {t}: a regression forest (classes=None) needs one "
+                                 f"value per node (the node mean), got {value.shape[1]} "
+                                 "columns; pass classes= for a classification forest")
+            if not np.isfinite(value).all():
+                raise ValueError(f"tree {t}: node values must be finite")
+            return value
+        if value.shape[1] != n_classes:
+            raise ValueError(f"tree {t}: value has {value.shape[1]} class columns, forest has "
+                             f"{n_classes} classes")
+        if not np.isfinite(value).all() or (value < 0).any():
+            raise ValueError(f"tree {t}: value must be finite and non-negative")
+        sums = value.sum(axis=1, keepdims=True)
+        if not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
+            sums[sums == 0.0] = 1.0
+            value = value / sums  # store distributions (sklearn >= 1.4 does too)
+        return value
+
+    def rescaled(self, value, shift, scale):
+        """``(node values, ensemble)`` of the regression forest predicting ``shift +
+        scale * prediction``: every node mean mapped so."""
+        return value * scale + shift, self
+
+    def to_dict(self):
+        return {"kind": "averaged"}
+
+    def __repr__(self):
+        return "Ensemble('averaged')"
+
+
+class Additive(Ensemble):
+    """Boosting: raw scores summed onto an initial score, then a link (the kind's
+    :class:`Loss`).
+
+    Its policies: its own loss by default (log-loss or squared error) with the
+    paper's program as the expansion of that loss, errors on the pruning rows
+    only, node values fitted by the node-value rule and refitted by Newton steps,
+    no impurity baseline (raw scores have none), rounds as the truncation unit.
+    """
+
+    kind = "additive"
+    in_bag_errors = False  # each tree fits (the gradients of) every training row
+    fits_node_values = True  # the Hessian-weighted mean of a pruned node's rows
+    refit_method = "newton"
+    error_rule = "loss expansion"
+    truncation_name = "fewer-rounds"
+    # the expanded program is a second-order model of the own loss: the descent only
+    # refines its optimum, and auto runs the own loss with that optimum among its starts
+    descent_starts = ("paper",)
+    selects_objective_on_holdout = False
+    has_raw_score = True
+    has_impurity = False  # raw scores
+
+    def __init__(self, kind="additive", link="identity", *, init_score=None, tree_class=None):
+        if link not in LINKS:
+            raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+        self.link = link
+        self.loss = LOSSES[link]
         width = None if init_score is None else np.atleast_1d(np.asarray(init_score, float))
         if width is not None and (width.ndim != 1 or not np.isfinite(width).all()):
             raise ValueError("init_score must be a finite number or a 1-D array of them")
         self.init_score = width
         self.tree_class = None if tree_class is None else np.asarray(tree_class, dtype=np.int64)
 
-    # ---------------------------------------------------------------- shape
-    @property
-    def is_additive(self):
-        return self.kind == "additive"
+    # ---------------------------------------------------------------- policy
+    def is_regression(self, task):
+        return self.loss.regression
 
+    def own_loss(self, task):
+        return self.loss.name
+
+    def default_objective(self, task):
+        return self.loss.name
+
+    def check_objective(self, objective):
+        if not objective.boosted:
+            raise ValueError(f"objective={objective.name!r} scores each tree's own prediction, "
+                             "but a boosted model's trees are summed raw scores, not voters; "
+                             f"use its own loss ({self.loss.name!r}) or another loss of the "
+                             "model's prediction")
+
+    def columns_of_trees(self, n_trees):
+        return self.tree_class
+
+    def describe(self):
+        return f", link={self.link!r}"
+
+    # ---------------------------------------------------------------- shape
     def width(self, task, n_classes):
-        """Columns of a node value: classes (averaged classifier), 1 (regression or
-        logistic), or classes (softmax)."""
-        if self.kind == "averaged":
-            return 1 if task == "regression" else int(n_classes)
+        """Columns of a node value: 1 (regression or logistic), or the classes (softmax)."""
         return int(n_classes) if self.link == "softmax" else 1
 
     def bind(self, task, n_classes, n_trees):
         """This ensemble checked against a forest's task, classes and trees, with the
         defaults filled in (a new object)."""
-        if self.kind == "averaged":
-            return self
-        want = {"identity": "regression"}.get(self.link, "classification")
+        want = "regression" if self.loss.regression else "classification"
         if task != want:
             raise ValueError(f"link {self.link!r} predicts a {want} target, but the forest's "
                              f"task is {task!r}")
@@ -119,7 +459,7 @@ class Ensemble:
                                  f"column in [0, {width})")
         elif self.tree_class is not None:
             raise ValueError(f"tree_class applies to link 'softmax', not {self.link!r}")
-        return Ensemble("additive", self.link, init_score=init, tree_class=tree_class)
+        return Additive("additive", self.link, init_score=init, tree_class=tree_class)
 
     @property
     def round_size(self):
@@ -132,131 +472,66 @@ class Ensemble:
         """The ensemble of the listed trees (a sub-forest keeps its init score)."""
         if self.tree_class is None:
             return self
-        return Ensemble(self.kind, self.link, init_score=self.init_score,
+        return Additive("additive", self.link, init_score=self.init_score,
                         tree_class=self.tree_class[np.asarray(trees, dtype=np.int64)])
 
     # ---------------------------------------------------------------- combining
     def raw(self, total, n_trees):
-        """The raw score of a per-tree total: ``init + total`` (additive), the average
-        (averaged; a copy either way)."""
-        if self.kind == "averaged":
-            return total / n_trees if n_trees > 1 else total.copy()
+        """The raw score of a per-tree total: ``init + total``."""
         return total + self.init_score
 
     def output(self, total, n_trees, *, out=None):
-        """What the forest predicts from the sum ``total`` (n, width) of its trees'
-        values: averaged class distributions or means; for an additive ensemble the
-        linked raw score (class probabilities, (n, n_classes), or the regression
-        prediction, (n, 1)).
+        """The linked raw score: class probabilities (n, n_classes), or the regression
+        prediction (n, 1)."""
+        return self.loss.predict(total + self.init_score)
 
-        ``out`` may be ``total`` itself for an averaged ensemble (divided in place:
-        the same values as ``total / n_trees``).
-        """
-        if self.kind == "averaged":
-            if out is None:
-                out = total.copy()
-            elif out is not total:
-                out[...] = total
-            if n_trees > 1:
-                out /= n_trees
-            return out
-        raw = total + self.init_score
-        if self.link == "identity":
-            return raw
-        if self.link == "logistic":
-            p = expit(raw[:, 0])
-            return np.column_stack([1.0 - p, p])
-        raw -= raw.max(axis=1, keepdims=True)
-        np.exp(raw, out=raw)
-        raw /= raw.sum(axis=1, keepdims=True)
-        return raw
-
-    @property
-    def descent_starts(self):
-        """Where the block descent of ``prune`` starts by default: the paper's optimum
-        and the unpruned forest for an averaged forest (the two end up apart); the
-        expanded program's optimum for a boosted model (a second-order model of its
-        own loss, from which the descent only refines)."""
-        return ("paper",) if self.kind == "additive" else ("paper", "full")
-
-    @property
-    def selects_objective_on_holdout(self):
-        """Whether ``fit_budget(objective="auto")`` picks between the paper's error term
-        and the own loss on held-out halves of the rows: an averaged forest's two
-        objectives differ (per-tree errors against the vote's loss); a booster's
-        program is already a second-order model of its own loss, so its own loss runs
-        on all rows with the program's result among the candidates."""
-        return self.kind == "averaged"
-
-    def baseline_families(self, registered):
-        """The registered baseline families (names) that apply to this kind: all but
-        the impurity thresholds for a booster (its nodes hold raw scores, not class
-        distributions or means)."""
-        return [n for n in registered if not (self.kind == "additive" and n == "impurity")]
+    def check_values(self, value, task, n_classes, t):
+        """Raw scores: finite, the kind's width, zero outside a softmax tree's column."""
+        width = self.width(task, n_classes)
+        if value.shape[1] != width:
+            raise ValueError(f"tree {t}: an additive ensemble with link {self.link!r} needs "
+                             f"{width} value column(s) per node (raw scores), got "
+                             f"{value.shape[1]}")
+        if not np.isfinite(value).all():
+            raise ValueError(f"tree {t}: node values must be finite")
+        tc = self.tree_class
+        if tc is not None and np.delete(value, tc[t], axis=1).any():
+            raise ValueError(f"tree {t} adds to class column {tc[t]} only: its values "
+                             "must be zero in every other column")
+        return value
 
     # ---------------------------------------------------------------- the loss
     @property
     def loss_name(self):
         """The objective a boosted model minimises: ``"squared_error"`` or ``"logloss"``."""
-        return "squared_error" if self.link == "identity" else "logloss"
+        return self.loss.name
 
     def pointwise_loss(self, raw, y):
-        """Per-row loss of raw scores ``raw`` (n, width): squared error ``(s - y)^2``
-        (``y`` real), or the log-loss ``-log p_y`` (``y`` class indices), computed
-        without overflow."""
-        if self.link == "identity":
-            return (raw[:, 0] - y) ** 2
-        if self.link == "logistic":
-            s = raw[:, 0]
-            return -log_expit(np.where(y == 1, s, -s))
-        return logsumexp(raw, axis=1) - raw[np.arange(y.size), y]
+        """Per-row loss of raw scores ``raw`` (n, width) (the kind's :class:`Loss`)."""
+        return self.loss.pointwise(raw, y)
 
     def gradients(self, raw, y):
-        """First and second derivatives of :meth:`pointwise_loss` in each raw score,
-        both (n, width): the terms of the second-order expansion (for softmax the
-        diagonal of the Hessian, ``p_k (1 - p_k)``)."""
-        if self.link == "identity":
-            return 2.0 * (raw[:, :1] - y[:, None]), np.full((raw.shape[0], 1), 2.0)
-        if self.link == "logistic":
-            p = expit(raw[:, :1])
-            return p - (y[:, None] == 1), p * (1.0 - p)
-        p = np.exp(raw - logsumexp(raw, axis=1, keepdims=True))
-        g = p.copy()
-        g[np.arange(y.size), y] -= 1.0
-        return g, p * (1.0 - p)
+        """First and second derivatives of :meth:`pointwise_loss` in each raw score, both
+        (n, width): the terms of the second-order expansion (for softmax the diagonal of
+        the Hessian, ``p_k (1 - p_k)``)."""
+        return self.loss.gradients(raw, y)
+
+    def rescaled(self, value, shift, scale):
+        """``(node values, ensemble)`` of the regression model predicting ``shift + scale
+        * prediction``: raw scores scaled, the initial score mapped."""
+        out = copy.copy(self)
+        out.init_score = self.init_score * scale + shift
+        return value * scale, out
 
     # ---------------------------------------------------------------- records
     def to_dict(self):
-        """JSON-ready description (see :meth:`from_dict`)."""
-        if self.kind == "averaged":
-            return {"kind": "averaged"}
+        """JSON-ready description (see :meth:`Ensemble.from_dict`)."""
         out = {"kind": "additive", "link": self.link,
                "init_score": [float(v) for v in self.init_score]}
         if self.tree_class is not None:
             out["tree_class"] = [int(c) for c in self.tree_class]
         return out
 
-    @classmethod
-    def from_dict(cls, spec):
-        if not isinstance(spec, dict) or spec.get("kind") not in KINDS:
-            raise ValueError(f"ensemble must be an object with kind one of {KINDS}")
-        unknown = sorted(set(spec) - {"kind", "link", "init_score", "tree_class"})
-        if unknown:
-            raise ValueError(f"ensemble has unknown field(s) {unknown}")
-        if spec["kind"] == "averaged":
-            if len(spec) != 1:
-                raise ValueError("an averaged ensemble has no other fields")
-            return cls()
-        return cls("additive", spec.get("link"), init_score=spec.get("init_score"),
-                   tree_class=spec.get("tree_class"))
-
-    def same_as(self, other):
-        """Whether ``other`` combines trees exactly like this one."""
-        a, b = self.to_dict(), other.to_dict()
-        return a == b
-
     def __repr__(self):
-        if self.kind == "averaged":
-            return "Ensemble('averaged')"
         init = np.array2string(self.init_score, precision=4, separator=", ")
         return f"Ensemble('additive', {self.link!r}, init_score={init})"

@@ -184,41 +184,10 @@ class Forest:
                     else np.asarray(m, dtype=np.uint8))
 
     def _check_value(self, value, n, t):
-        """Node class distributions (finite, non-negative, rows normalised), node
-        means (finite, one column) for regression, or raw scores (finite) of an
-        additive ensemble."""
-        width = self.ensemble.width(self.task, self.n_classes)
+        """Node values as the forest's kind checks them (class distributions, node
+        means, or raw scores)."""
         value = np.asarray(value, dtype=float).reshape(n, -1)
-        if self.ensemble.is_additive:
-            if value.shape[1] != width:
-                raise ValueError(f"tree {t}: an additive ensemble with link "
-                                 f"{self.ensemble.link!r} needs {width} value column(s) per "
-                                 f"node (raw scores), got {value.shape[1]}")
-            if not np.isfinite(value).all():
-                raise ValueError(f"tree {t}: node values must be finite")
-            tc = self.ensemble.tree_class
-            if tc is not None and np.delete(value, tc[t], axis=1).any():
-                raise ValueError(f"tree {t} adds to class column {tc[t]} only: its values "
-                                 "must be zero in every other column")
-            return value
-        if self.task == "regression":
-            if value.shape[1] != 1:
-                raise ValueError(f"tree {t}: a regression forest (classes=None) needs one "
-                                 f"value per node (the node mean), got {value.shape[1]} "
-                                 "columns; pass classes= for a classification forest")
-            if not np.isfinite(value).all():
-                raise ValueError(f"tree {t}: node values must be finite")
-            return value
-        if value.shape[1] != self.n_classes:
-            raise ValueError(f"tree {t}: value has {value.shape[1]} class columns, forest has "
-                             f"{self.n_classes} classes")
-        if not np.isfinite(value).all() or (value < 0).any():
-            raise ValueError(f"tree {t}: value must be finite and non-negative")
-        sums = value.sum(axis=1, keepdims=True)
-        if not np.allclose(sums, 1.0, rtol=0, atol=1e-9):
-            sums[sums == 0.0] = 1.0
-            value = value / sums  # store distributions (sklearn >= 1.4 does too)
-        return value
+        return self.ensemble.check_values(value, self.task, self.n_classes, t)
 
     def _concatenate(self, checked):
         """Global node arrays: tree ``t``'s node ``h`` becomes ``node_offset[t] + h``.
@@ -462,7 +431,7 @@ class Forest:
         """Raw scores of an additive ensemble, ``init_score + sum of the trees``: (n,)
         for the identity and logistic links, (n, n_classes) for softmax (as the
         libraries' ``decision_function`` / ``raw_score``)."""
-        if not self.is_additive:
+        if not self.ensemble.has_raw_score:
             raise AttributeError("decision_function: an averaged forest has no raw score; "
                                  "use predict_proba(X)")
         raw = self.ensemble.raw(self.tree_total(X, leaves), self.n_trees)
@@ -530,7 +499,7 @@ class Forest:
     def __repr__(self):
         kind = ("task='regression'" if self.task == "regression"
                 else f"n_classes={self.n_classes}")
-        extra = f", link={self.ensemble.link!r}" if self.is_additive else ""
+        extra = self.ensemble.describe()
         return (f"Forest(n_trees={self.n_trees}, n_nodes={self.n_nodes}, "
                 f"{kind}, n_features={self.n_features}{extra})")
 

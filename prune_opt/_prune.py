@@ -89,7 +89,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     forest = as_forest(forest)
     refuse_train_for_boosted(forest, train)  # for every objective alike
     if objective is None:
-        objective = forest.ensemble.loss_name if forest.is_additive else "paper"
+        objective = forest.ensemble.default_objective(forest.task)
     if not (isinstance(objective, str) and objective == "paper"):
         if cost_sample is not None or client is not None:
             raise ValueError(f"cost_sample= and client= apply to objective='paper'; "

@@ -60,7 +60,7 @@ class PrunedForest:
     distributions.  For a regression forest (``forest.task == "regression"``)
     a leaf predicts its node's mean target, :meth:`predict` averages them,
     :meth:`score` is R^2 and there is no :meth:`predict_proba`.  For a boosted
-    model (``forest.is_additive``) a cut node predicts the raw score of
+    model (an additive ensemble kind) a cut node predicts the raw score of
     ``forest.value`` (set by the pruning's node-value rule, see
     ``docs/math/boosting.md``), and the trees' raw scores are summed onto the
     initial score and linked, as the source library predicts.
@@ -253,7 +253,7 @@ class PrunedForest:
         (n,) for binary classification and regression, (n, n_classes) for
         multiclass, as the source library's ``decision_function`` / ``raw_score``."""
         f = self.forest
-        if not f.is_additive:
+        if not f.ensemble.has_raw_score:
             return f.decision_function(X)  # its error: an averaged forest has no raw score
         raw = f.ensemble.raw(self._total(X), f.n_trees)
         return raw[:, 0] if raw.shape[1] == 1 else raw

@@ -159,8 +159,8 @@ def _newton_values(pruned, X, y, weights, smoothing, n_sweeps=NEWTON_SWEEPS):
     w = np.ones(n) if weights is None else np.column_stack(weights).mean(axis=1)
     w = w / w.sum()
     leaves = pruned._stops(X).T  # (n, T) global ids of the pruned leaves
-    unit = target_unit(np.concatenate([y, ens.init_score])) if ens.link == "identity" else 1.0
-    yy = y / unit if ens.link == "identity" else y
+    unit = ens.loss.unit(y, ens.init_score)
+    yy = y / unit if ens.loss.regression else y
     values = f.value / unit
     cols = np.zeros(T, dtype=np.int64) if ens.tree_class is None else ens.tree_class
     total = np.zeros((n, f.value_width))
@@ -250,14 +250,15 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
         raise TypeError(f"pruned must be a PrunedForest (from prune_opt.prune or fit_budget), "
                         f"got {type(pruned).__name__}")
     f = pruned.forest
+    own = f.ensemble.refit_method
     if method is None:
-        method = "newton" if f.is_additive else "counts"
+        method = own
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if (method == "newton") != f.is_additive:
+    if (method == "newton") != (own == "newton"):
         raise ValueError(f"method={method!r}: " + (
             "a boosted model's leaves hold raw scores, refit by method='newton' on its own "
-            "loss" if f.is_additive else "method='newton' refits a boosted model's raw "
+            "loss" if own == "newton" else "method='newton' refits a boosted model's raw "
             "scores; a forest's leaves are refit by 'counts' or 'global'"))
     smoothing = check_nonneg_scalar(smoothing, "smoothing")
     Xr, yr, weights = _refit_data(pruned, X, y, in_bag, train)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._ensemble import target_unit
 from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
 from ._router import route_leaves
 
@@ -535,26 +536,6 @@ def regression_scale(y, w):
     return unit, var, centre
 
 
-def target_unit(y):
-    """A power of two near the targets' magnitude (1 for moderate targets).
-
-    Dividing by it is exact, and keeps every square of a target finite and
-    normal: targets around 1e160 (or 1e-160) would overflow (underflow) when
-    squared.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from prune_opt._routing import target_unit
-    >>> target_unit(np.array([1.0, -3.0])), target_unit(np.array([1e160])) > 1e150
-    (1.0, True)
-    """
-    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
-    if not np.isfinite(top) or 2.0**-400 <= top <= 2.0**400 or top == 0.0:
-        return 1.0
-    return float(2.0 ** np.floor(np.log2(top)))
-
-
 def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):
     """Per-tree in-bag multiplicities of the training examples.
 
@@ -567,7 +548,7 @@ def require_in_bag(forest, n_train, alternative="drop train= to count errors on 
     rows it learned from.
     """
     est = forest.estimator
-    if forest.is_additive:  # boosting: every tree fits (the gradients of) every row
+    if not forest.ensemble.in_bag_errors:  # boosting: every tree fits every row
         return [np.ones(n_train) for _ in range(forest.n_trees)]
     if est is not None and hasattr(est, "estimators_"):
         n_fit = getattr(est, "_n_samples", None)

@@ -456,13 +456,16 @@ def refuse_train_for_boosted(forest, train):
     --------
     >>> from types import SimpleNamespace
     >>> from prune_opt._validation import refuse_train_for_boosted
-    >>> refuse_train_for_boosted(SimpleNamespace(is_additive=False), ([[0.0]], [0]))
-    >>> refuse_train_for_boosted(SimpleNamespace(is_additive=True), ([[0.0]], [0]))
+    >>> def kind(in_bag):
+    ...     return SimpleNamespace(ensemble=SimpleNamespace(in_bag_errors=in_bag))
+    >>> refuse_train_for_boosted(kind(True), ([[0.0]], [0]))
+    >>> refuse_train_for_boosted(kind(False), ([[0.0]], [0]))
     Traceback (most recent call last):
     ...
     ValueError: train=: a boosted model's errors are counted on the pruning rows (X, y); its trees each fit every training row, so there is no in-bag sample to count on and on those rows every split looks better than it is: drop train= and pass rows the model was not trained on as X, y
     """
-    if train is not None and getattr(forest, "is_additive", False):
+    ensemble = getattr(forest, "ensemble", None)
+    if train is not None and ensemble is not None and not ensemble.in_bag_errors:
         raise ValueError("train=: a boosted model's errors are counted on the pruning rows "
                          "(X, y); its trees each fit every training row, so there is no "
                          "in-bag sample to count on and on those rows every split looks "

@@ -265,7 +265,7 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
     subs = [(loss, cost, m) for m, loss, cost in prefixes if fits_budget(cost, budget)]
     if subs:
         loss, cost, m = min(subs)
-        name = "fewer-rounds" if f.is_additive else "fewer-trees"
+        name = f.ensemble.truncation_name
         fitting[f"baseline:{name}(sub-forest)"] = (loss, cost, f.full_split_mask(),
                                                    list(range(m)))
     ranked, seen = {}, {}

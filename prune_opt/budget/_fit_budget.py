@@ -396,18 +396,16 @@ def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
 
 
 def _own_loss(forest):
-    """The forest's own loss: a booster's training loss (log-loss or squared error), a
-    forest's Brier score (squared error for regression)."""
-    if forest.is_additive:
-        return forest.ensemble.loss_name
-    return "squared_error" if forest.task == "regression" else "brier"
+    """The forest's own loss (its kind's: a booster's training loss, a forest's Brier
+    score or squared error)."""
+    return forest.ensemble.own_loss(forest.task)
 
 
 def _rank_by(forest):
     """What ranks the final run's candidates first under objective="auto" (then the
     forest's own loss): the error of ``predict`` for a classifier, as a pruning is
     judged by its accuracy; nothing for a regression forest."""
-    return None if forest.task == "regression" else AUTO_RANK
+    return None if forest.ensemble.is_regression(forest.task) else AUTO_RANK
 
 
 def _halves(y, forest, rng):

@@ -99,7 +99,7 @@ class VoteScorer:
         obj, K = self.objective, f.round_size
         values, out = [], []
         total = np.zeros((self.n, f.value_width))
-        tc = f.ensemble.tree_class if f.is_additive else None
+        tc = f.ensemble.columns_of_trees(f.n_trees)
         for t, row_costs in enumerate(r.row_cost_prefixes(full, self.costs)):
             # in tree order, as PrunedForest sums its trees (a booster's tree adds to one
             # column: the others' zeros change nothing)
@@ -128,8 +128,8 @@ def tree_total(forest, leaves, trees):
     change nothing)."""
     f = forest
     n = leaves.shape[1]
-    tc = f.ensemble.tree_class
-    if tc is None or not f.is_additive:
+    tc = f.ensemble.columns_of_trees(f.n_trees)
+    if tc is None:
         total = np.zeros((n, f.value_width))
         for t in trees:
             total += f.value[leaves[t]]

@@ -466,7 +466,9 @@ def error_data(exp):
     which each tree of the forest the command grew counts its in-bag errors, or None
     for a ``--model`` booster, whose errors are counted on the pruning rows (its trees
     each fit every training row, and its training rows are not these)."""
-    if getattr(exp["forest"], "is_additive", False):
+    from .. import as_forest
+
+    if not as_forest(exp["forest"]).ensemble.in_bag_errors:
         return None
     return (exp["X_train"], exp["y_train"])
 

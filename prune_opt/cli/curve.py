@@ -330,7 +330,7 @@ def _check_methods_apply(methods, rf):
     """Refuse, before any solve, a method the model cannot have."""
     from .. import as_forest
 
-    if "impurity" in methods and as_forest(rf).is_additive:
+    if "impurity" in methods and not as_forest(rf).ensemble.has_impurity:
         raise ValueError("--methods impurity: a boosted model's nodes hold raw scores, so "
                          "they have no impurity; choose among the other baselines (ccp, "
                          "greedy, fewer-trees)")

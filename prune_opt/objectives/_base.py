@@ -153,11 +153,9 @@ def available_objectives():
 def check_objective_task(objective, forest):
     """Refuse an objective made for the other task than ``forest``'s, or one that
     scores trees as independent voters on a boosted model."""
-    if getattr(forest, "is_additive", False) and not objective.boosted:
-        raise ValueError(f"objective={objective.name!r} scores each tree's own prediction, "
-                         "but a boosted model's trees are summed raw scores, not voters; "
-                         f"use its own loss ({forest.ensemble.loss_name!r}) or another "
-                         "loss of the model's prediction")
+    ensemble = getattr(forest, "ensemble", None)
+    if ensemble is not None:
+        ensemble.check_objective(objective)
     task = getattr(forest, "task", "classification")
     if objective.task != task:
         fits = sorted(n for n, c in _REGISTRY.items() if c.task == task)

@@ -54,10 +54,8 @@ def ensemble_state(forest, X, y, weight, costs, objective, *, lam, depth_cost=0.
     second-order proposals (:class:`RawScoreState`) when the objective offers
     raw-score derivatives for this forest, else exact path terms
     (:class:`~prune_opt.objectives._state.EnsembleState`)."""
-    probe = objective.raw_derivatives(
-        np.zeros((1, forest.value_width)) + (forest.ensemble.init_score
-                                             if forest.is_additive else 0.0),
-        np.asarray(y)[:1], forest) if forest.is_additive and len(y) else None
+    probe = objective.raw_derivatives(np.zeros((1, forest.value_width)), np.asarray(y)[:1],
+                                      forest) if len(y) else None
     cls = RawScoreState if probe is not None else EnsembleState
     return cls(forest, X, y, weight, costs, objective, lam=lam, depth_cost=depth_cost,
                routed=routed)

@@ -43,10 +43,10 @@ class LogLoss(Objective):
         """A booster's log-loss derivatives in its raw scores (logistic or softmax
         link, :meth:`prune_opt._ensemble.Ensemble.gradients`); zero for the rows whose
         true class's probability is below ``eps``, where this loss is flat."""
-        ens = forest.ensemble
-        if ens.loss_name != "logloss":
+        loss = forest.ensemble.loss
+        if loss is None or loss.name != self.name:
             return None
-        g, h = ens.gradients(raw, y)
+        g, h = loss.gradients(raw, y)
         # the true class's probability from g: p_y = 1 + g_y (softmax), 1 - |g| (logistic)
         p_true = 1.0 + g[np.arange(y.size), y] if g.shape[1] > 1 else 1.0 - np.abs(g[:, 0])
         flat = p_true < self.eps

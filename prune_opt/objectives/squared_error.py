@@ -55,7 +55,8 @@ class SquaredError(Objective):
     def raw_derivatives(self, raw, y, forest):
         """A regression booster's derivatives in its raw score: ``2 (s - y) / scale`` and
         ``2 / scale``."""
-        if forest.ensemble.loss_name != "squared_error" or not forest.is_additive:
+        loss = forest.ensemble.loss
+        if loss is None or loss.name != self.name:
             return None
         return (2.0 / self.scale) * (raw[:, :1] - y[:, None]), np.full(
             (raw.shape[0], 1), 2.0 / self.scale)

@@ -122,7 +122,7 @@ def _forest_only(name, forest):
 def sklearn_risk(forest):
     """Whether cost-complexity pruning reads scikit-learn's node impurities (an averaged
     forest of sklearn trees); otherwise the compiled problem's node errors."""
-    return forest.sklearn_trees is not None and not forest.is_additive
+    return forest.sklearn_trees is not None and forest.ensemble.has_impurity
 
 
 def mask_families(problem, deadline=None, names=None, skip_late=False):
@@ -411,7 +411,7 @@ def node_impurity(forest, X=None, y=None):
     regression forests need the data ``(X, y)`` to measure the variance on.
     A boosted model (additive raw scores) has no node impurity: refused.
     """
-    if forest.is_additive:
+    if not forest.ensemble.has_impurity:
         raise ValueError("impurity: a boosted model's nodes hold raw scores, not class "
                          "distributions or node means, so they have no impurity; use the "
                          "other baselines (ccp, greedy, fewer-trees)")
