@@ -45,10 +45,10 @@ REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegre
 #: the source models of boosted (additive) files, per task
 BOOSTED_CLASSIFIERS = ("GradientBoostingClassifier", "HistGradientBoostingClassifier",
                        "LGBMClassifier", "XGBClassifier", "XGBRFClassifier", "lightgbm.Booster",
-                       "xgboost.Booster")
+                       "xgboost.Booster", "CatBoostClassifier", "catboost.CatBoost")
 BOOSTED_REGRESSORS = ("GradientBoostingRegressor", "HistGradientBoostingRegressor",
                       "LGBMRegressor", "XGBRegressor", "XGBRFRegressor", "lightgbm.Booster",
-                      "xgboost.Booster")
+                      "xgboost.Booster", "CatBoostRegressor", "catboost.CatBoost")
 ESTIMATORS = tuple(dict.fromkeys(CLASSIFIERS + REGRESSORS + BOOSTED_CLASSIFIERS
                                  + BOOSTED_REGRESSORS))
 #: estimators of each (task, additive); a file without "task" (older files) is a
