@@ -175,7 +175,7 @@ def _loss(info):
                          "scores have no known link; save the model with a current CatBoost "
                          f"({HOW_TO_SAVE}); {SUPPORTED}")
     name = _field(params["loss_function"], "type", where)
-    if name not in LOSSES:
+    if not isinstance(name, str) or name not in LOSSES:
         raise ValueError(f"CatBoost model: loss {name!r:.60} is not supported: prune-opt "
                          "prices squared error (regression) and log-loss (classification); "
                          f"refit with loss_function='RMSE', 'Logloss' or 'MultiClass' "
@@ -218,7 +218,7 @@ def _features(info):
         flat[k] = _int(_field(raw, "flat_feature_index", where),
                        f"{where}.flat_feature_index", 0, n)
         treatment = raw.get("nan_value_treatment", "AsIs")
-        if treatment not in NAN_TO_LEFT:
+        if not isinstance(treatment, str) or treatment not in NAN_TO_LEFT:
             _fail(f"{where}.nan_value_treatment", f"must be one of {sorted(NAN_TO_LEFT)}, "
                                                   f"got {treatment!r:.40}")
         nan_left[k] = NAN_TO_LEFT[treatment]
@@ -280,7 +280,7 @@ def _split(raw, where, flat, nan_left):
     if kind != "FloatFeature":
         what = {"OneHotFeature": "a one-hot categorical split", "OnlineCtr":
                 "a split on a categorical feature's statistics (CTR)"}.get(
-                    kind, f"a split of type {kind!r:.40}")
+                    kind if isinstance(kind, str) else "", f"a split of type {kind!r:.40}")
         raise ValueError(f"CatBoost model: {where} is {what}, which prune-opt does not "
                          f"route; {SUPPORTED}")
     k = _int(_field(raw, "float_feature_index", where), f"{where}.float_feature_index", 0,
