@@ -1,4 +1,5 @@
-"""``--model FILE``: prune a user's LightGBM or XGBoost model from the command line."""
+"""``--model FILE``: prune a user's LightGBM, XGBoost or CatBoost model from the command
+line."""
 
 import json
 
@@ -86,7 +87,7 @@ def test_every_command_that_prunes_takes_the_model(capsys, tmp_path, lightgbm_fi
 
 @pytest.mark.parametrize("content, words", [
     (b"\x80\x04\x95 pickled", "pickle"),
-    (b"glucose,age\n1,2\n", "neither a LightGBM model text nor an XGBoost JSON"),
+    (b"glucose,age\n1,2\n", "neither a LightGBM model text nor an XGBoost or CatBoost JSON"),
     (b"tree\nversion=v4\nnum_class=1\n", "LightGBM model text"),
     (b'{"learner": ', "JSON"),
 ])
@@ -108,3 +109,61 @@ def test_a_model_of_the_other_task_or_columns_is_refused(capsys, tmp_path, light
     code = main(["prune", "--dataset", "pima", "--lam", "0.01", "--model-out",
                  str(tmp_path / "m.txt"), "--out", str(tmp_path / "p.json")])
     one_line_error(capsys, code, "--model-out needs --model")
+
+
+# ------------------------------------------------------------------ CatBoost JSON models
+@pytest.fixture(scope="module")
+def catboost_file(tmp_path_factory, pima):
+    cb = pytest.importorskip("catboost")
+    path = tmp_path_factory.mktemp("models") / "catboost.json"
+    model = cb.CatBoostClassifier(iterations=20, depth=3, verbose=0, thread_count=1,
+                                  random_seed=0, allow_writing_files=False)
+    model.fit(pima.X[:300], pima.y[:300])
+    model.save_model(str(path), format="json")
+    return path
+
+
+def test_prune_a_catboost_file_to_a_budget(capsys, tmp_path, catboost_file, pima):
+    out = tmp_path / "pruned.json"
+    code = main(["prune", "--model", str(catboost_file), "--dataset", "pima", "--budget", "8",
+                 "--out", str(out), "--json", str(tmp_path / "s.json"), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    text = capsys.readouterr().out
+    assert f"the model in {catboost_file}" in text
+    assert "prune-opt writes no catboost model file" in text
+    summary = _summary(tmp_path, "s.json")
+    assert summary["validation_cost"] <= 8 * (1 + 1e-9)
+    assert summary["trees"] == 20
+    pruned = po.load(out)
+    assert pruned.forest.source == "catboost.CatBoost"
+    full = po.as_forest(pruned.forest)
+    assert pruned.n_splits < int((~full.is_leaf).sum())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pruned.json", "s.json"]
+
+
+def test_export_the_program_of_a_catboost_file(capsys, tmp_path, catboost_file):
+    out = tmp_path / "program.mps"
+    code = main(["export", "--model", str(catboost_file), "--dataset", "pima", "--lam", "0.01",
+                 "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert "wrote" in capsys.readouterr().out and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", [
+    ["compare", "--lam", "0.01"],
+    ["tu-check", "--examples", "15"],
+])
+def test_other_commands_take_a_catboost_file(capsys, catboost_file, command):
+    code = main([command[0], "--model", str(catboost_file), "--dataset", "pima", *command[1:]])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_catboost_binary_files_and_model_out_are_one_line(capsys, tmp_path, catboost_file):
+    cbm = tmp_path / "model.cbm"
+    cbm.write_bytes(b"CBM1\x00\x00binary")
+    code = main(["prune", "--model", str(cbm), "--dataset", "pima", "--lam", "0.01",
+                 "--out", str(tmp_path / "p.json")])
+    one_line_error(capsys, code, "binary format (.cbm)", "format='json'")
+    code = main(["prune", "--model", str(catboost_file), "--dataset", "pima", "--lam", "0.01",
+                 "--model-out", str(tmp_path / "m.json"), "--out", str(tmp_path / "p.json")])
+    one_line_error(capsys, code, "--model-out", "no catboost model file")

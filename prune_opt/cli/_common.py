@@ -82,9 +82,11 @@ def add_model_option(p):
     forest fitted by the command (:func:`model_experiment` reads it)."""
     p.add_argument("--model", default=None, metavar="FILE",
                    help="prune this trained model instead of fitting a random forest: a "
-                        "LightGBM model text (booster.save_model('model.txt')) or an XGBoost "
-                        "JSON model (model.save_model('model.json')), read by prune-opt's "
-                        "own parsers, never executed (pickles are refused). The rows of "
+                        "LightGBM model text (booster.save_model('model.txt')), an XGBoost "
+                        "JSON model (model.save_model('model.json')) or a CatBoost JSON model "
+                        "(model.save_model('model.json', format='json')), read by "
+                        "prune-opt's own parsers, never executed (pickles are refused). The "
+                        "rows of "
                         "--dataset are split as usual and the model is not refitted (train "
                         "it on rows that are not the validation or test split); its columns "
                         "are matched by name, a classifier's labels coded 0..K-1 in sorted "
@@ -508,20 +510,31 @@ def save_model(pruned, path, dataset=None):
         pruned.save(path)
 
 
+#: the libraries whose models ``prune --model`` reads but writes no file of
+NO_LIBRARY_WRITER = ("catboost",)
+
+
 def library_model_path(out, forest):
     """Where ``prune --model`` writes the pruned model in its source library's format:
-    beside ``out``, ``<stem>.txt`` (LightGBM) or ``<stem>.xgboost.json`` (XGBoost)."""
+    beside ``out``, ``<stem>.txt`` (LightGBM) or ``<stem>.xgboost.json`` (XGBoost);
+    None for a CatBoost model (prune-opt writes no CatBoost model file)."""
     stem = Path(out).with_suffix("")
-    return f"{stem}.txt" if library_of(forest) == "lightgbm" else f"{stem}.xgboost.json"
+    kind = library_of(forest)
+    if kind in NO_LIBRARY_WRITER:
+        return None
+    return f"{stem}.txt" if kind == "lightgbm" else f"{stem}.xgboost.json"
 
 
 def library_of(forest):
-    """``"lightgbm"``, ``"xgboost"`` or None: the library a forest was read from."""
+    """``"lightgbm"``, ``"xgboost"``, ``"catboost"`` or None: the library a forest was
+    read from."""
     source = str(forest.source or "")
     if source.startswith(("lightgbm", "LGBM")):
         return "lightgbm"
     if source.startswith(("xgboost", "XGB")):
         return "xgboost"
+    if source.startswith(("catboost", "CatBoost")):
+        return "catboost"
     return None
 
 
@@ -531,6 +544,9 @@ def write_library_model(pruned, path):
     from ..exporters import lightgbm_model_text, xgboost_model_json
 
     kind = library_of(pruned.forest)
+    if kind in NO_LIBRARY_WRITER:
+        raise ValueError(f"{path}: prune-opt writes no {kind} model file; the pruned model is "
+                         "saved as prune-opt JSON (prune_opt.load reads it)")
     text = lightgbm_model_text(pruned) if kind == "lightgbm" else xgboost_model_json(pruned)
     if not isinstance(text, str):
         text = json.dumps(text)

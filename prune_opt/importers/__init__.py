@@ -15,7 +15,7 @@ without the library installed), and a LightGBM random forest into an averaged fo
 from .._forest import register_importer, supported_models
 from . import _catboost, _lightgbm, _sklearn, _xgboost
 from ._catboost import from_catboost
-from ._files import read_model_file
+from ._files import model_file_kind, read_model_file
 from ._lightgbm import (
     forest_from_lightgbm,
     from_lightgbm,
@@ -27,7 +27,7 @@ from ._lightgbm import (
 from ._lightgbm_trees import LIGHTGBM_HINT, import_lightgbm
 from ._xgboost import from_xgboost
 
-__all__ = ["supported_models", "read_model_file", "from_lightgbm", "from_xgboost",
+__all__ = ["supported_models", "read_model_file", "model_file_kind", "from_lightgbm", "from_xgboost",
            "from_catboost", "import_lightgbm", "LIGHTGBM_HINT",
            "forest_from_lightgbm",
            "lightgbm_trees", "lightgbm_leaves", "lightgbm_feature_usage",
