@@ -605,3 +605,18 @@ def test_multiclass_and_regression_prune(cb):
     reg = fit(cb, "reg", Xr[:300], yr[:300], iterations=3)
     pruned = po.fit_budget(reg, Xr[300:], yr[300:], costs=np.ones(10), budget=2.0)
     assert pruned.average_cost(Xr[300:]) <= 2.0 + 1e-9
+
+
+def test_the_exactness_benchmark_runs_at_small_size(cb, capsys):
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import catboost_exactness
+
+    catboost_exactness.main(["--datasets", "heart-severity", "--trees", "3", "--depth", "3",
+                             "--rows", "200", "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 6
+    for row in rows:
+        assert row["leaves_differing"] == 0 and row["leaves_compared"] > 0
+        assert row["raw_gap"] <= 1e-9 * max(1.0, row["raw_scale"])
