@@ -620,3 +620,17 @@ def test_the_exactness_benchmark_runs_at_small_size(cb, capsys):
     for row in rows:
         assert row["leaves_differing"] == 0 and row["leaves_compared"] > 0
         assert row["raw_gap"] <= 1e-9 * max(1.0, row["raw_scale"])
+
+
+def test_a_pruned_catboost_model_exports_to_lightgbm_exactly(small):
+    lgb = pytest.importorskip("lightgbm")
+    model, X_val, y_val, X_test, costs = small
+    pruned = po.prune(model, X_val, y_val, costs=costs, lam=1e-3)
+    booster = pruned.to_lightgbm()
+    assert isinstance(booster, lgb.Booster)
+    # float32 comparisons become float64 thresholds exactly; rows on the borders too
+    inner = ~pruned.forest.is_leaf
+    Xb = np.repeat(X_test[:1], int(inner.sum()), axis=0)
+    Xb[np.arange(len(Xb)), pruned.forest.feature[inner]] = pruned.forest.threshold[inner]
+    for X in (X_test, Xb):
+        np.testing.assert_array_equal(booster.predict(X), pruned.predict_proba(X)[:, 1])
