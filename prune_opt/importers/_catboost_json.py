@@ -12,8 +12,9 @@ and a split sends ``x`` to its "1" side (``right``) iff ``x > border``, both
 float32, else to its "0" side (``left``); so ``x <= border`` goes left, the
 IR's rule with ``threshold = border`` and ``split_dtype="float32"``.  A NaN
 does what the feature's ``nan_value_treatment`` says: ``AsFalse``
-(``nan_mode="Min"``) and ``AsIs`` (``"Forbidden"``, where ``NaN > border``
-is false) send it to the 0 side, ``AsTrue`` (``"Max"``) to the 1 side.
+(``nan_mode="Min"``) and ``AsIs`` (``"Forbidden"``, and any feature that had
+no NaN in training; ``NaN > border`` is false) send it to the 0 side,
+``AsTrue`` (``"Max"``) to the 1 side.
 
 * **Symmetric (oblivious) trees** (``oblivious_trees``): ``splits[j]``
   decides bit ``j`` of the leaf index, ``leaf = sum_j (x > border_j) << j``.
