@@ -634,3 +634,67 @@ def test_a_pruned_catboost_model_exports_to_lightgbm_exactly(small):
     Xb[np.arange(len(Xb)), pruned.forest.feature[inner]] = pruned.forest.threshold[inner]
     for X in (X_test, Xb):
         np.testing.assert_array_equal(booster.predict(X), pruned.predict_proba(X)[:, 1])
+
+
+# ------------------------------------------------------------------ what the exporter needs
+def test_the_forest_keeps_loss_nan_treatment_and_tree_kind(cb, tmp_path):
+    from prune_opt.importers._catboost import catboost_source_info
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:, :4].copy()
+    X[::5, 1] = np.nan  # only feature 1 has NaN in training
+    model = fit(cb, "binary", X, y, loss_function="CrossEntropy", nan_mode="Max",
+                grow_policy="Depthwise")
+    forest = po.as_forest(model)
+    assert forest.source_info == {"library": "catboost", "loss": "CrossEntropy",
+                                  "symmetric": False,
+                                  "nan_value_treatment": ["AsIs", "AsTrue", "AsIs", "AsIs"]}
+    # pruning, saving and loading keep it
+    pruned = po.prune(model, X, y, lam=1e-2)
+    assert pruned.forest.source_info == forest.source_info
+    pruned.save(tmp_path / "p.json")
+    assert po.load(tmp_path / "p.json").forest.source_info == forest.source_info
+    # a sub-forest has none: read off the arrays (the loss from the link)
+    sub = forest.select_trees([0, 1])
+    assert getattr(sub, "source_info", None) is None
+    derived = catboost_source_info(sub)
+    assert derived["loss"] == "Logloss" and derived["symmetric"] is False
+    used = np.unique(sub.feature[sub.left >= 0])
+    assert all(derived["nan_value_treatment"][k] == ("AsTrue" if k == 1 else "AsFalse")
+               for k in used)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda i: i.update(loss="RMSE"), "source_info.loss 'RMSE' is not a loss of link"),
+    (lambda i: i.update(loss=3), "source_info.loss 3"),
+    (lambda i: i.update(symmetric="yes"), "source_info.symmetric must be true or false"),
+    (lambda i: i.update(library="xgboost"), "source_info.library must be .catboost."),
+    (lambda i: i.pop("loss"), "must be an object with the fields"),
+    (lambda i: i.update(extra=1), "must be an object with the fields"),
+    (lambda i: i["nan_value_treatment"].pop(), "for each of the 2 features"),
+    (lambda i: i["nan_value_treatment"].__setitem__(0, "Sometimes"), "for each of the 2"),
+    (lambda i: i["nan_value_treatment"].__setitem__(0, "AsTrue"),
+     "feature 0 is 'AsTrue', but a split on it sends NaN the other way"),
+])
+def test_a_tampered_source_info_is_refused_on_load(tmp_path, edit, match):
+    forest = from_catboost(document())
+    po.PrunedForest(forest, forest.full_split_mask()).save(tmp_path / "p.json")
+    doc = json.loads((tmp_path / "p.json").read_text())
+    edit(doc["source_info"])
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"^cannot load pruned forest: .*" + match):
+        po.load(tmp_path / "p.json")
+
+
+def test_source_info_on_a_model_of_another_library_is_refused(tmp_path):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    gb = GradientBoostingClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    po.prune(gb, X, y, lam=1e-2).save(tmp_path / "p.json")
+    doc = json.loads((tmp_path / "p.json").read_text())
+    doc["source_info"] = {"library": "catboost", "loss": "Logloss", "symmetric": True,
+                          "nan_value_treatment": ["AsIs"] * 30}
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="read from 'GradientBoostingClassifier'"):
+        po.load(tmp_path / "p.json")

@@ -23,6 +23,13 @@ alike.  A symmetric (oblivious) tree of depth ``d`` is the full binary tree
 of ``2^(d+1) - 1`` nodes in preorder whose level ``j`` tests the tree's
 ``splits[j]``; :func:`oblivious_levels` recognises one from the arrays alone,
 so the layout survives pruning, :func:`prune_opt.load` and sub-forests.
+
+**What the CatBoost exporter needs.** The forest keeps, as ``source_info``
+(saved and loaded with it), what the IR does not hold and a CatBoost model
+written back from it should say: the loss (``CrossEntropy`` and ``Logloss``
+share the logistic link), each feature's ``nan_value_treatment`` (also of the
+features no split tests) and whether the trees are symmetric; see
+:func:`catboost_source_info`.
 """
 
 from __future__ import annotations
@@ -34,10 +41,10 @@ import numpy as np
 
 from .._ensemble import Ensemble
 from .._forest import Forest
-from ._catboost_json import SUPPORTED, load_document, parse_model
+from ._catboost_json import LOSSES, NAN_TO_LEFT, SUPPORTED, load_document, parse_model
 
-__all__ = ["from_catboost", "is_catboost_model", "oblivious_levels", "CATBOOST",
-           "MAX_MODEL_BYTES", "MODEL_SOURCE"]
+__all__ = ["from_catboost", "is_catboost_model", "oblivious_levels", "catboost_source_info",
+           "check_source_info", "CATBOOST", "MAX_MODEL_BYTES", "MODEL_SOURCE", "SOURCES"]
 
 CATBOOST = ("catboost.CatBoostClassifier, CatBoostRegressor, CatBoost (losses RMSE, Logloss, "
             "CrossEntropy, MultiClass; float features)")
@@ -46,6 +53,10 @@ MAX_MODEL_BYTES = 512 * 2**20
 #: the source name of a forest read from a plain CatBoost model or a JSON model
 MODEL_SOURCE = "catboost.CatBoost"
 _WRAPPERS = ("CatBoostClassifier", "CatBoostRegressor")
+#: the source names of a forest read from CatBoost
+SOURCES = (*_WRAPPERS, MODEL_SOURCE)
+#: the keys of a CatBoost forest's ``source_info``
+SOURCE_INFO_KEYS = ("library", "loss", "symmetric", "nan_value_treatment")
 
 
 def _catboost_classes(model):
@@ -205,10 +216,98 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     ensemble = Ensemble("additive", parsed.link, init_score=parsed.bias,
                         tree_class=np.tile(np.arange(K), len(parsed.trees))
                         if parsed.link == "softmax" else None)
-    return Forest(arrays, classes=classes, n_features=parsed.n_features,
-                  feature_names=parsed.feature_names, ensemble=ensemble,
-                  task="regression" if parsed.link == "identity" else "classification",
-                  split_dtype="float32", source=source)
+    forest = Forest(arrays, classes=classes, n_features=parsed.n_features,
+                    feature_names=parsed.feature_names, ensemble=ensemble,
+                    task="regression" if parsed.link == "identity" else "classification",
+                    split_dtype="float32", source=source)
+    forest.source_info = {"library": "catboost", "loss": parsed.loss,
+                          "symmetric": bool(parsed.symmetric),
+                          "nan_value_treatment": list(parsed.nan_treatment)}
+    return forest
+
+
+def catboost_source_info(forest):
+    """What a CatBoost model written from ``forest`` says beyond the trees: its
+    ``source_info`` when it was read from CatBoost (kept through pruning, saving and
+    loading), else what the arrays tell (:meth:`~prune_opt.Forest.select_trees`
+    keeps no ``source_info``).
+
+    Returns
+    -------
+    dict
+        ``loss`` (``RMSE``, ``Logloss``, ``CrossEntropy`` or ``MultiClass``;
+        from the link when unknown: CrossEntropy reads as Logloss),
+        ``symmetric`` (whether every tree is symmetric, and the model was),
+        ``nan_value_treatment`` per feature (from the splits when unknown:
+        ``AsFalse`` or ``AsTrue`` for a feature some split tests, ``AsIs`` for
+        the others, which no split reads).
+
+    Examples
+    --------
+    >>> doc = {"model_info": {"params": {"loss_function": {"type": "CrossEntropy"}}},
+    ...        "features_info": {"float_features": [
+    ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
+    ...             "borders": [0.5], "nan_value_treatment": "AsTrue"}]},
+    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0],
+    ...                             "splits": [{"border": 0.5, "float_feature_index": 0}]}]}
+    >>> info = catboost_source_info(from_catboost(doc))
+    >>> info["loss"], info["symmetric"], info["nan_value_treatment"]
+    ('CrossEntropy', True, ['AsTrue'])
+    """
+    info = getattr(forest, "source_info", None)
+    symmetric = all(oblivious_levels(forest, t) is not None for t in range(forest.n_trees))
+    if info is not None:
+        return dict(check_source_info(info, forest), symmetric=symmetric and info["symmetric"])
+    link = forest.ensemble.link
+    loss = {"identity": "RMSE", "logistic": "Logloss", "softmax": "MultiClass"}[link]
+    inner = forest.left >= 0
+    treatment = ["AsIs"] * forest.n_features
+    for f, left in zip(forest.feature[inner], forest.missing_go_to_left[inner]):
+        treatment[f] = "AsFalse" if left else "AsTrue"
+    return {"library": "catboost", "loss": loss, "symmetric": symmetric,
+            "nan_value_treatment": treatment}
+
+
+def check_source_info(info, forest):
+    """A checked copy of a CatBoost forest's ``source_info`` (see
+    :func:`catboost_source_info`): the loss of the forest's link, a known
+    ``nan_value_treatment`` for each of its features that sends NaN where every
+    split on the feature does.
+
+    Raises
+    ------
+    ValueError
+        Naming the field that breaks a rule or contradicts the trees.
+    """
+    if not isinstance(info, dict) or set(info) != set(SOURCE_INFO_KEYS):
+        raise ValueError(f"source_info must be an object with the fields {SOURCE_INFO_KEYS}")
+    if info["library"] != "catboost":
+        raise ValueError(f"source_info.library must be 'catboost', got "
+                         f"{info['library']!r:.40}")
+    if forest.source not in SOURCES:
+        raise ValueError(f"source_info describes a CatBoost model; this forest was read from "
+                         f"{forest.source!r}")
+    loss = info["loss"]
+    if not isinstance(loss, str) or LOSSES.get(loss) != forest.ensemble.link:
+        losses = [name for name, link in LOSSES.items() if link == forest.ensemble.link]
+        raise ValueError(f"source_info.loss {loss!r:.40} is not a loss of link "
+                         f"{forest.ensemble.link!r} ({', '.join(losses) or 'none'})")
+    if type(info["symmetric"]) is not bool:
+        raise ValueError("source_info.symmetric must be true or false")
+    treatment = info["nan_value_treatment"]
+    if not (isinstance(treatment, list) and len(treatment) == forest.n_features
+            and all(isinstance(v, str) and v in NAN_TO_LEFT for v in treatment)):
+        raise ValueError(f"source_info.nan_value_treatment must list one of "
+                         f"{sorted(NAN_TO_LEFT)} for each of the {forest.n_features} features")
+    inner = forest.left >= 0
+    expected = np.array([NAN_TO_LEFT[v] for v in treatment])[forest.feature[inner]]
+    wrong = np.flatnonzero(expected != forest.missing_go_to_left[inner].astype(bool))
+    if wrong.size:
+        f = int(forest.feature[inner][wrong[0]])
+        raise ValueError(f"source_info.nan_value_treatment: feature {f} is "
+                         f"{treatment[f]!r}, but a split on it sends NaN the other way")
+    return {"library": "catboost", "loss": loss, "symmetric": info["symmetric"],
+            "nan_value_treatment": list(treatment)}
 
 
 def oblivious_levels(forest, t):

@@ -152,7 +152,8 @@ class CatBoostModel:
     ``trees`` hold each CatBoost tree's IR arrays in preorder (``value`` of
     shape (n_nodes, n_outputs), the leaf values times ``scale``; an internal
     node the weighted mean of its leaves), ``symmetric`` whether each was an
-    oblivious tree; ``bias`` the raw score added to the trees' sum.
+    oblivious tree; ``bias`` the raw score added to the trees' sum;
+    ``nan_treatment`` each feature's ``nan_value_treatment`` (in feature order).
     """
 
     loss: str
@@ -166,6 +167,7 @@ class CatBoostModel:
     trees: list
     symmetric: bool
     grow_policy: str | None
+    nan_treatment: list
 
 
 def _loss(info):
@@ -188,7 +190,8 @@ def _loss(info):
 
 def _features(info):
     """(flat feature index of each float feature index, NaN-to-left flag of each float
-    feature index, n_features, feature names or None)."""
+    feature index, n_features, feature names or None, ``nan_value_treatment`` of each
+    flat feature index)."""
     info = _object(info, "features_info")
     for key, what in (("categorical_features", "categorical"), ("text_features", "text"),
                       ("embedding_features", "embedding")):
@@ -210,6 +213,7 @@ def _features(info):
     flat = np.full(n, -1, dtype=np.int64)
     nan_left = np.ones(n, dtype=bool)
     names = [None] * n
+    treatments = ["AsIs"] * n
     for i, raw in enumerate(floats):
         where = f"features_info.float_features[{i}]"
         raw = _object(raw, where)
@@ -223,6 +227,7 @@ def _features(info):
             _fail(f"{where}.nan_value_treatment", f"must be one of {sorted(NAN_TO_LEFT)}, "
                                                   f"got {treatment!r:.40}")
         nan_left[k] = NAN_TO_LEFT[treatment]
+        treatments[flat[k]] = treatment
         name = raw.get("feature_id", "")
         if not isinstance(name, str):
             _fail(f"{where}.feature_id", "must be a string")
@@ -231,7 +236,7 @@ def _features(info):
         _fail("features_info.float_features", "give two features the same "
                                               "flat_feature_index")
     named = all(names) and len(set(names)) == n
-    return flat, nan_left, n, (names if named else None)
+    return flat, nan_left, n, (names if named else None), treatments
 
 
 def _classes(info, link, n_outputs):
@@ -420,7 +425,8 @@ def parse_model(doc):
     if doc.get("ctr_data"):
         raise ValueError("CatBoost model: it holds statistics of categorical features "
                          f"(ctr_data), whose splits prune-opt does not route; {SUPPORTED}")
-    flat, nan_left, n_features, names = _features(_field(doc, "features_info", "the document"))
+    flat, nan_left, n_features, names, treatments = _features(
+        _field(doc, "features_info", "the document"))
     has_sym, has_other = "oblivious_trees" in doc, "trees" in doc
     if has_sym == has_other:
         _fail("the document", "must hold exactly one of 'oblivious_trees' (symmetric) and "
@@ -446,4 +452,5 @@ def parse_model(doc):
              for i, raw in enumerate(raw_trees)]
     return CatBoostModel(loss=loss, link=link, n_features=n_features, feature_names=names,
                          classes=classes, n_outputs=n_outputs, scale=scale, bias=bias,
-                         trees=trees, symmetric=has_sym, grow_policy=grow_policy)
+                         trees=trees, symmetric=has_sym, grow_policy=grow_policy,
+                         nan_treatment=treatments)
