@@ -418,6 +418,18 @@ def test_borders_are_float32_like_catboost():
     assert f.decision_function(X).tolist() == [0.0, 1.0]
 
 
+def test_class_names_of_each_type_catboost_writes(cb):
+    X, y = load_breast_cancer(return_X_y=True)
+    for labels in ([False, True], [0.5, 2.5], ["no", "yes"]):
+        model = fit(cb, "binary", X, np.array(labels)[y])
+        forest = po.as_forest(model)
+        assert forest.classes_.tolist() == labels
+        assert from_catboost(document(class_names=labels)).classes_.tolist() == labels
+    for bad in ([True, 1], [0, "1"], [1, 1], [None, 1]):
+        with pytest.raises(ValueError, match="class_names must"):
+            from_catboost(document(class_names=bad))
+
+
 def test_scale_bias_multiclass_and_regression_documents():
     reg = from_catboost(document(loss="RMSE", scale_and_bias=(2.0, [10.0]), class_names=()))
     assert reg.task == "regression" and reg.ensemble.init_score.tolist() == [10.0]

@@ -246,9 +246,13 @@ def _classes(info, link, n_outputs):
     if not isinstance(params, dict):
         return None
     names = params.get("class_names") or []
-    if not isinstance(names, list) or not all(
-            isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in names):
-        _fail("model_info.class_params.class_names", "must be an array of labels")
+    # labels of one type: CatBoost's class_label_type Boolean, Integer, Float or String
+    kinds = {bool if isinstance(v, bool) else float if isinstance(v, (int, float)) else
+             str if isinstance(v, str) else None for v in names} if isinstance(names, list) else {}
+    if not isinstance(names, list) or len(kinds) > 1 or None in kinds:
+        _fail("model_info.class_params.class_names", "must be an array of labels of one type")
+    if len(set(names)) != len(names):
+        _fail("model_info.class_params.class_names", "must name each class once")
     to_label = params.get("class_to_label")
     want = n_outputs if link == "softmax" else 2
     if names and len(names) != want or (to_label not in (None, [])
