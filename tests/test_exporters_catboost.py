@@ -489,3 +489,16 @@ def test_the_json_needs_no_catboost_and_the_model_says_how_to_install_it(monkeyp
     assert json.loads(catboost_model_text(pruned)) == catboost_model_json(pruned)
     with pytest.raises(ImportError, match=r"pip install prune-opt\[catboost\]"):
         pruned.to_catboost()
+
+
+@pytest.mark.parametrize("labels", [np.array([False, True]), np.array([0.5, 2.5]),
+                                    np.array([3, 7], dtype=np.uint8), np.array(["no", "yes"]),
+                                    np.array([-1, 1], dtype=object)])
+def test_class_labels_keep_their_type(cb, labels):
+    X, y = load_breast_cancer(return_X_y=True)
+    model = fit(cb, "binary", X, labels[y])
+    pruned = po.prune(model, X, labels[y], lam=1e-2)
+    export = pruned.to_catboost()
+    assert export.classes_.tolist() == model.classes_.tolist()
+    assert np.array_equal(np.ravel(export.predict(X)), pruned.predict(X))
+    assert np.array_equal(reimported(pruned).forest.classes_, pruned.forest.classes_)

@@ -103,8 +103,10 @@ def _representatives(left, right, mask):
 
 
 def _members(pruned, group):
-    """(local arrays of the group's tree, [(class, pruned-value node of each node)],
-    nodes some class keeps as splits)."""
+    """``(t0, arrays, members, kept)`` of a group: its first IR tree and that tree's
+    local arrays (every member has the same splits), ``(class, tree, representatives)``
+    of each member (:func:`_representatives` of its split mask), and the nodes some
+    member keeps as splits."""
     f = pruned.forest
     t0 = next(t for t in group if t is not None)
     arrays = f.local_arrays(t0)
@@ -188,8 +190,9 @@ def _symmetric(pruned, groups, borders, K):
 
 
 def _non_symmetric(pruned, groups, borders, K):
-    """(nested tree built later, as node lists) of each non-symmetric tree: the splits
-    some class keeps, leaves holding each class's pruned value."""
+    """``(arrays, splits, leaf values)`` of each non-symmetric tree, nested by
+    :func:`_nested` once the borders are numbered: the splits some class keeps
+    (node -> (feature, border)), and each leaf of that tree's class values."""
     out = []
     for group in groups:
         t0, arrays, members, kept = _members(pruned, group)
@@ -206,13 +209,10 @@ def _non_symmetric(pruned, groups, borders, K):
 
 
 def _reached(arrays, kept):
-    """The nodes of the pruned tree (every ancestor kept as a split)."""
-    left, right = arrays["left"], arrays["right"]
-    reached = np.zeros(left.size, dtype=bool)
-    reached[0] = True
-    for h in np.flatnonzero(kept):  # preorder: a parent comes before its children
-        if reached[h]:
-            reached[left[h]] = reached[right[h]] = True
+    """The nodes of the pruned tree: the root and the children of the kept splits."""
+    reached = np.zeros(kept.size, dtype=bool)
+    reached[0] = True  # the kept splits are closed under parents: their children
+    reached[arrays["left"][kept]] = reached[arrays["right"][kept]] = True
     return reached
 
 
@@ -234,21 +234,16 @@ def _nested(arrays, split_of, values, borders, K):
 
 
 def _class_params(forest, n_outputs):
-    classes = forest.classes_
-    if classes.dtype.kind == "b":
-        kind, names = "Boolean", [bool(c) for c in classes]
-    elif classes.dtype.kind in "iu":
-        kind, names = "Integer", [int(c) for c in classes]
-    elif classes.dtype.kind == "f":
-        kind, names = "Float", [float(c) for c in classes]
-    elif classes.dtype.kind == "O" and all(isinstance(c, (bool, np.bool_)) for c in classes):
-        kind, names = "Boolean", [bool(c) for c in classes]
-    elif classes.dtype.kind == "O" and all(isinstance(c, (int, np.integer))
-                                          and not isinstance(c, (bool, np.bool_))
-                                          for c in classes):
-        kind, names = "Integer", [int(c) for c in classes]
+    """CatBoost's ``class_params`` of the forest's classes, typed as CatBoost types them."""
+    names = forest.classes_.tolist()  # numpy scalars become Python values
+    if all(isinstance(c, bool) for c in names):
+        kind = "Boolean"
+    elif all(isinstance(c, int) and not isinstance(c, bool) for c in names):
+        kind = "Integer"
+    elif all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in names):
+        kind, names = "Float", [float(c) for c in names]
     else:
-        kind, names = "String", [str(c) for c in classes]
+        kind, names = "String", [str(c) for c in names]
     return {"class_label_type": kind, "class_names": names,
             "class_to_label": list(range(n_outputs)), "classes_count": 0}
 
