@@ -408,6 +408,23 @@ def test_hand_built_symmetric_tree_routes_by_its_bits():
     assert f.value[0, 0] == pytest.approx((-1 + 1 + 0.75 + 8) / 10)
 
 
+def test_a_tree_without_splits_as_catboost_writes_it(cb, tmp_path):
+    trees = [{"leaf_values": [0.0, 1.0], "splits": [split(0, 0.1)]},
+             {"leaf_values": [2.5], "splits": []}]
+    f = from_catboost(document(loss="RMSE", trees=trees, class_names=()))
+    model = cb.CatBoostRegressor()
+    (tmp_path / "m.json").write_text(json.dumps(document(loss="RMSE", trees=[
+        dict(t, splits=[dict(s, split_index=0) for s in t["splits"]]) for t in trees],
+        class_names=())))
+    model.load_model(str(tmp_path / "m.json"), format="json")
+    doc, _ = model_doc(model, tmp_path)
+    assert doc["oblivious_trees"][1]["splits"] is None  # CatBoost's depth-0 tree
+    again = from_catboost(doc)
+    X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    assert again.decision_function(X).tolist() == f.decision_function(X).tolist() == [2.5, 3.5]
+    assert again.n_nodes == f.n_nodes == 4
+
+
 def test_borders_are_float32_like_catboost():
     f = from_catboost(document(trees=[{"leaf_values": [0.0, 1.0],
                                         "splits": [split(0, 0.1)]}]))

@@ -319,6 +319,8 @@ def _weighted_up(value, weight, left, right, levels):
 def _symmetric_tree(raw, where, flat, nan_left, n_outputs, scale):
     raw = _object(raw, where)
     splits = _field(raw, "splits", where)
+    if splits is None:  # how CatBoost writes a tree of depth 0 (one leaf)
+        splits = []
     if not isinstance(splits, list):
         _fail(f"{where}.splits", "must be an array")
     d = len(splits)
