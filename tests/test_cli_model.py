@@ -123,14 +123,22 @@ def catboost_file(tmp_path_factory, pima):
     return path
 
 
-def test_prune_a_catboost_file_to_a_budget(capsys, tmp_path, catboost_file, pima):
+def load_catboost(path):
+    cb = pytest.importorskip("catboost")
+    model = cb.CatBoostClassifier()
+    model.load_model(str(path), format="json")
+    return model
+
+
+def test_prune_a_catboost_file_to_a_budget_writes_both_formats(capsys, tmp_path,
+                                                               catboost_file, pima):
     out = tmp_path / "pruned.json"
     code = main(["prune", "--model", str(catboost_file), "--dataset", "pima", "--budget", "8",
                  "--out", str(out), "--json", str(tmp_path / "s.json"), "--no-progress"])
     assert code == 0, capsys.readouterr().err
     text = capsys.readouterr().out
     assert f"the model in {catboost_file}" in text
-    assert "prune-opt writes no catboost model file" in text
+    assert f"wrote {tmp_path / 'pruned.catboost.json'}" in text
     summary = _summary(tmp_path, "s.json")
     assert summary["validation_cost"] <= 8 * (1 + 1e-9)
     assert summary["trees"] == 20
@@ -138,7 +146,13 @@ def test_prune_a_catboost_file_to_a_budget(capsys, tmp_path, catboost_file, pima
     assert pruned.forest.source == "catboost.CatBoost"
     full = po.as_forest(pruned.forest)
     assert pruned.n_splits < int((~full.is_leaf).sum())
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pruned.json", "s.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pruned.catboost.json",
+                                                          "pruned.json", "s.json"]
+    # the CatBoost file predicts what the prune-opt file predicts, bit for bit
+    model = load_catboost(tmp_path / "pruned.catboost.json")
+    np.testing.assert_array_equal(model.predict(pima.X, prediction_type="RawFormulaVal"),
+                                  pruned.decision_function(pima.X))
+    np.testing.assert_array_equal(model.predict_proba(pima.X), pruned.predict_proba(pima.X))
 
 
 def test_export_the_program_of_a_catboost_file(capsys, tmp_path, catboost_file):
@@ -158,12 +172,28 @@ def test_other_commands_take_a_catboost_file(capsys, catboost_file, command):
     assert code == 0, capsys.readouterr().err
 
 
-def test_catboost_binary_files_and_model_out_are_one_line(capsys, tmp_path, catboost_file):
+def test_catboost_binary_files_are_one_line(capsys, tmp_path):
     cbm = tmp_path / "model.cbm"
     cbm.write_bytes(b"CBM1\x00\x00binary")
     code = main(["prune", "--model", str(cbm), "--dataset", "pima", "--lam", "0.01",
                  "--out", str(tmp_path / "p.json")])
     one_line_error(capsys, code, "binary format (.cbm)", "format='json'")
+
+
+def test_model_out_names_the_catboost_file(capsys, tmp_path, catboost_file, pima):
     code = main(["prune", "--model", str(catboost_file), "--dataset", "pima", "--lam", "0.01",
-                 "--model-out", str(tmp_path / "m.json"), "--out", str(tmp_path / "p.json")])
-    one_line_error(capsys, code, "--model-out", "no catboost model file")
+                 "--model-out", str(tmp_path / "m.json"), "--out", str(tmp_path / "p.json"),
+                 "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    assert f"wrote {tmp_path / 'm.json'}" in capsys.readouterr().out
+    pruned = po.load(tmp_path / "p.json")
+    # a symmetric model stays one; the file is CatBoost's JSON, numbers read back exactly
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert len(doc["oblivious_trees"]) == 20
+    model = load_catboost(tmp_path / "m.json")
+    np.testing.assert_array_equal(model.predict(pima.X, prediction_type="RawFormulaVal"),
+                                  pruned.decision_function(pima.X))
+    # prune-opt reads it back: the same predictions
+    again = po.as_forest(model)
+    np.testing.assert_array_equal(again.decision_function(pima.X),
+                                  pruned.decision_function(pima.X))

@@ -60,7 +60,8 @@ def add_parser(sub):
     add_output_argument(p, "--model-out", default=None, metavar="FILE",
                         help="with --model: the pruned model in its library's own format "
                              "(default: beside --out, <stem>.txt for LightGBM, "
-                             "<stem>.xgboost.json for XGBoost; none for CatBoost)")
+                             "<stem>.xgboost.json for XGBoost, <stem>.catboost.json for "
+                             "CatBoost)")
     add_output_argument(p, "--usage-plot", kind="figure", default=None, metavar="PNG",
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
@@ -127,7 +128,8 @@ def _check_goal(args):
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
     if args.model_out and not args.model:
-        raise ValueError("--model-out needs --model (a LightGBM or XGBoost model to prune)")
+        raise ValueError("--model-out needs --model (a LightGBM, XGBoost or CatBoost model "
+                         "to prune)")
     if args.model_out:
         from ..importers import model_file_kind
 
