@@ -40,6 +40,12 @@ def _scale(d, p):
     return d * _POW10[p] if p >= 0 else d / _POW10[-p]
 
 
+def _finish(d, p):
+    """The reader's last step: ``d`` times ten to the ``p`` (RapidJSON's
+    ``StrtodNormalPrecision``)."""
+    return _scale(_scale(d, -308), p + 308) if p < -308 else _scale(d, p)
+
+
 def read_like_catboost(text):
     """The double CatBoost's JSON reader makes of the number ``text`` (RapidJSON's
     ``ParseNumber`` without ``kParseFullPrecisionFlag``, step by step).
@@ -103,8 +109,7 @@ def read_like_catboost(text):
     if not use_double:
         v = float(i64 if use64 else i)
         return -v if minus else v
-    p += exp_frac
-    d = _scale(_scale(d, -308), p + 308) if p < -308 else _scale(d, p)
+    d = _finish(d, p + exp_frac)
     return -d if minus else d
 
 
@@ -124,6 +129,7 @@ def _search(v):
     up = Fraction(math.nextafter(abs(v), math.inf)) - a
     down = a - Fraction(math.nextafter(abs(v), 0.0))
     e10 = math.floor(math.log10(abs(v)))
+    whole = (1 << 63) if v < 0 else (1 << 64) - 1  # the significands a 64-bit integer keeps
     for k in range(16 - e10, 16 - e10 + SEARCH_EXPONENTS):
         scale = Fraction(10) ** k
         # the significands D with D / 10^k strictly inside v's rounding interval
@@ -133,17 +139,31 @@ def _search(v):
         def text(D, k=k):
             return f"{sign}{D}e{-k}"
 
-        if lo > hi or abs(read_like_catboost(text(hi))) < abs(v):
+        def read(D, k=k):  # |what the reader makes of text(D)|
+            if D <= whole:  # one conversion to double, one power of ten
+                return _finish(float(D), -k)
+            return abs(read_like_catboost(text(D)))
+
+        if lo > hi or read(hi) < abs(v):
             continue
         while lo < hi:  # the reader is monotone in D: the smallest D reading >= |v|
             mid = (lo + hi) // 2
-            if abs(read_like_catboost(text(mid))) >= abs(v):
+            if read(mid) >= abs(v):
                 hi = mid
             else:
                 lo = mid + 1
         if read_like_catboost(text(lo)) == v:
             return text(lo)
     return None
+
+
+def _number(v):
+    """``(text, whether CatBoost reads it back as v)`` of a finite double."""
+    text = repr(v)
+    if v == 0.0 or _exact_read(text) or read_like_catboost(text) == v:
+        return text, True
+    found = _search(v)
+    return (found, True) if found is not None else (text, False)
 
 
 def catboost_number(v):
@@ -158,10 +178,7 @@ def catboost_number(v):
     v = float(v)
     if not math.isfinite(v):
         raise ValueError(f"a CatBoost model's numbers are finite, got {v!r}")
-    text = repr(v)
-    if v == 0.0 or _exact_read(text) or read_like_catboost(text) == v:
-        return text
-    return _search(v) or text
+    return _number(v)[0]
 
 
 def catboost_json_text(doc):
@@ -175,6 +192,7 @@ def catboost_json_text(doc):
     ('{"a":[0.5,1,"x"],"b":null}', 0)
     """
     out, inexact = [], 0
+    written = {}  # a pruned symmetric tree repeats its values: each is searched once
 
     def write(obj):
         nonlocal inexact
@@ -192,8 +210,13 @@ def catboost_json_text(doc):
                 write(value)
             out.append("]")
         elif isinstance(obj, float):
-            text = catboost_number(obj)
-            inexact += read_like_catboost(text) != obj
+            key = obj if obj else repr(obj)  # 0.0 and -0.0 apart
+            if key not in written:
+                if not math.isfinite(obj):
+                    raise ValueError(f"a CatBoost model's numbers are finite, got {obj!r}")
+                written[key] = _number(float(obj))
+            text, exact = written[key]
+            inexact += not exact
             out.append(text)
         else:  # str, bool, None, int
             out.append(json.dumps(obj))
