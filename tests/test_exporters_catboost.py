@@ -102,6 +102,18 @@ def test_any_double_is_written_as_itself(v):
     assert read_like_catboost(text) == v or text == repr(v)
 
 
+@given(D=st.integers(0, 2**64 - 1), k=st.integers(0, 340), minus=st.booleans())
+def test_a_64_bit_significand_reads_in_closed_form(D, k, minus):
+    """What the search assumes: D e-k with D in the reader's 64-bit integer is one
+    conversion to double and one (or, below 1e-308, two) power of ten."""
+    from prune_opt.exporters._catboost_numbers import _finish
+
+    if minus and D > 2**63:
+        D = 2**63
+    text = f"{'-' if minus else ''}{D}e-{k}"
+    assert abs(read_like_catboost(text)) == _finish(float(D), -k)
+
+
 def test_doubles_no_decimal_reaches_are_rare():
     rng = np.random.default_rng(2)
     values = rng.uniform(-1, 1, 5000) * 10.0 ** rng.integers(-6, 6, 5000)
