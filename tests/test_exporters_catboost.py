@@ -514,3 +514,18 @@ def test_class_labels_keep_their_type(cb, labels):
     assert export.classes_.tolist() == model.classes_.tolist()
     assert np.array_equal(np.ravel(export.predict(X)), pruned.predict(X))
     assert np.array_equal(reimported(pruned).forest.classes_, pruned.forest.classes_)
+
+
+def test_the_export_benchmark_runs_at_small_size(cb, capsys):
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import catboost_export
+
+    catboost_export.main(["--datasets", "heart-severity", "--trees", "3", "--depth", "3",
+                          "--rows", "200", "--cut", "0.3", "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 6
+    for row in rows:
+        assert row["raw_gap"] == 0 and row["rows_changed_by_unasked"] == 0
+        assert row["splits_kept"] < row["splits"]
