@@ -35,8 +35,8 @@ others do not, and names their own exporter).  The document is the one
 
 The document keeps the loss, the class names and the feature names, but
 none of CatBoost's training parameters and no leaf weights (prune-opt does not
-keep them): the model predicts, while ``get_all_params`` and the leaf-weight
-based feature importances have nothing to read.
+keep them): the model predicts, while ``get_all_params()`` fails and
+``get_feature_importance()`` needs the training data passed.
 """
 
 from __future__ import annotations
