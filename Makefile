@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,distributed,lightgbm,xgboost,docs
+EXTRAS ?= dev,distributed,lightgbm,xgboost,catboost,docs
 
 .PHONY: demo test fuzz lint docs clean
 

@@ -45,10 +45,10 @@ REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegre
 #: the source models of boosted (additive) files, per task
 BOOSTED_CLASSIFIERS = ("GradientBoostingClassifier", "HistGradientBoostingClassifier",
                        "LGBMClassifier", "XGBClassifier", "XGBRFClassifier", "lightgbm.Booster",
-                       "xgboost.Booster")
+                       "xgboost.Booster", "CatBoostClassifier", "catboost.CatBoost")
 BOOSTED_REGRESSORS = ("GradientBoostingRegressor", "HistGradientBoostingRegressor",
                       "LGBMRegressor", "XGBRegressor", "XGBRFRegressor", "lightgbm.Booster",
-                      "xgboost.Booster")
+                      "xgboost.Booster", "CatBoostRegressor", "catboost.CatBoost")
 ESTIMATORS = tuple(dict.fromkeys(CLASSIFIERS + REGRESSORS + BOOSTED_CLASSIFIERS
                                  + BOOSTED_REGRESSORS))
 #: estimators of each (task, additive); a file without "task" (older files) is a
@@ -64,6 +64,9 @@ _OPTIONAL += ("classes_dtype",)
 #: boosted models (schema version 2): how trees combine, the comparison dtype and the
 #: node-value fit (absent: an averaged forest compared in float32)
 _OPTIONAL += ("ensemble", "split_dtype", "node_value_fit", "absent_is_missing")
+#: what a model read from CatBoost keeps for its exporter (loss, NaN treatment per
+#: feature, symmetric trees: see prune_opt.importers._catboost.catboost_source_info)
+_OPTIONAL += ("source_info",)
 _TREE_REQUIRED = ("left", "right", "feature", "threshold", "value", "split_mask")
 _TREE_OPTIONAL = ("missing_go_to_left", *NODE_STATS)
 _COST_KEYS = ("costs", "groups", "requires", "feature_names")
@@ -231,6 +234,8 @@ def encode(pruned):
             doc["classes_dtype"] = dtype
     if pruned.feature_encoding is not None:
         doc["feature_encoding"] = _jsonable(pruned.feature_encoding)
+    if getattr(f, "source_info", None) is not None:
+        doc["source_info"] = _jsonable(f.source_info)
     return doc
 
 
@@ -683,6 +688,13 @@ def decode(doc):
     forest.allow_nan = allow_nan
     forest.node_value_fit = value_fit
     forest.absent_is_missing = absent
+    if "source_info" in doc:
+        from .importers._catboost import check_source_info
+
+        try:
+            forest.source_info = check_source_info(doc["source_info"], forest)
+        except ValueError as exc:
+            _fail(str(exc))
     if decoded[0][2]:
         forest.node_stats = {k: np.concatenate([st[k] for *_, st in decoded])
                              for k in NODE_STATS}

@@ -25,7 +25,7 @@ from ._routed import RoutedData
 from ._router import route_leaves
 from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
-from .exporters import pruned_to_lightgbm, pruned_to_xgboost
+from .exporters import pruned_to_catboost, pruned_to_lightgbm, pruned_to_xgboost
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 
@@ -391,6 +391,18 @@ class PrunedForest:
         refused.
         """
         return pruned_to_xgboost(self)
+
+    def to_catboost(self):
+        """A ``CatBoostClassifier`` (``CatBoostRegressor``) of a pruned model read from
+        CatBoost, predicting exactly as this object (raw scores, probabilities, NaN
+        included) and depending on no feature it does not ask for.  A pruned
+        symmetric tree keeps its levels, its leaves taking the values of the pruned
+        nodes above them; Depthwise and Lossguide trees hold the pruned trees.  Needs
+        CatBoost (``pip install prune-opt[catboost]``); see
+        :mod:`prune_opt.exporters._catboost` for the rules and
+        :func:`~prune_opt.exporters.catboost_model_json` for the JSON model alone.
+        """
+        return pruned_to_catboost(self)
 
     def save(self, path):
         """Write the pruned forest as JSON (no pickle; see :func:`prune_opt.load`).

@@ -11,6 +11,8 @@ import copy
 
 import numpy as np
 
+from .exporters._library import exporter_of
+
 __all__ = ["pruned_to_sklearn", "build_sklearn_tree"]
 
 
@@ -160,11 +162,12 @@ def _boosting_to_sklearn(pruned):
     f = pruned.forest
     name = pruned.estimator_class
     if name not in BOOSTING:
-        hint = ("use the pruned model's own predict/predict_proba and save() (JSON): "
-                "scikit-learn offers no public way to rebuild a HistGradientBoosting model "
-                "from trees" if name and name.startswith("HistGradientBoosting") else
-                "use the pruned model's own predict/predict_proba and save(), or the "
-                "exporter of its library (to_lightgbm(), to_xgboost())")
+        own = exporter_of(f)
+        hint = ("use the pruned model's own predict/predict_proba and save() (JSON), or "
+                f"{own}: scikit-learn offers no public way to rebuild a HistGradientBoosting "
+                "model from trees" if name and name.startswith("HistGradientBoosting") else
+                "use the pruned model's own predict/predict_proba and save()"
+                + (f", or the exporter of its library, {own}" if own else ""))
         raise TypeError(f"to_sklearn: this pruned boosted model comes from {name!r}, which "
                         f"scikit-learn cannot rebuild; {hint}")
     if f.split_dtype != "float32":

@@ -79,13 +79,15 @@ def add_data_arguments(p, *, trees=40, task=True, model=False):
 
 
 def add_model_option(p):
-    """``--model FILE``: a trained LightGBM or XGBoost model to prune instead of a random
-    forest fitted by the command (:func:`model_experiment` reads it)."""
+    """``--model FILE``: a trained LightGBM, XGBoost or CatBoost model to prune instead of
+    a random forest fitted by the command (:func:`model_experiment` reads it)."""
     p.add_argument("--model", default=None, metavar="FILE",
                    help="prune this trained model instead of fitting a random forest: a "
-                        "LightGBM model text (booster.save_model('model.txt')) or an XGBoost "
-                        "JSON model (model.save_model('model.json')), read by prune-opt's "
-                        "own parsers, never executed (pickles are refused). The rows of "
+                        "LightGBM model text (booster.save_model('model.txt')), an XGBoost "
+                        "JSON model (model.save_model('model.json')) or a CatBoost JSON model "
+                        "(model.save_model('model.json', format='json')), read by "
+                        "prune-opt's own parsers, never executed (pickles are refused). The "
+                        "rows of "
                         "--dataset are split as usual and the model is not refitted (train "
                         "it on rows that are not the validation or test split, or pass "
                         "--train-frac 0: none of the rows trained it); its columns are "
@@ -681,30 +683,50 @@ def save_model(pruned, path, dataset=None):
         pruned.save(path)
 
 
+#: the libraries whose models ``prune --model`` reads but writes no file of (none: LightGBM,
+#: XGBoost and CatBoost models are all written back)
+NO_LIBRARY_WRITER = ()
+#: the name ``prune --model`` gives the pruned model in its library's format, beside --out
+LIBRARY_SUFFIXES = {"lightgbm": ".txt", "xgboost": ".xgboost.json", "catboost": ".catboost.json"}
+
+
 def library_model_path(out, forest):
     """Where ``prune --model`` writes the pruned model in its source library's format:
-    beside ``out``, ``<stem>.txt`` (LightGBM) or ``<stem>.xgboost.json`` (XGBoost)."""
+    beside ``out``, ``<stem>.txt`` (LightGBM), ``<stem>.xgboost.json`` (XGBoost) or
+    ``<stem>.catboost.json`` (CatBoost); None for a library prune-opt writes no file of."""
     stem = Path(out).with_suffix("")
-    return f"{stem}.txt" if library_of(forest) == "lightgbm" else f"{stem}.xgboost.json"
+    kind = library_of(forest)
+    if kind in NO_LIBRARY_WRITER or kind not in LIBRARY_SUFFIXES:
+        return None
+    return f"{stem}{LIBRARY_SUFFIXES[kind]}"
 
 
 def library_of(forest):
-    """``"lightgbm"``, ``"xgboost"`` or None: the library a forest was read from."""
+    """``"lightgbm"``, ``"xgboost"``, ``"catboost"`` or None: the library a forest was
+    read from."""
     source = str(forest.source or "")
     if source.startswith(("lightgbm", "LGBM")):
         return "lightgbm"
     if source.startswith(("xgboost", "XGB")):
         return "xgboost"
+    if source.startswith(("catboost", "CatBoost")):
+        return "catboost"
     return None
 
 
 def write_library_model(pruned, path):
-    """The pruned model in its source library's own format (LightGBM model text or
-    XGBoost JSON), written atomically without the library (see prune_opt.exporters)."""
-    from ..exporters import lightgbm_model_text, xgboost_model_json
+    """The pruned model in its source library's own format (LightGBM model text, XGBoost
+    or CatBoost JSON), written atomically without the library (see prune_opt.exporters)."""
+    from ..exporters import catboost_model_text, lightgbm_model_text, xgboost_model_json
 
     kind = library_of(pruned.forest)
-    text = lightgbm_model_text(pruned) if kind == "lightgbm" else xgboost_model_json(pruned)
+    writers = {"lightgbm": lightgbm_model_text, "xgboost": xgboost_model_json,
+               "catboost": catboost_model_text}
+    if kind in NO_LIBRARY_WRITER or kind not in writers:
+        raise ValueError(f"{path}: prune-opt writes no {kind or 'library'} model file for this "
+                         "model; the pruned model is saved as prune-opt JSON (prune_opt.load "
+                         "reads it)")
+    text = writers[kind](pruned)
     if not isinstance(text, str):
         text = json.dumps(text)
     with naming_errors(path), atomic_write(path, "w") as fh:

@@ -8,11 +8,13 @@ import warnings
 import numpy as np
 
 from ._common import (
+    NO_LIBRARY_WRITER,
     add_data_arguments,
     add_output_argument,
     check_solver_name,
     error_data,
     library_model_path,
+    library_of,
     naming_errors,
     phase,
     save_model,
@@ -59,7 +61,8 @@ def add_parser(sub):
     add_output_argument(p, "--model-out", default=None, metavar="FILE",
                         help="with --model: the pruned model in its library's own format "
                              "(default: beside --out, <stem>.txt for LightGBM, "
-                             "<stem>.xgboost.json for XGBoost)")
+                             "<stem>.xgboost.json for XGBoost, <stem>.catboost.json for "
+                             "CatBoost)")
     add_output_argument(p, "--usage-plot", kind="figure", default=None, metavar="PNG",
                         help="write the per-feature usage picture (before/after, test data)")
     add_output_argument(p, "--json", default=None, metavar="FILE",
@@ -93,8 +96,12 @@ def run(args):
     print(f"wrote {args.out}")
     if args.model:
         out = args.model_out or library_model_path(args.out, pruned.forest)
-        write_library_model(pruned, out)
-        print(f"wrote {out}")
+        if out is None:
+            print(f"note: prune-opt writes no {library_of(pruned.forest)} model file; "
+                  f"{args.out} holds the pruned model (prune_opt.load reads it)")
+        else:
+            write_library_model(pruned, out)
+            print(f"wrote {out}")
     if args.usage_plot:
         with naming_errors(args.usage_plot):
             _usage_plot(args, exp, pruned)
@@ -122,7 +129,16 @@ def _check_goal(args):
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
     if args.model_out and not args.model:
-        raise ValueError("--model-out needs --model (a LightGBM or XGBoost model to prune)")
+        raise ValueError("--model-out needs --model (a LightGBM, XGBoost or CatBoost model "
+                         "to prune)")
+    if args.model_out:
+        from ..importers import model_file_kind
+
+        kind = model_file_kind(args.model)
+        if kind in NO_LIBRARY_WRITER:
+            raise ValueError(f"--model-out: prune-opt writes no {kind} model file; the "
+                             "pruned model is saved to --out as prune-opt JSON "
+                             "(prune_opt.load reads it): drop --model-out")
     if args.objective is None and not (args.model and args.lam is not None):
         # (a --model booster at --lam keeps None: prune's default, the model's own loss)
         args.objective = "paper" if args.lam is not None else "auto"

@@ -3,18 +3,19 @@ the :class:`~prune_opt.Forest` IR and routing exactly as the library does.
 
 Importing this package registers them with :func:`prune_opt.as_forest`, which
 reads whichever supported model it is given (:func:`supported_models` lists
-them).  An importer of an optional library (LightGBM, XGBoost) never imports
-it until a model of that library is seen.
+them).  An importer of an optional library (LightGBM, XGBoost, CatBoost) never
+imports it until a model of that library is seen.
 
-LightGBM and XGBoost models are also read from their model files
-(:func:`from_lightgbm`, :func:`from_xgboost`, both without the library
-installed), and a LightGBM random forest into an averaged forest
+LightGBM, XGBoost and CatBoost models are also read from their model files
+(:func:`from_lightgbm`, :func:`from_xgboost`, :func:`from_catboost`, all
+without the library installed), and a LightGBM random forest into an averaged forest
 (:func:`forest_from_lightgbm`).
 """
 
 from .._forest import register_importer, supported_models
-from . import _lightgbm, _sklearn, _xgboost
-from ._files import read_model_file
+from . import _catboost, _lightgbm, _sklearn, _xgboost
+from ._catboost import from_catboost
+from ._files import model_file_kind, read_model_file
 from ._lightgbm import (
     forest_from_lightgbm,
     from_lightgbm,
@@ -26,8 +27,8 @@ from ._lightgbm import (
 from ._lightgbm_trees import LIGHTGBM_HINT, import_lightgbm
 from ._xgboost import from_xgboost
 
-__all__ = ["supported_models", "read_model_file", "from_lightgbm", "from_xgboost",
-           "import_lightgbm", "LIGHTGBM_HINT",
+__all__ = ["supported_models", "read_model_file", "model_file_kind", "from_lightgbm", "from_xgboost",
+           "from_catboost", "import_lightgbm", "LIGHTGBM_HINT",
            "forest_from_lightgbm",
            "lightgbm_trees", "lightgbm_leaves", "lightgbm_feature_usage",
            "lightgbm_acquisition_cost"]
@@ -39,3 +40,4 @@ register_importer(_sklearn.HIST_BOOSTING, _sklearn.is_hist_gradient_boosting,
                   _sklearn.from_hist_gradient_boosting)
 register_importer(_xgboost.XGBOOST, _xgboost.is_xgboost_model, _xgboost.from_xgboost)
 register_importer(_lightgbm.SUPPORTED, _lightgbm.is_lightgbm_model, _lightgbm.from_lightgbm)
+register_importer(_catboost.CATBOOST, _catboost.is_catboost_model, _catboost.from_catboost)
