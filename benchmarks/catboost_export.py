@@ -93,7 +93,7 @@ def measure(name, nan, grow, trees, depth, rows, cut):
     raw, out = _outputs(export, Xte, regression)
     ours = pruned.decision_function(Xte)
     want = pruned.predict(Xte) if regression else pruned.predict_proba(Xte)
-    free = ~pruned._used_mask(forest.check_X(Xte))
+    free = ~(pruned.used_features(forest.check_X(Xte)).toarray() > 0)
     changed = 0
     for fill in (np.full(Xte.shape, np.nan), rng.normal(scale=np.nanstd(Xte, axis=0) + 1,
                                                         size=Xte.shape)):

@@ -194,7 +194,7 @@ def border_rows(forest, X, rng):
 
 def unasked(pruned, X):
     """(n, n_features) bool: the features no pruned path of the row tests."""
-    return ~pruned._used_mask(pruned.forest.check_X(X))
+    return ~(pruned.used_features(pruned.forest.check_X(X)).toarray() > 0)
 
 
 def raw(model, X):
