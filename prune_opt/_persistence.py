@@ -29,6 +29,7 @@ from ._costs import FeatureCosts
 from ._ensemble import Ensemble
 from ._forest import NODE_STATS, SPLIT_DTYPES, Forest
 from ._io import atomic_write, unique_keys
+from ._sources import SOURCES, source_classes
 
 __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",
            "check_feature_encoding", "check_names_agree"]
@@ -38,23 +39,14 @@ FORMAT = "prune-opt/pruned-forest"
 #: files (averaged forests) are still read
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-CLASSIFIERS = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier",
-               "ExtraTreeClassifier")
-REGRESSORS = ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor",
-              "ExtraTreeRegressor")
-#: the source models of boosted (additive) files, per task
-BOOSTED_CLASSIFIERS = ("GradientBoostingClassifier", "HistGradientBoostingClassifier",
-                       "LGBMClassifier", "XGBClassifier", "XGBRFClassifier", "lightgbm.Booster",
-                       "xgboost.Booster", "CatBoostClassifier", "catboost.CatBoost")
-BOOSTED_REGRESSORS = ("GradientBoostingRegressor", "HistGradientBoostingRegressor",
-                      "LGBMRegressor", "XGBRegressor", "XGBRFRegressor", "lightgbm.Booster",
-                      "xgboost.Booster", "CatBoostRegressor", "catboost.CatBoost")
-ESTIMATORS = tuple(dict.fromkeys(CLASSIFIERS + REGRESSORS + BOOSTED_CLASSIFIERS
-                                 + BOOSTED_REGRESSORS))
-#: estimators of each (task, additive); a file without "task" (older files) is a
-#: classification, one without "ensemble" an averaged forest
-TASK_ESTIMATORS = {"classification": CLASSIFIERS, "regression": REGRESSORS}
-BOOSTED_ESTIMATORS = {"classification": BOOSTED_CLASSIFIERS, "regression": BOOSTED_REGRESSORS}
+#: the source classes a file may name, per task and ensemble kind (the table of
+#: prune_opt._sources); a file without "task" (older files) is a classification, one
+#: without "ensemble" an averaged forest
+TASK_ESTIMATORS = {task: source_classes(kind="averaged", task=task)
+                   for task in ("classification", "regression")}
+BOOSTED_ESTIMATORS = {task: source_classes(kind="additive", task=task)
+                      for task in ("classification", "regression")}
+ESTIMATORS = tuple(SOURCES)
 _REQUIRED = ("format", "schema_version", "estimator", "n_features", "costs", "trees")
 #: "classes" and "classes_kind" are required for classification, absent for regression
 _OPTIONAL = ("task", "classes", "classes_kind", "feature_names", "allow_nan", "objective",

@@ -1,7 +1,7 @@
 """PrunedForest: a forest plus the nodes that stay splits.
 
 Persistence (:mod:`._persistence`) and the scikit-learn export
-(:mod:`._sklearn_export`) sit beside this class: they read its fields and
+(:mod:`.exporters`) sit beside this class: they read its fields and
 never import it, so the dependencies only point down to the Forest IR.
 """
 
@@ -23,9 +23,13 @@ from ._persistence import (
 from ._pruning_maps import stop_map
 from ._routed import RoutedData
 from ._router import route_leaves
-from ._sklearn_export import pruned_to_sklearn
 from ._validation import check_labels
-from .exporters import pruned_to_catboost, pruned_to_lightgbm, pruned_to_xgboost
+from .exporters import (
+    pruned_to_catboost,
+    pruned_to_lightgbm,
+    pruned_to_sklearn,
+    pruned_to_xgboost,
+)
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 

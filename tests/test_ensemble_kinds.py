@@ -22,7 +22,7 @@ from prune_opt.objectives import get_objective
 ROOT = Path(__file__).resolve().parents[1]
 # the kinds themselves, the importers and the file codecs may look at the kind
 ALLOWED = ("prune_opt/_ensemble.py", "prune_opt/importers/", "prune_opt/exporters/",
-           "prune_opt/_persistence.py", "prune_opt/_sklearn_export.py", "prune_opt/_forest.py")
+           "prune_opt/_persistence.py", "prune_opt/_forest.py")
 
 
 def _asks_the_kind(node):

@@ -11,7 +11,8 @@ import copy
 
 import numpy as np
 
-from .exporters._library import exporter_of
+from .._sources import source_classes
+from ._library import exporter_of
 
 __all__ = ["pruned_to_sklearn", "build_sklearn_tree"]
 
@@ -64,15 +65,12 @@ def _sklearn_class(name, task, single):
     default of the task: a decision tree (``single``) or a random forest."""
     from sklearn import ensemble, tree
 
-    supported = {"RandomForestClassifier": ensemble, "ExtraTreesClassifier": ensemble,
-                 "RandomForestRegressor": ensemble, "ExtraTreesRegressor": ensemble,
-                 "DecisionTreeClassifier": tree, "ExtraTreeClassifier": tree,
-                 "DecisionTreeRegressor": tree, "ExtraTreeRegressor": tree}
-    suffix = "Regressor" if task == "regression" else "Classifier"
-    if name in supported and name.endswith(suffix) and (name in SINGLE_TREES) == single:
-        return getattr(supported[name], name)
-    default = ("DecisionTree" if single else "RandomForest") + suffix
-    return getattr(supported[default], default)
+    supported = source_classes(library="sklearn", kind="averaged", task=task,
+                               single_tree=single)
+    if name not in supported:
+        name = ("DecisionTree" if single else "RandomForest") + (
+            "Regressor" if task == "regression" else "Classifier")
+    return getattr(tree if single else ensemble, name)
 
 
 def _fresh_tree_estimator(forest, tree, name=None):
@@ -89,12 +87,9 @@ def _fresh_tree_estimator(forest, tree, name=None):
 
 
 #: single-tree estimator classes rebuilt as such (else a random forest of the task)
-SINGLE_TREES = ("DecisionTreeClassifier", "ExtraTreeClassifier", "DecisionTreeRegressor",
-                "ExtraTreeRegressor")
-
-
+SINGLE_TREES = source_classes(library="sklearn", single_tree=True)
 #: boosted models scikit-learn can rebuild from trees (HistGradientBoosting* cannot)
-BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+BOOSTING = source_classes(library="sklearn", kind="additive", exporter="to_sklearn()")
 
 
 def pruned_to_sklearn(pruned):

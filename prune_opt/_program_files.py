@@ -47,7 +47,7 @@ def build_program(problem, *, integer=False, names=True):
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> import prune_opt as po
-    >>> from prune_opt._export import build_program
+    >>> from prune_opt._program_files import build_program
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
     >>> model = build_program(po.compile_problem(tree, X, y, lam=0.01))
@@ -173,7 +173,7 @@ def program_text(problem, fmt="mps", *, integer=False):
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> import prune_opt as po
-    >>> from prune_opt._export import program_text
+    >>> from prune_opt._program_files import program_text
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
     >>> program_text(po.compile_problem(tree, X, y, lam=0.01), "lp").startswith("\\\\")
@@ -197,7 +197,7 @@ def write_program(problem, path, fmt=None, *, integer=False):
     >>> from sklearn.datasets import load_iris
     >>> from sklearn.tree import DecisionTreeClassifier
     >>> import prune_opt as po
-    >>> from prune_opt._export import write_program
+    >>> from prune_opt._program_files import write_program
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
     >>> out = os.path.join(tempfile.mkdtemp(), "p.mps")
