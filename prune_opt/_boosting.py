@@ -55,6 +55,7 @@ from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale
 from ._validation import check_features, check_labels, check_weights
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
+           "routed_error_routing",
            "fit_node_values",
            "node_value_rule", "expansion_term", "boosting_unit", "boosted_error_routing",
            "fitted_forest", "MOMENTS"]
@@ -289,5 +290,21 @@ def fitted_forest(forest, X, y, *, sample_weight=None, train=None, routed=None):
     Xc = check_features(forest, X, name=names[0])
     yc = check_labels(forest, y, Xc.shape[0], name=names[1])
     w = check_weights(sample_weight, Xc.shape[0])
-    leaves = None if routed is None else routed.local_leaves()
-    return boosted_error_routing(forest, Xc, yc, w, leaves=leaves).forest
+    if routed is None:
+        return boosted_error_routing(forest, Xc, yc, w).forest
+    return routed_error_routing(forest, routed, yc, w).forest
+
+
+def routed_error_routing(forest, routed, y, weight):
+    """:func:`boosted_error_routing` of the rows of ``routed`` (a
+    :class:`~prune_opt._routed.RoutedData` of the same trees), computed once per labels
+    and weights and kept on it: the node-value fit and the compile read the same
+    moments.  ``forest`` may be the source model or its copy with fitted node values
+    (both give the same node errors)."""
+    import hashlib
+
+    key = ("loss expansion", hashlib.blake2b(np.ascontiguousarray(y).tobytes()).hexdigest(),
+           None if weight is None else hashlib.blake2b(
+               np.ascontiguousarray(weight, dtype=float).tobytes()).hexdigest())
+    return routed.memo(key, lambda: boosted_error_routing(
+        forest, routed.X, y, weight, leaves=routed.local_leaves()))

@@ -141,7 +141,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
                                chunk_size=chunk_size,
                                leaves=leaves if leaves is None or idx is None else leaves[idx])
     err = error_routing(forest, Xc, yc, w, train, chunk_size,
-                        leaves=leaves if train is None else None)
+                        leaves=leaves if train is None else None, routed=routed)
     del leaves
     forest = err.forest or forest  # a booster's node values fitted on the error data
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _memory
-from ._boosting import boosted_error_routing
+from ._boosting import boosted_error_routing, routed_error_routing
 from ._costs import as_feature_costs
 from ._forest import as_forest
 from ._memory import (
@@ -26,12 +26,16 @@ from ._sampling import resolve_cost_sample
 from ._validation import check_features, check_labels, refuse_train_for_boosted
 
 
-def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None):
+def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None, routed=None):
     """Node errors on the cost data (default; ``leaves``: its leaf matrix when already
     routed) or on the in-bag training samples.  For a boosted forest, the expanded
     loss's node terms (:func:`~prune_opt._boosting.boosted_error_routing`; its
     ``forest`` carries the fitted node values)."""
     if train is None:
+        if routed is not None and forest.ensemble.error_rule == "loss expansion":
+            err = routed_error_routing(forest, routed, yc, w)  # the node-value fit's own
+            return err if err.forest is forest or forest.node_value_fit is None else \
+                boosted_error_routing(forest, Xc, yc, w, leaves=leaves, chunk_size=chunk_size)
         return ERROR_RULES[forest.ensemble.error_rule](forest, Xc, yc, w, leaves=leaves,
                                                       chunk_size=chunk_size)
     refuse_train_for_boosted(forest, train)  # a booster's errors: on the cost data

@@ -73,6 +73,14 @@ class RoutedData:
         self.leaf = np.ascontiguousarray(local.T, dtype=dtype)
         self.leaf += forest.node_offset[:-1, None].astype(dtype)
         self._paths = {}
+        self._memo = {}
+
+    def memo(self, key, compute):
+        """``compute()``, computed once per key for these rows (e.g. a booster's error
+        moments, which the node-value fit and the compile both need)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def local_leaves(self):
         """(n_rows, n_trees) local leaf ids in the smallest unsigned dtype (as

@@ -17,14 +17,12 @@ import time
 
 import numpy as np
 
-from .._boosting import fitted_forest
 from .._compile import compile_problem
 from .._costs import as_feature_costs, estimator_costs
-from .._forest import as_forest
+from .._prepare import prepare
 from .._problem import PruningProblem
 from .._pruned import PrunedForest
 from .._validation import (
-    check_features,
     check_labels,
     check_nonneg_scalar,
     check_time_limit,
@@ -73,16 +71,21 @@ class Setup:
             self.depth_cost = self.problem.depth_cost
         else:
             self.problem = None
-            # a booster's pruned nodes get their values from the loss on (X, y)
-            self.forest = fitted_forest(as_forest(problem_or_forest), X, y,
-                                        sample_weight=sample_weight)
-            self.costs = as_feature_costs(estimator_costs(problem_or_forest, costs),
-                                          self.forest.n_features,
+            self.costs = estimator_costs(problem_or_forest, costs)
+        # X is read and routed once (the node-value fit, the compile and the state share
+        # it); a booster's pruned nodes get their values from the loss on (X, y)
+        ready = prepare(self.problem.forest if self.problem is not None else problem_or_forest,
+                        X, None if self.problem is not None else y,
+                        sample_weight=sample_weight)
+        self.routed = ready.routed
+        if self.problem is None:
+            self.forest = ready.forest
+            self.costs = as_feature_costs(self.costs, self.forest.n_features,
                                           self.forest.feature_names)
             self.depth_cost = float(depth_cost)
         self.X_raw, self.y_raw, self.sample_weight = X, y, sample_weight
         check_objective_task(objective, self.forest)
-        self.X = check_features(self.forest, X, name="X")
+        self.X = ready.X
         self.y = check_labels(self.forest, y, self.X.shape[0], name="y")
         self.weight = check_weights(sample_weight, self.X.shape[0])
         if self.weight.sum() <= 0:
@@ -93,9 +96,10 @@ class Setup:
     def paper_problem(self):
         """The BudgetPrune program on the same data and costs (compiled once)."""
         if self.problem is None:
-            self.problem = compile_problem(self.forest, self.X_raw, self.y_raw,
+            self.problem = compile_problem(self.forest, self.X, self.y_raw,
                                            costs=self.costs, depth_cost=self.depth_cost,
-                                           sample_weight=self.sample_weight)
+                                           sample_weight=self.sample_weight,
+                                           routed=self.routed)
         return self.problem
 
     def paper_mask(self, lam):
@@ -233,7 +237,7 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
         lam = setup.problem.lam
     lam = check_nonneg_scalar(lam, "lam")
     state = ensemble_state(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
-                          lam=lam, depth_cost=setup.depth_cost)
+                           lam=lam, depth_cost=setup.depth_cost, routed=setup.routed)
     deadline = None if time_limit is None else t0 + time_limit
     runs = run_starts(state, setup.starts(init, lam), max_iter=max_iter,
                       deadline=deadline, verbose=verbose, unit_moves=unit_moves)
