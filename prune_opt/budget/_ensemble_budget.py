@@ -177,8 +177,8 @@ def _late_families(problem, scorer, rank, pool, budget, names, deadline):
     ``pool``, each only when its expected time fits before ``deadline``; the names of
     those skipped."""
     late = [n for n in names if n in LATE_FAMILIES]
-    fit = [n for n in late if deadline is None
-           or LATE_FAMILIES[n](problem) < deadline - time.perf_counter()]
+    fit = [n for n in late if deadline is None or (
+        not _past(deadline) and LATE_FAMILIES[n](problem) < deadline - time.perf_counter())]
     pool.update(_baseline_pool(problem, scorer, rank, budget, fit, deadline))
     return [n for n in late if not any(
         k == f"baseline:{n}" or k.startswith(f"baseline:{n}(") for k in pool)]
