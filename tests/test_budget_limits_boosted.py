@@ -1,0 +1,73 @@
+"""A boosted model's fit_budget under a short limit: whatever the clock, the result fits
+the budget and is never worse on the pruning rows than the prior and the first rounds
+that fit, the anchors it scores first, and it says when the clock stopped it.
+
+Nothing here measures wall-clock time: each limit is tested by what the result promises
+under it (a limit of 1e-6 s is out before anything runs, the hardest case)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_digits
+
+import prune_opt as po
+from prune_opt._prepare import prepare
+from prune_opt.budget import fewer_trees_prunings, fits_budget
+from tests.boosted_cases import boosted_cases
+
+
+def _anchor_scores(model, X, y, costs, budget):
+    """The prior's and every fitting truncation's score on (X, y): the floor."""
+    f = po.as_forest(model)
+    root = po.PrunedForest(f, np.zeros(f.n_nodes, dtype=bool), costs=costs)
+    scores = []
+    for _, sub in fewer_trees_prunings(f, costs=costs):
+        if fits_budget(sub.average_cost(X), budget):
+            scores.append(sub.score(X, y))
+    return root, scores
+
+
+@pytest.mark.parametrize("limit", [1e-6, 0.3, None])
+def test_a_multiclass_booster_under_any_limit_fits_and_beats_its_anchors(limit):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = load_digits(return_X_y=True)
+    gb = GradientBoostingClassifier(n_estimators=8, max_depth=3, random_state=0).fit(
+        X[:900], y[:900])
+    Xv, yv = X[900:], y[900:]
+    costs = po.FeatureCosts(np.linspace(1.0, 3.0, X.shape[1]))
+    full = po.PrunedForest(po.as_forest(gb), po.as_forest(gb).full_split_mask(), costs=costs)
+    budget = 0.25 * full.average_cost(Xv)
+    pf = po.fit_budget(gb, Xv, yv, costs=costs, budget=budget, time_limit=limit)
+    assert fits_budget(pf.average_cost(Xv), budget)
+    info = pf.solve_info
+    # ranked by accuracy on the pruning rows: never below the prior or a fitting truncation
+    _, truncations = _anchor_scores(gb, Xv, yv, costs, budget)
+    prior = float(np.mean(yv == np.bincount(yv).argmax()))
+    assert pf.score(Xv, yv) >= max([prior, *truncations]) - 1e-12
+    if limit == 1e-6:
+        assert info["ensemble_search"]["status"] == "time_limit"
+    if limit is None:
+        assert info["ensemble_search"]["status"] == "within_budget"
+        assert info["ensemble_search"]["baselines_skipped"] == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=boosted_cases(), share=st.sampled_from([0.0, 0.1, 0.3, 0.6]),
+       limit=st.sampled_from([1e-6, 0.05, None]))
+def test_any_booster_under_any_limit_returns_a_fitting_pruning(case, share, limit):
+    model, _, _, Xv, yv, costs, _ = case
+    f = po.as_forest(model)
+    full = po.PrunedForest(f, f.full_split_mask(), costs=costs).average_cost(Xv)
+    budget = share * full
+    pf = po.fit_budget(model, Xv, yv, costs=costs, budget=budget, time_limit=limit)
+    assert fits_budget(pf.average_cost(Xv), budget)
+    # never worse on the pruning rows than the prior (every tree cut to its root, the
+    # node values fitted on these rows): by accuracy (the first ranking) for a
+    # classifier, by R^2 (the squared error) for regression
+    fitted = prepare(model, Xv, yv).forest
+    root = po.PrunedForest(fitted, np.zeros(f.n_nodes, dtype=bool), costs=costs)
+    assert pf.score(Xv, yv) >= root.score(Xv, yv) - 1e-9
