@@ -133,11 +133,11 @@ class RoutedData:
         """What each row pays under ``mask`` (over ``trees``, default all): every unit
         its pruned paths need, once (the one cost rule of :meth:`PrunedForest.acquisition_cost`
         and the scorers)."""
-        return bit_costs(self._met(mask, self._unit_bits(costs), trees), costs.unit_costs)
+        return bit_costs(self._met(mask, self.unit_bits(costs), trees), costs.unit_costs)
 
     def row_cost_prefixes(self, mask, costs):
         """For m = 1 .. n_trees, :meth:`row_costs` over the first m trees (a generator)."""
-        for acc in self._met_prefixes(mask, self._unit_bits(costs)):
+        for acc in self._met_prefixes(mask, self.unit_bits(costs)):
             yield bit_costs(acc, costs.unit_costs)
 
     def _feature_bits(self):
@@ -145,8 +145,9 @@ class RoutedData:
         words = max(1, -(-f.n_features // 64))
         return ancestor_bits(f, _feature_bits(f, words), key=("features", words))
 
-    def _unit_bits(self, costs):
-        """Per node, the paid units its strict ancestors' tests need (cached per costs)."""
+    def unit_bits(self, costs):
+        """Per node, the paid units its strict ancestors' tests need, as bit sets (cached
+        per costs): what a row stopping at the node pays."""
         fu = paid_feature_units(costs)
         key = ("units", fu.shape, fu.indptr.tobytes(), fu.indices.tobytes())
         return ancestor_bits(self.forest, unit_bits_of_features(self.forest, fu), key=key)

@@ -8,6 +8,7 @@ import prune_opt as po
 from prune_opt.budget import fewer_trees_prunings
 from prune_opt.budget._vote import VoteScorer
 from prune_opt.objectives import evaluate_objective
+from tests.boosted_cases import boosted_cases
 from tests.forest_cases import forest_cases
 
 
@@ -82,3 +83,30 @@ def test_one_standard_error_set_by_counting_errors(wrong, n):
     assert keep[int(np.argmin(wrong))]
     for w, k in zip(wrong, keep):
         assert k == (w / n <= low + se + 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(case=boosted_cases(), data=st.data())
+def test_a_sequence_scored_by_differences_scores_as_each_alone(case, data):
+    """Masks scored one after another (few trees changing, or many) give the scores a
+    fresh scorer gives each: the loss to round-off, the cost exactly."""
+    model, _, _, Xv, yv, costs, task = case
+    f = po.as_forest(model)
+    objective = "squared_error" if task == "regression" else data.draw(
+        st.sampled_from(["logloss", "brier", "accuracy"]))
+    running = VoteScorer(f, Xv, yv, costs, objective)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    mask = _random_mask(f, rng)
+    for _ in range(data.draw(st.integers(1, 6))):
+        if data.draw(st.booleans()):  # one tree re-pruned
+            t = int(rng.integers(f.n_trees))
+            fresh_tree = _random_mask(f, rng)
+            sl = f.tree_slice(t)
+            mask = mask.copy()
+            mask[sl] = fresh_tree[sl]
+        else:
+            mask = _random_mask(f, rng)
+        loss, cost = running.score(mask)
+        ref_loss, ref_cost = VoteScorer(f, Xv, yv, costs, objective).score(mask)
+        assert np.isclose(loss, ref_loss, rtol=1e-12, atol=1e-12)
+        assert cost == ref_cost

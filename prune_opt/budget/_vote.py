@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._pruning_maps import bit_costs
 from .._routed import RoutedData
 from .._validation import check_labels
 from ..objectives import get_objective
@@ -62,6 +63,7 @@ class VoteScorer:
         self.objective = get_objective(objective).for_data(self.y)
         self.weight = np.full(self.n, 1.0 / self.n)
         self.costs = costs
+        self._running = _RunningScore(f, self.routed, costs)
 
     def loss_of(self, leaf_values):
         """Mean loss from the per-tree leaf values (list of (n, width) arrays)."""
@@ -84,11 +86,23 @@ class VoteScorer:
         """``(loss, average cost)`` of the pruning ``mask`` of the whole forest, or of
         the forest of the trees listed in ``trees`` only (the others dropped); with
         ``also`` (a VoteScorer of the same forest and rows, another objective),
-        ``(loss, average cost, also's loss)`` from one routing of the pruning."""
-        leaves = self.routed.all_leaves(mask)
-        cost = float(self.routed.row_costs(mask, self.costs, trees).mean())
-        out = self._loss(leaves, trees), cost
-        return out if also is None else (*out, also._loss(leaves, trees))
+        ``(loss, average cost, also's loss)`` from one routing of the pruning.
+
+        A pruning of the whole forest is scored by its difference from the one scored
+        before: only the trees whose pruning changed are read again (their leaves, their
+        share of the per-row sums and of the units each row pays), so a nested family is
+        scored at the cost of its changes."""
+        separable = self.objective.separable or (also is not None
+                                                 and also.objective.separable)
+        if trees is not None or separable:
+            leaves = self.routed.all_leaves(mask)
+            cost = float(self.routed.row_costs(mask, self.costs, trees).mean())
+            out = self._loss(leaves, trees), cost
+            return out if also is None else (*out, also._loss(leaves, trees))
+        T = self.forest.n_trees
+        total, row_costs = self._running.update(np.asarray(mask, dtype=bool))
+        out = self.loss_of_total(total, T), float(row_costs.mean())
+        return out if also is None else (*out, also.loss_of_total(total, T))
 
     def prefix_scores(self):
         """``[(m, loss, average cost)]`` of the unpruned sub-forest of the first m trees,
@@ -119,6 +133,70 @@ class VoteScorer:
                 loss = float(self.weight @ obj.loss(pred, self.y))
             out.append((t + 1, loss, float(row_costs.mean())))
         return out
+
+
+class _RunningScore:
+    """The per-row sums and paid units of the last pruning scored, updated by the trees
+    whose pruning changed (from scratch when more than half of them did)."""
+
+    #: (rows x units) counts kept at most this large; above, costs are read from scratch
+    MAX_COUNT_CELLS = 1 << 24
+
+    def __init__(self, forest, routed, costs):
+        self.forest, self.routed, self.costs = forest, routed, costs
+        self.mask = None
+
+    def update(self, mask):
+        f, r = self.forest, self.routed
+        changed = None if self.mask is None else np.unique(
+            f.tree_of_node[np.flatnonzero(mask != self.mask)])
+        if changed is None or 2 * changed.size > f.n_trees:
+            self.leaves = r.all_leaves(mask)
+            self.total = tree_total(f, self.leaves, range(f.n_trees))
+            self.row_costs = r.row_costs(mask, self.costs)
+            self.count = None
+        elif changed.size:
+            from .._pruning_maps import tree_stop_map
+
+            bits = r.unit_bits(self.costs)
+            units = self.costs.unit_costs.size
+            if self.count is None and r.n_rows * units <= self.MAX_COUNT_CELLS:
+                self.count = np.zeros((r.n_rows, units), dtype=np.int32)
+                for t in range(f.n_trees):
+                    self.count += _unpack(bits[self.leaves[t]], units)
+            tc = f.ensemble.columns_of_trees(f.n_trees)
+            for t in changed:
+                new = tree_stop_map(f, mask, t)[r.leaf[t] - f.node_offset[t]]
+                old = self.leaves[t]
+                if tc is None:
+                    self.total += f.value[new] - f.value[old]
+                else:
+                    self.total[:, tc[t]] += f.value[new, tc[t]] - f.value[old, tc[t]]
+                if self.count is not None:
+                    self.count += _unpack(bits[new], units)
+                    self.count -= _unpack(bits[old], units)
+                self.leaves[t] = new
+            if self.count is not None:
+                self.row_costs = bit_costs(_pack(self.count > 0), self.costs.unit_costs)
+            else:
+                self.row_costs = r.row_costs(mask, self.costs)
+        self.mask = mask.copy()
+        return self.total, self.row_costs
+
+
+def _unpack(bits, width):
+    """(n, width) int8 of (n, words) uint64 bit sets."""
+    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=1,
+                         bitorder="little")[:, :width].astype(np.int8)
+
+
+def _pack(paid):
+    """(n, words) uint64 bit sets of an (n, units) bool array (bit u of row i: paid)."""
+    n, units = paid.shape
+    words = max(1, -(-units // 64))
+    padded = np.zeros((n, words * 64), dtype=bool)
+    padded[:, :units] = paid
+    return np.packbits(padded, axis=1, bitorder="little").view(np.uint64)
 
 
 def tree_total(forest, leaves, trees):
