@@ -131,13 +131,26 @@ def greedy_prunings(forest, X, y, *, costs=None, train=None, problem=None):
     >>> [k for k, _ in seq][:2], seq[-1][1].n_splits
     ([0, 1], 0)
     """
+    problem = _compiled(problem, forest, X, y, costs, train)
+    masks, removed = greedy_path(problem)
+    return _feature_prunings(problem, "greedy", range(len(masks)), masks,
+                             [{"removed": removed[:i]} for i in range(len(masks))])
+
+
+def _compiled(problem, forest, X, y, costs, train):
+    """``problem``, or the program of ``forest`` compiled on ``(X, y)`` at lam 0."""
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
-    f = problem.forest
-    masks, removed = greedy_path(problem)
-    return [(i, PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
-                             solve_info={"method": "greedy", "removed": removed[:i]}))
-            for i, mask in enumerate(masks)]
+    return problem
+
+
+def _feature_prunings(problem, method, params, masks, infos):
+    """``[(param, PrunedForest)]`` of a family of masks that removes features, each
+    with its breakdown and what it removed or kept."""
+    return [(p, PrunedForest(problem.forest, mask, costs=problem.costs,
+                             breakdown=problem.evaluate(mask),
+                             solve_info={"method": method, **info}))
+            for p, mask, info in zip(params, masks, infos)]
 
 
 def sub_forest(forest, m):
@@ -260,13 +273,10 @@ def feature_prefix_prunings(forest, X, y, *, costs=None, train=None, problem=Non
     >>> [k for k, _ in seq], seq[-1][1].n_splits
     ([4, 3, 2, 1, 0], 0)
     """
-    if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train)
-    f = problem.forest
+    problem = _compiled(problem, forest, X, y, costs, train)
     masks, kept, order = feature_prefix_path(problem)
-    return [(j, PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
-                             solve_info={"method": "feature-prefix", "kept": order[:j]}))
-            for j, mask in zip(kept, masks)]
+    return _feature_prunings(problem, "feature-prefix", kept, masks,
+                             [{"kept": order[:j]} for j in kept])
 
 
 def _feature_prefix(forest, X, y, *, costs=None, problem=None):
