@@ -71,3 +71,25 @@ def test_any_booster_under_any_limit_returns_a_fitting_pruning(case, share, limi
     fitted = prepare(model, Xv, yv).forest
     root = po.PrunedForest(fitted, np.zeros(f.n_nodes, dtype=bool), costs=costs)
     assert pf.score(Xv, yv) >= root.score(Xv, yv) - 1e-9
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=boosted_cases(tasks=("binary", "multiclass")),
+       share=st.sampled_from([0.2, 0.5, 0.8]), limit=st.sampled_from([0.05, None]))
+def test_a_booster_is_never_less_accurate_than_a_fitting_truncation(case, share, limit):
+    """fit_budget ranks a classifier's candidates by accuracy on the pruning rows first:
+    every truncation to whole rounds that fits is among them, the most accurate one
+    included (not only the one of the lowest log-loss)."""
+    model, _, _, Xv, yv, costs, _ = case
+    f = po.as_forest(model)
+    full = po.PrunedForest(f, f.full_split_mask(), costs=costs).average_cost(Xv)
+    budget = share * full
+    pf = po.fit_budget(model, Xv, yv, costs=costs, budget=budget, time_limit=limit)
+    _, truncations = _anchor_scores(model, Xv, yv, costs, budget)
+    assert pf.score(Xv, yv) >= max(truncations, default=0.0) - 1e-12
+    if truncations and "candidates_rank" in pf.solve_info:
+        # the most accurate fitting truncation is a candidate of its own, ranked by its
+        # error on the pruning rows
+        ranks = pf.solve_info["candidates_rank"]
+        key = "baseline:fewer-rounds(sub-forest, by accuracy)"
+        assert ranks[key] == pytest.approx(1.0 - max(truncations), abs=1e-12)

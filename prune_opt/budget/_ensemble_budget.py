@@ -263,11 +263,18 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
     # libraries' num_iteration does)
     prefixes = scorer.prefix_scores() if prefixes is None else prefixes
     subs = [(loss, cost, m) for m, loss, cost in prefixes if fits_budget(cost, budget)]
+    name = f.ensemble.truncation_name
     if subs:
         loss, cost, m = min(subs)
-        name = f.ensemble.truncation_name
         fitting[f"baseline:{name}(sub-forest)"] = (loss, cost, f.full_split_mask(),
                                                    list(range(m)))
+    if subs and rank is not None:  # the best truncation by the ranking loss too
+        own = {m: loss for loss, _, m in subs}
+        by_rank = [(r_loss, own[m], cost, m) for m, r_loss, cost in rank.prefix_scores()
+                   if m in own]
+        _, loss, cost, m = min(by_rank)
+        fitting.setdefault(f"baseline:{name}(sub-forest, by {rank.objective.name})",
+                           (loss, cost, f.full_split_mask(), list(range(m))))
     ranked, seen = {}, {}
     for k, (_, _, mask, trees) in fitting.items():
         if rank is None:
