@@ -291,7 +291,10 @@ def add_common_args(ap, *, datasets, quick):
     ap.add_argument("--max-rows", type=int, default=4000)
     ap.add_argument("--no-cegb", action="store_true")
     ap.add_argument("--cegb-refine", type=int, default=4,
-                    help="bisection steps of the CEGB tradeoff per budget the grid misses")
+                    help="bisection steps of the CEGB tradeoff (and of CatBoost's penalties "
+                         "coefficient) per budget the grid misses")
+    ap.add_argument("--no-catboost", action="store_true",
+                    help="skip the CatBoost penalties anchor")
     ap.add_argument("--quick", action="store_true", help=quick)
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
                     help="print the report of earlier --json runs (e.g. datasets or seeds run "
