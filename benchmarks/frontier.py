@@ -1,5 +1,7 @@
-"""Accuracy at a budget: every project pipeline against LightGBM's CEGB, CatBoost's feature
-penalties and cheap-subset models.
+"""Accuracy at a budget: the project's pipelines against CEGB, CatBoost penalties, cheap subsets.
+
+The anchors are LightGBM's CEGB, CatBoost grown under its feature penalties and
+models on the cheapest feature prefixes.
 
 The protocol (splits, budgets, selection on validation, scoring) is
 ``benchmarks/_protocol.py``'s; the families are built in ``_families.py`` and the

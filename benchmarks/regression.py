@@ -1,5 +1,4 @@
-"""Regression at a budget: pruned random-forest regressors against LightGBM's CEGB and
-CatBoost's feature penalties.
+"""Regression at a budget: pruned random-forest regressors against CEGB and CatBoost penalties.
 
 The protocol is ``benchmarks/frontier.py``'s (``benchmarks/_protocol.py``): train 50% /
 validation 25% / test 25%, budgets at 10 / 25 / 50% of a 40-tree
