@@ -429,6 +429,14 @@ def estimator(ctx):
     params = dict(getattr(ctx, "estimator_params", None) or {})
     patch = {k[len("module."):]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
+    if isinstance(params.get("candidates"), list) and "default" in params["candidates"]:
+        from forest_builders._families import resolve_families
+
+        # "default": the families the estimator grows by default for this task
+        named = params["candidates"]
+        params["candidates"] = list(dict.fromkeys(
+            n for c in named for n in (resolve_families(None, ctx.task) if c == "default"
+                                       else [c])))
     for b in ctx.budgets:
         t0 = time.perf_counter()
         try:
@@ -450,8 +458,8 @@ def estimator(ctx):
 class _patched:
     """Set module constants of the estimator for one fit (``--estimator-params``' keys
     ``"module.NAME"``: ``NAME`` in ``forest_builders.budget_pruned`` or, when it is not
-    there, in ``forest_builders._pruning``, ``_boosted_candidates`` or
-    ``_forest_candidates``), restored afterwards."""
+    there, in ``forest_builders._pruning``, ``_boosted_candidates``,
+    ``_forest_candidates`` or ``_catboost_candidates``), restored afterwards."""
 
     def __init__(self, values):
         self.values, self.saved = values, []
@@ -460,7 +468,8 @@ class _patched:
         import importlib
 
         mods = [importlib.import_module(f"forest_builders.{m}") for m in (
-            "budget_pruned", "_pruning", "_boosted_candidates", "_forest_candidates")]
+            "budget_pruned", "_pruning", "_boosted_candidates", "_forest_candidates",
+            "_catboost_candidates")]
         for name, value in self.values.items():
             mod = next((m for m in mods if hasattr(m, name)), None)
             if mod is None:

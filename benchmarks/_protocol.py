@@ -303,7 +303,9 @@ def add_common_args(ap, *, datasets, quick):
                     help="keyword arguments of the estimator row, e.g. '{\"regrow\": true}'; a "
                          "key 'module.NAME' sets the estimator's module constant NAME for "
                          "its fits (e.g. '{\"module.SPLIT\": {\"classification\": "
-                         "[0.7, 0.15, 0.15]}}')")
+                         "[0.7, 0.15, 0.15]}}'); in a candidates list, 'default' stands for "
+                         "the families the estimator grows by default (e.g. "
+                         "'{\"candidates\": [\"default\", \"catboost\"]}')")
     ap.add_argument("--json", default=None, metavar="OUT")
 
 

@@ -525,3 +525,43 @@ def test_boosting_prunes_a_catboost_model_beside_the_catboost_anchor(tmp_path, m
     counts = spec["summary"]["counts"]
     assert counts["fit_budget >= fewer-rounds/greedy/ccp (validation)"][1] == 3
     assert counts["fit_budget >= catboost penalties (test)"][1] == 3
+
+
+def test_estimator_params_name_the_catboost_family_beside_the_defaults(cancer_ctx,
+                                                                        monkeypatch):
+    """--estimator-params '{"candidates": ["default", "catboost"]}' grows the default
+    families and CatBoost's; a "module.CATBOOST_..." key sets that family's constant for
+    the fits only."""
+    import forest_builders
+    from forest_builders import _catboost_candidates
+    from forest_builders._families import resolve_families
+
+    ctx, _ = cancer_ctx
+    seen = []
+
+    class Fake:
+        time_limit = 20.0
+
+        def __init__(self, *, budget, costs, random_state, candidates):
+            self.candidates = candidates
+
+        def fit(self, X, y):
+            seen.append((self.candidates, _catboost_candidates.CATBOOST_DEPTH))
+            self.rf_ = RandomForestClassifier(3, random_state=0).fit(X, y)
+            self.candidates_ = pd.DataFrame([{"model": "rf", "family": "rf", "chosen": True,
+                                              "objective": "none", "fit_cost": 1.0}])
+            return self
+
+        def predict(self, X):
+            return self.rf_.predict(X)
+
+        def acquisition_cost(self, X):
+            return po.acquisition_cost(self.rf_, X, ctx.costs)
+
+    monkeypatch.setattr(forest_builders, "BudgetPrunedForestClassifier", Fake, raising=False)
+    monkeypatch.setattr(ctx, "estimator_params", {"candidates": ["default", "catboost"],
+                                                  "module.CATBOOST_DEPTH": 4}, raising=False)
+    fam.estimator(ctx)
+    want = resolve_families(None, "classification") + ["catboost"]
+    assert seen == [(want, 4)] * len(ctx.budgets)
+    assert _catboost_candidates.CATBOOST_DEPTH == 6  # restored
