@@ -3,9 +3,10 @@
 Each function returns a list of :class:`_protocol.Member` scored on
 validation (or ``None`` when the family cannot run here).  The project's own
 pipelines prune with ``prune_opt``; the anchors a practitioner would try
-instead are LightGBM's CEGB on a wide grid, and a random forest and LightGBM
-on the cheapest informative feature prefix; the one-call rows are ``fit_budget``
-and the budget-pruned forest estimator with their defaults.
+instead are LightGBM's CEGB on a wide grid, CatBoost grown under its feature
+penalties on a grid, and a random forest and LightGBM on the cheapest
+informative feature prefix; the one-call rows are ``fit_budget`` and the
+budget-pruned forest estimator with their defaults.
 """
 
 from __future__ import annotations
@@ -31,6 +32,21 @@ CEGB_ROUNDS = (50, 200)
 CEGB_TRADEOFFS = (0.0,) + tuple(float(v) for v in np.logspace(-4, 3, 8))
 CEGB_QUICK = {"rounds": (50,), "tradeoffs": (0.0,) + tuple(float(v) for v in
                                                            np.logspace(-3, 3, 7))}
+# CatBoost's penalty grid, one configuration per (penalty kind, grow policy, depth) with
+# its penalties_coefficient values (costs in units of their mean positive cost; times the
+# training target's variance in regression).  First-use penalties are paid once per model
+# and suit symmetric trees, where every example reaches every level and so pays for every
+# feature the model uses; per-object penalties are paid once per example, which only a
+# non-symmetric tree can save on (its coefficients are about 1000 times smaller).
+CATBOOST_CONFIGS = (
+    ("first-use", "SymmetricTree", 4, (0.0,) + tuple(float(v) for v in np.logspace(-2, 2, 9))),
+    ("first-use", "SymmetricTree", 6, (0.0,) + tuple(float(v) for v in np.logspace(-2, 2, 9))),
+    ("per-object", "Depthwise", 6, (0.0,) + tuple(float(v) for v in np.logspace(-5, 0, 11))),
+)
+CATBOOST_ROUNDS = 100
+CATBOOST_QUICK = {"configs": (
+    ("first-use", "SymmetricTree", 6, (0.0,) + tuple(float(v) for v in np.logspace(-2, 2, 5))),
+    ("per-object", "Depthwise", 6, (0.0,) + tuple(float(v) for v in np.logspace(-5, 0, 6))))}
 
 
 # ---------------------------------------------------------------- prunings of one forest
@@ -300,6 +316,74 @@ def _cegb_member(ctx, penalty, num_leaves, rounds, tradeoff):
                         tradeoff=tradeoff)
 
 
+def catboost_penalties(ctx, *, configs=CATBOOST_CONFIGS, rounds=CATBOOST_ROUNDS, refine=4):
+    """CatBoost grown under its own feature penalties: ``first_feature_use_penalties``
+    (or ``per_object_feature_penalties``) = each feature's cost, over ``configs`` (penalty
+    kind, grow policy, depth, ``penalties_coefficient`` grid), ``rounds`` rounds.
+
+    A model's cost is that of the features its own splits read on each example: the
+    fitted model imported by ``po.as_forest`` and measured by
+    ``PrunedForest(forest, full mask, costs).average_cost``.  As for CEGB, each budget
+    with no model in ``(budget / 2, budget]`` gets ``refine`` geometric bisection steps
+    of the coefficient between the grid values whose costs straddle it.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("catboost") is None:
+        return Unavailable("not available: catboost is not installed")
+    out = []
+    for kind, policy, depth, coefficients in configs:
+        own = [_catboost_member(ctx, kind, policy, depth, rounds, c) for c in coefficients]
+        for b in ctx.budgets:
+            for _ in range(refine):
+                pts = [m.point for m in own]
+                if any(b / 2 < p["val_cost"] <= b for p in pts):
+                    break
+                above = [p["coefficient"] for p in pts if p["val_cost"] > b]
+                below = [p["coefficient"] for p in pts if p["val_cost"] <= b / 2]
+                if not above or not below or max(above) >= min(below):
+                    break
+                lo, hi = max(above), min(below)
+                c = float(np.sqrt(lo * hi)) if lo > 0 else hi / 100.0
+                own.append(_catboost_member(ctx, kind, policy, depth, rounds, c))
+        out += own
+    return out
+
+
+def catboost_penalty_params(costs, kind, coefficient, y=None):
+    """CatBoost's penalty keywords: the feature costs in units of their mean positive cost
+    as ``first_feature_use_penalties`` (``kind`` "first-use") or
+    ``per_object_feature_penalties`` ("per-object"), and ``penalties_coefficient`` (times
+    the variance of the regression target ``y``, so the grid does not depend on its
+    unit)."""
+    fc = np.asarray(costs.feature_cost(), dtype=float)
+    unit = float(fc[fc > 0].mean()) if np.any(fc > 0) else 1.0
+    name = {"first-use": "first_feature_use_penalties",
+            "per-object": "per_object_feature_penalties"}[kind]
+    scale = 1.0 if y is None else max(float(np.var(y)), 1e-12)
+    return {name: [float(c) for c in fc / unit], "penalties_coefficient": coefficient * scale}
+
+
+def _catboost_member(ctx, kind, policy, depth, rounds, coefficient):
+    import catboost as cb
+
+    import prune_opt as po
+
+    regression = ctx.task != "classification"
+    cls = cb.CatBoostRegressor if regression else cb.CatBoostClassifier
+    m = cls(iterations=rounds, depth=depth, grow_policy=policy, random_seed=ctx.seed,
+            thread_count=1, allow_writing_files=False, verbose=0,
+            **catboost_penalty_params(ctx.costs, kind, coefficient,
+                                      ctx.y_tr if regression else None))
+    quiet(m.fit, ctx.X_tr, ctx.y_tr)
+    forest = po.as_forest(m)
+    pf = po.PrunedForest(forest, forest.full_split_mask(), costs=ctx.costs)
+    return Member(ctx, np.ravel(m.predict(ctx.X_v)), pf.average_cost(ctx.X_v),
+                  lambda: (np.ravel(m.predict(ctx.X_te)), pf.average_cost(ctx.X_te)),
+                  eager=True, penalty=kind, grow_policy=policy, depth=depth, rounds=rounds,
+                  coefficient=coefficient)
+
+
 # ---------------------------------------------------------------- the estimator
 def record_candidates(est, X_te, y_te, where, out):
     """Make ``est`` append every candidate it scores to ``out`` when it chooses: its
@@ -345,6 +429,14 @@ def estimator(ctx):
     params = dict(getattr(ctx, "estimator_params", None) or {})
     patch = {k[len("module."):]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
+    if isinstance(params.get("candidates"), list) and "default" in params["candidates"]:
+        from forest_builders._families import resolve_families
+
+        # "default": the families the estimator grows by default for this task
+        named = params["candidates"]
+        params["candidates"] = list(dict.fromkeys(
+            n for c in named for n in (resolve_families(None, ctx.task) if c == "default"
+                                       else [c])))
     for b in ctx.budgets:
         t0 = time.perf_counter()
         try:
@@ -366,8 +458,8 @@ def estimator(ctx):
 class _patched:
     """Set module constants of the estimator for one fit (``--estimator-params``' keys
     ``"module.NAME"``: ``NAME`` in ``forest_builders.budget_pruned`` or, when it is not
-    there, in ``forest_builders._pruning``, ``_boosted_candidates`` or
-    ``_forest_candidates``), restored afterwards."""
+    there, in ``forest_builders._pruning``, ``_boosted_candidates``,
+    ``_forest_candidates`` or ``_catboost_candidates``), restored afterwards."""
 
     def __init__(self, values):
         self.values, self.saved = values, []
@@ -376,7 +468,8 @@ class _patched:
         import importlib
 
         mods = [importlib.import_module(f"forest_builders.{m}") for m in (
-            "budget_pruned", "_pruning", "_boosted_candidates", "_forest_candidates")]
+            "budget_pruned", "_pruning", "_boosted_candidates", "_forest_candidates",
+            "_catboost_candidates")]
         for name, value in self.values.items():
             mod = next((m for m in mods if hasattr(m, name)), None)
             if mod is None:
@@ -428,6 +521,9 @@ def only(rf, ctx, timer, args, names):
         out["cheap-subset gbm"] = timer("cheap-subset gbm", cheap_subset_gbm, rf, ctx)
     if "cegb" in names and not args.no_cegb:
         out["cegb"] = timer("cegb", cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
+    if "catboost penalties" in names and not args.no_catboost:
+        out["catboost penalties"] = timer("catboost penalties", catboost_penalties, ctx,
+                                          refine=args.cegb_refine, **args.catboost_grid)
     if "estimator" in names:
         out["estimator"] = timer("estimator", estimator, ctx)
     return out

@@ -291,7 +291,10 @@ def add_common_args(ap, *, datasets, quick):
     ap.add_argument("--max-rows", type=int, default=4000)
     ap.add_argument("--no-cegb", action="store_true")
     ap.add_argument("--cegb-refine", type=int, default=4,
-                    help="bisection steps of the CEGB tradeoff per budget the grid misses")
+                    help="bisection steps of the CEGB tradeoff (and of CatBoost's penalties "
+                         "coefficient) per budget the grid misses")
+    ap.add_argument("--no-catboost", action="store_true",
+                    help="skip the CatBoost penalties anchor")
     ap.add_argument("--quick", action="store_true", help=quick)
     ap.add_argument("--merge", default=None, metavar="A.json,B.json",
                     help="print the report of earlier --json runs (e.g. datasets or seeds run "
@@ -300,7 +303,9 @@ def add_common_args(ap, *, datasets, quick):
                     help="keyword arguments of the estimator row, e.g. '{\"regrow\": true}'; a "
                          "key 'module.NAME' sets the estimator's module constant NAME for "
                          "its fits (e.g. '{\"module.SPLIT\": {\"classification\": "
-                         "[0.7, 0.15, 0.15]}}')")
+                         "[0.7, 0.15, 0.15]}}'); in a candidates list, 'default' stands for "
+                         "the families the estimator grows by default (e.g. "
+                         "'{\"candidates\": [\"default\", \"catboost\"]}')")
     ap.add_argument("--json", default=None, metavar="OUT")
 
 

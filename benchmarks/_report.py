@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 NOT_AVAILABLE = "not available"
+#: the anchors the estimator's first target is counted against (the best of them per cell)
+BEST_ANCHORS = ("cegb", "catboost penalties", "cheap-subset rf", "cheap-subset gbm")
 
 
 def summarise(results):
@@ -126,6 +128,10 @@ def frontier_targets(results, table, budgets):
     """The issue's targets, counted over the cells of one run (mean test accuracy)."""
     na = NOT_AVAILABLE + " or not run"
     return {
+        "estimator >= max(CEGB, CatBoost penalties, cheap-subset RF, cheap-subset GBM) - 0.5 "
+        "point": _count(
+            table, budgets, ["estimator", *BEST_ANCHORS],
+            lambda e, *anchors: e >= max(anchors) - 0.005, na),
         "estimator >= max(CEGB, cheap-subset RF, cheap-subset GBM) - 0.5 point": _count(
             table, budgets, ["estimator", "cegb", "cheap-subset rf", "cheap-subset gbm"],
             lambda e, c, s, g: e >= max(c, s, g) - 0.005, na),
@@ -148,6 +154,10 @@ def frontier_targets(results, table, budgets):
 def regression_targets(results, table, budgets):
     na = NOT_AVAILABLE + " or not run"
     return {
+        "estimator MSE <= 1.02 x best of (CEGB, CatBoost penalties, cheap-subset RF, "
+        "cheap-subset GBM)": _count(
+            table, budgets, ["estimator", *BEST_ANCHORS],
+            lambda e, *anchors: e <= 1.02 * min(anchors), na),
         "estimator MSE <= 1.02 x best of (CEGB, cheap-subset RF, cheap-subset GBM)": _count(
             table, budgets, ["estimator", "cegb", "cheap-subset rf", "cheap-subset gbm"],
             lambda e, c, s, g: e <= 1.02 * min(c, s, g), na),

@@ -4,8 +4,9 @@ The protocol is ``benchmarks/_protocol.py``'s (train 50% / validation 25% / test
 25%, members chosen on validation, scored on test), with one difference: the
 reference is the user's boosted model, fitted on train with its library's
 defaults (``--model hgb``: scikit-learn's HistGradientBoosting; ``lgbm``:
-LightGBM; ``xgb``: XGBoost; ``gb``: scikit-learn's GradientBoosting), and the
-budgets are shares of *its* average acquisition cost on validation.  Families:
+LightGBM; ``xgb``: XGBoost; ``gb``: scikit-learn's GradientBoosting; ``cb``:
+CatBoost, 100 rounds of its symmetric depth-6 trees), and the budgets are shares
+of *its* average acquisition cost on validation.  Families:
 
 * ``fit_budget``        one ``po.fit_budget(model, X_val, y_val, costs=, budget=B)``
   call per budget, every other argument at its default (the model's own loss);
@@ -19,7 +20,9 @@ budgets are shares of *its* average acquisition cost on validation.  Families:
 * ``cheap-subset gbm``  the same library with its defaults on the prefixes of the
   features ranked by the model's split counts per unit of cost (the prefix chosen
   on validation within the budget);
-* ``cegb``              LightGBM's CEGB grid (``benchmarks/_families.py``).
+* ``cegb``              LightGBM's CEGB grid (``benchmarks/_families.py``);
+* ``catboost penalties`` CatBoost grown under its first-use and per-object feature
+  penalties on a grid (``benchmarks/_families.py``; ``--no-catboost`` skips it).
 
 ``--expansion final`` compiles the boosted program around the final model
 instead of stagewise (``prune_opt._boosting.EXPANSION``; see
@@ -30,6 +33,7 @@ Usage::
     python benchmarks/boosting.py --quick
     python benchmarks/boosting.py --model lgbm --json boosting-lgbm.json
     python benchmarks/boosting.py --model hgb --datasets magic --seeds 0 --expansion final
+    python benchmarks/boosting.py --model cb --datasets pima,heart,spambase,magic --json cb.json
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ from benchmarks import _report as report  # noqa: E402
 DATASETS = ("pima", "spambase", "magic", "thyroid", "heart", "letter", "adult", "elec",
             "weather")
 QUICK_DATASETS = ("pima", "heart")
-MODELS = ("hgb", "lgbm", "xgb", "gb")
+MODELS = ("hgb", "lgbm", "xgb", "gb", "cb")
+#: rounds of the CatBoost model (its own default is 1000)
+CATBOOST_ROUNDS = 100
 ORDER = ("fit_budget", "fit_budget paper", "fewer-rounds", "greedy", "ccp", "cheap-subset gbm",
-         "cegb")
+         "cegb", "catboost penalties")
 #: the prunings of the same model that fit_budget must never lose to on validation
 PRUNING_BASELINES = ("fewer-rounds", "greedy", "ccp")
 
@@ -75,6 +81,12 @@ def boosted_model(kind, task, seed):
 
         cls = lgb.LGBMClassifier if task == "classification" else lgb.LGBMRegressor
         return cls(random_state=seed, n_jobs=1, verbose=-1)
+    if kind == "cb":
+        import catboost as cb
+
+        cls = cb.CatBoostClassifier if task == "classification" else cb.CatBoostRegressor
+        return cls(iterations=CATBOOST_ROUNDS, random_seed=seed, thread_count=1,
+                   allow_writing_files=False, verbose=0)
     import xgboost as xgb
 
     cls = xgb.XGBClassifier if task == "classification" else xgb.XGBRegressor
@@ -172,6 +184,9 @@ def families(kind, model, forest, ctx, timer, args):
     out["cheap-subset gbm"] = subsets
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine)
+    if not args.no_catboost:
+        out["catboost penalties"] = timer("catboost penalties", fam.catboost_penalties, ctx,
+                                          refine=args.cegb_refine)
     return out
 
 
@@ -203,7 +218,8 @@ def run_seed(name, X, y, costs, seed, args, *, task):
     fams = families(args.model, model, forest, ctx, timer, args)
     cells = proto.make_cells(fams, ctx, args.budgets, pipelines=())
     full = po.PrunedForest(forest, forest.full_split_mask(), costs=costs)
-    unpruned = ctx.test_point(model.predict(ctx.X_te), full.average_cost(ctx.X_te))
+    # np.ravel: a CatBoost classifier predicts a column
+    unpruned = ctx.test_point(np.ravel(model.predict(ctx.X_te)), full.average_cost(ctx.X_te))
     ran = {n: ms for n, ms in fams.items() if not isinstance(ms, proto.Unavailable)}
     calls = {n: [m.point["seconds"] for m in ms if "seconds" in m.point]
              for n, ms in ran.items()}
@@ -219,7 +235,7 @@ def run_seed(name, X, y, costs, seed, args, *, task):
 def report_fn(results, budgets):
     table = report.summarise(results)
     report.print_table(results, table, budgets, order=ORDER)
-    anchors = ("fewer-rounds", "cheap-subset gbm", "cegb")
+    anchors = ("fewer-rounds", "cheap-subset gbm", "cegb", "catboost penalties")
     counts = {}
     for r in results:
         for cell in r["cells"]:

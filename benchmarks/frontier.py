@@ -1,5 +1,7 @@
-"""Accuracy at a budget: every project pipeline against LightGBM's CEGB and a cheap-subset
-random forest.
+"""Accuracy at a budget: the project's pipelines against CEGB, CatBoost penalties, cheap subsets.
+
+The anchors are LightGBM's CEGB, CatBoost grown under its feature penalties and
+models on the cheapest feature prefixes.
 
 The protocol (splits, budgets, selection on validation, scoring) is
 ``benchmarks/_protocol.py``'s; the families are built in ``_families.py`` and the
@@ -20,6 +22,10 @@ program counted on each tree's in-bag sample, costs on validation):
 * ``brier``                ``po.prune(objective="brier")`` over a lam grid;
 * anchors: ``cegb`` (LightGBM's CEGB, lazy and coupled penalties, num_leaves 7 and 31,
   50 and 200 rounds, tradeoff 0 to 1000, the configuration chosen on validation),
+  ``catboost penalties`` (CatBoost, 100 rounds, ``first_feature_use_penalties`` = the
+  costs on symmetric trees of depth 4 and 6, ``per_object_feature_penalties`` on
+  depth-6 Depthwise trees, a grid of ``penalties_coefficient``, chosen on validation;
+  its cost is that of the features the model's own splits read),
   ``cheap-subset rf`` (a random forest on the prefix of the features ranked by
   importance per unit of cost, the prefix chosen on validation) and
   ``cheap-subset gbm`` (LightGBM with its default parameters on the prefix of the
@@ -70,22 +76,23 @@ FIT_BUDGET_OBJECTIVES = ("paper", "brier", "accuracy")
 LAZY_FIT_BUDGET_OBJECTIVES = ("brier", "accuracy")
 # the baselines the fit_budget family must never lose to on validation
 CHECKED_BASELINES = ("greedy", "ccp", "fewer-trees")
-ANCHORS = ("cegb", "cheap-subset rf", "cheap-subset gbm")
+ANCHORS = ("cegb", "catboost penalties", "cheap-subset rf", "cheap-subset gbm")
 # the pruned families whose best prunings get their leaves refitted
 REFIT = ("hull", "fit_budget", "lazy+hull", "lazy+fit_budget", "subset+fit_budget")
 ORDER = ("hull", "fit_budget", "fit_budget default", "fit_budget paper", "fit_budget brier",
          "greedy", "ccp", "fewer-trees", "impurity", "budgetrf+hull", "lazy+hull",
          "lazy+fit_budget", "subset", "subset+fit_budget", "hull+refit", "fit_budget+refit",
          "lazy+hull+refit", "lazy+fit_budget+refit", "subset+fit_budget+refit", "brier",
-         "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
+         "cheap-subset rf", "cheap-subset gbm", "cegb", "catboost penalties", "estimator")
 STYLES = {"hull": "C0-", "greedy": "C1.", "budgetrf+hull": "C2.", "lazy+hull": "C3.",
           "subset": "C4.", "brier": "C5.", "cheap-subset rf": "C6.", "cheap-subset gbm": "C7.",
-          "cegb": "k^"}
+          "cegb": "k^", "catboost penalties": "C8v"}
 
 
 # --families targets: the rows the issue targets are counted on
 TARGET_FAMILIES = ("fit_budget default", "fit_budget paper", "fit_budget brier", "greedy",
-                   "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
+                   "cheap-subset rf", "cheap-subset gbm", "cegb", "catboost penalties",
+                   "estimator")
 
 
 def families(rf, ctx, timer, args):
@@ -128,6 +135,9 @@ def families(rf, ctx, timer, args):
     out["cheap-subset gbm"] = timer("cheap-subset gbm", fam.cheap_subset_gbm, rf, ctx)
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
+    if not args.no_catboost:
+        out["catboost penalties"] = timer("catboost penalties", fam.catboost_penalties, ctx,
+                                          refine=args.cegb_refine, **args.catboost_grid)
     out["estimator"] = timer("estimator", fam.estimator, ctx)
     return out
 
@@ -146,8 +156,8 @@ def print_report(results, budgets, plot_path=None):
     table = report.summarise(results)
     report.print_table(results, table, budgets, order=ORDER)
     fb_check = report.print_fit_budget_check(results, budgets, CHECKED_BASELINES)
-    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf",
-                                        "cheap-subset gbm"])
+    report.print_cells(table, budgets, ["estimator", "cegb", "catboost penalties",
+                                        "cheap-subset rf", "cheap-subset gbm"])
     report.print_winners(results)
     report.print_cells(table, budgets, ["fit_budget default", "fit_budget paper",
                                         "fit_budget brier"])
@@ -182,6 +192,7 @@ def parse(argv):
     quick = args.quick
     args.lazy_grid = LAZY_GRID[1:2] if quick else LAZY_GRID
     args.cegb_grid = fam.CEGB_QUICK if quick else {}
+    args.catboost_grid = fam.CATBOOST_QUICK if quick else {}
     if quick:
         if args.seeds == "0,1,2":
             args.seeds = "0"

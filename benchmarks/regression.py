@@ -1,4 +1,4 @@
-"""Regression at a budget: pruned random-forest regressors against LightGBM's CEGB.
+"""Regression at a budget: pruned random-forest regressors against CEGB and CatBoost penalties.
 
 The protocol is ``benchmarks/frontier.py``'s (``benchmarks/_protocol.py``): train 50% /
 validation 25% / test 25%, budgets at 10 / 25 / 50% of a 40-tree
@@ -17,7 +17,10 @@ normalised by the target variance; see ``docs/regression.md``):
   and ``greedy`` within each budget after ``refit_leaves(method="global", smoothing=s)``,
   ``s`` in {1, 10};
 * anchors: ``cegb`` (``lightgbm.LGBMRegressor`` with CEGB, lazy and coupled penalties,
-  num_leaves 7 and 31, 50 and 200 rounds, tradeoff 0 to 1000), ``cheap-subset rf``
+  num_leaves 7 and 31, 50 and 200 rounds, tradeoff 0 to 1000), ``catboost penalties``
+  (``CatBoostRegressor``, 100 rounds, first-use and per-object feature penalties = the
+  costs, ``penalties_coefficient`` on a grid times the training target's variance; see
+  ``benchmarks/frontier.py``), ``cheap-subset rf``
   (a random forest on the prefix of the features ranked by importance per unit of cost)
   and ``cheap-subset gbm`` (``lightgbm.LGBMRegressor`` with its defaults on the prefix of
   the features ranked by a default model's gain per unit of cost);
@@ -48,7 +51,8 @@ from benchmarks import _report as report  # noqa: E402
 
 DATASETS = ("heart-severity", "diabetes")
 ORDER = ("hull", "fit_budget", "fit_budget default", "greedy", "ccp", "fewer-trees",
-         "impurity", "refit", "cheap-subset rf", "cheap-subset gbm", "cegb", "estimator")
+         "impurity", "refit", "cheap-subset rf", "cheap-subset gbm", "cegb",
+         "catboost penalties", "estimator")
 PIPELINES = ("hull", "fit_budget", "fit_budget default", "greedy", "ccp", "fewer-trees",
              "impurity", "refit")
 REFIT_FROM = ("hull", "fit_budget", "greedy")
@@ -57,7 +61,7 @@ REFIT_SMOOTHING = (1.0, 10.0)
 
 # --families targets: the rows the targets are counted on
 TARGET_FAMILIES = ("fit_budget default", "greedy", "cheap-subset rf", "cheap-subset gbm",
-                   "cegb", "estimator")
+                   "cegb", "catboost penalties", "estimator")
 
 
 def families(rf, ctx, timer, args):
@@ -76,6 +80,9 @@ def families(rf, ctx, timer, args):
     out["cheap-subset gbm"] = timer("cheap-subset gbm", fam.cheap_subset_gbm, rf, ctx)
     if not args.no_cegb:
         out["cegb"] = timer("cegb", fam.cegb, ctx, refine=args.cegb_refine, **args.cegb_grid)
+    if not args.no_catboost:
+        out["catboost penalties"] = timer("catboost penalties", fam.catboost_penalties, ctx,
+                                          refine=args.cegb_refine, **args.catboost_grid)
     out["estimator"] = timer("estimator", fam.estimator, ctx)
     return out
 
@@ -89,8 +96,8 @@ def run_seed(name, X, y, costs, seed, args):
 def print_report(results, budgets):
     table = report.summarise(results)
     report.print_table(results, table, budgets, order=ORDER)
-    report.print_cells(table, budgets, ["estimator", "cegb", "cheap-subset rf",
-                                        "cheap-subset gbm"])
+    report.print_cells(table, budgets, ["estimator", "cegb", "catboost penalties",
+                                        "cheap-subset rf", "cheap-subset gbm"])
     report.print_winners(results)
     targets = report.regression_targets(results, table, budgets)
     report.print_targets(targets)
@@ -105,6 +112,7 @@ def parse(argv):
     args = ap.parse_args(argv)
     proto.check_families(ap, args, TARGET_FAMILIES)
     args.cegb_grid = fam.CEGB_QUICK if args.quick else {}
+    args.catboost_grid = fam.CATBOOST_QUICK if args.quick else {}
     if args.quick:
         if args.seeds == "0,1,2":
             args.seeds = "0"

@@ -52,6 +52,8 @@ class CandidateFamily:
     order : int
         Families are grown in increasing order (the cheap and most useful first:
         the clock may leave no room for the last ones).
+    default : bool
+        Whether ``candidates=None`` grows it (False: only when named).
     """
 
     name: str
@@ -61,6 +63,7 @@ class CandidateFamily:
     boosted: bool = False
     description: str = ""
     order: int = 100
+    default: bool = True
 
     def status(self, task):
         """None when the family applies to ``task`` here, else why not."""
@@ -73,12 +76,13 @@ class CandidateFamily:
 
 
 def register_family(name, *, tasks=("classification", "regression"), requires=(),
-                    boosted=False, description="", order=100):
+                    boosted=False, description="", order=100, default=True):
     """Decorator: register ``grow(ctx)`` as the candidate family ``name`` (grown in
-    increasing ``order``)."""
+    increasing ``order``; ``default=False``: only when ``candidates=`` names it)."""
     def deco(fn):
         CANDIDATE_FAMILIES[name] = CandidateFamily(name, fn, tuple(tasks), tuple(requires),
-                                                   bool(boosted), description, int(order))
+                                                   bool(boosted), description, int(order),
+                                                   bool(default))
         ordered = sorted(CANDIDATE_FAMILIES.items(), key=lambda kv: kv[1].order)
         CANDIDATE_FAMILIES.clear()
         CANDIDATE_FAMILIES.update(ordered)
@@ -92,8 +96,8 @@ def family_status(task):
 
 
 def resolve_families(candidates, task):
-    """The family names a fit grows: every one that applies to ``task`` and is installed
-    (``candidates=None``), or the named ones, in registry order.
+    """The family names a fit grows: every default one that applies to ``task`` and is
+    installed (``candidates=None``), or the named ones, in registry order.
 
     Raises
     ------
@@ -102,7 +106,8 @@ def resolve_families(candidates, task):
     """
     status = family_status(task)
     if candidates is None:
-        return [n for n, why in status.items() if why is None]
+        return [n for n, why in status.items()
+                if why is None and CANDIDATE_FAMILIES[n].default]
     names = [candidates] if isinstance(candidates, str) else list(candidates)
     if not names:
         raise ValueError(f"candidates is empty; name at least one family of "

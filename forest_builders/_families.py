@@ -5,7 +5,7 @@ Importing this module registers the built-in families in
 boosted models); the estimator and the benchmarks read the registry from here.
 """
 
-from . import _boosted_candidates, _forest_candidates  # noqa: F401  (they register)
+from . import _boosted_candidates, _catboost_candidates, _forest_candidates  # noqa: F401  (they register)
 from ._candidates import CANDIDATE_FAMILIES, family_status, resolve_families
 
 __all__ = ["CANDIDATE_FAMILIES", "family_status", "resolve_families"]

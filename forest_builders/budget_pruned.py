@@ -512,10 +512,11 @@ _DOC_PARAMS = """
         in ``forest_builders._families``):
         ``"rf"``, ``"shallow"``, ``"subset"``, ``"gbm"`` (gradient boosting on
         the cheapest-feature prefixes: LightGBM when installed, else
-        HistGradientBoosting), ``"cegb"`` (LightGBM's CEGB; needs lightgbm) and
-        ``"lazy"`` (classification).  None: every family that applies to the
-        task and is installed.  A family that cannot be used here is refused
-        naming why.
+        HistGradientBoosting), ``"cegb"`` (LightGBM's CEGB; needs lightgbm),
+        ``"lazy"`` (classification) and ``"catboost"`` (CatBoost under first-use
+        feature penalties; needs catboost; grown only when named).  None: every
+        default family that applies to the task and is installed.  A family
+        that cannot be used here is refused naming why.
     n_estimators : int, default 40
         Trees of every candidate forest (a boosted candidate grows up to 100
         rounds, stopped early on the prune rows).

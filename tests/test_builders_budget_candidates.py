@@ -34,8 +34,9 @@ def cancer():
 
 
 def test_the_registry_lists_every_family_once_in_growing_order():
-    assert list(CANDIDATE_FAMILIES) == ["rf", "shallow", "subset", "gbm", "cegb", "lazy"]
-    assert [f.boosted for f in CANDIDATE_FAMILIES.values()] == [False] * 3 + [True] * 2 + [False]
+    assert list(CANDIDATE_FAMILIES) == ["rf", "shallow", "subset", "gbm", "cegb", "catboost",
+                                        "lazy"]
+    assert [f.boosted for f in CANDIDATE_FAMILIES.values()] == [False] * 3 + [True] * 3 + [False]
     assert family_status("regression")["lazy"] is not None  # a classifier's family
     assert resolve_families(None, "regression") == ["rf", "shallow", "subset", "gbm", "cegb"]
 

@@ -43,6 +43,7 @@ def _cmr_missing():
 OPTIONAL = {
     r"lightgbm is not installed|CEGB skipped": ("lightgbm", lambda: _missing("lightgbm")),
     r"passagemath-cmr is not installed": ("passagemath-cmr", _cmr_missing),
+    r"catboost is not installed": ("catboost", lambda: _missing("catboost")),
 }
 # words of a line that says a section did not run
 SKIP_WORDS = re.compile(r"not present|not installed|not available|skipped|unavailable",
@@ -59,6 +60,8 @@ EXPECTED = {
     "07_budget_pipelines.py": ("chosen on validation:",),
     "08_budget_estimator.py": ("predict identically: True",),
     "09_prune_boosted.py": ("pruned by fit_budget", "LightGBM's probabilities differ"),
+    "10_prune_catboost.py": ("pruned by fit_budget", "first-use penalties",
+                             "the pruned model as a CatBoost model"),
 }
 EXTRA_ARGS = {
     "01_prune_sklearn_forest.py": lambda tmp: ["--out", str(tmp)],

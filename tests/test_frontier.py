@@ -324,6 +324,8 @@ def test_tiny_runs_end_to_end(tmp_path, capsys):
     for path in (out, reg):
         for r in json.loads(path.read_text())["results"]:
             for cell in r["cells"]:
+                assert "catboost penalties" in cell["chosen"] or \
+                    "catboost" in r["not_available"].get("catboost penalties", "")
                 for name, c in cell["chosen"].items():
                     if name not in ("fit_budget default", "estimator"):
                         assert c["val_cost"] <= cell["budget"] * (1 + 1e-9), name
@@ -363,3 +365,203 @@ def test_families_option_names_the_rows_or_refuses():
     assert args.only == list(frontier.TARGET_FAMILIES)
     with pytest.raises(SystemExit):
         frontier.parse(["--families", "hull"])
+
+
+# ---------------------------------------------------------------- CatBoost penalties anchor
+TINY_CATBOOST = (("first-use", "SymmetricTree", 3, (0.0, 1000.0)),
+                 ("per-object", "Depthwise", 3, (1e-3,)))
+
+
+def _catboost_refit(ctx, point):
+    """The member's model fitted again (CatBoost is deterministic with one thread and a
+    seed), imported, as a PrunedForest keeping every split."""
+    import catboost as cb
+
+    cls = cb.CatBoostClassifier if ctx.task == "classification" else cb.CatBoostRegressor
+    m = cls(iterations=point["rounds"], depth=point["depth"], grow_policy=point["grow_policy"],
+            random_seed=ctx.seed, thread_count=1, allow_writing_files=False, verbose=0,
+            **fam.catboost_penalty_params(ctx.costs, point["penalty"], point["coefficient"],
+                                          None if ctx.task == "classification" else ctx.y_tr))
+    m.fit(ctx.X_tr, ctx.y_tr)
+    forest = po.as_forest(m)
+    return m, po.PrunedForest(forest, forest.full_split_mask(), costs=ctx.costs)
+
+
+def test_catboost_penalty_keywords_are_the_costs_in_their_mean_unit():
+    costs = FeatureCosts([0.0, 2.0, 6.0])
+    first = fam.catboost_penalty_params(costs, "first-use", 0.5)
+    assert first == {"first_feature_use_penalties": [0.0, 0.5, 1.5], "penalties_coefficient": 0.5}
+    per = fam.catboost_penalty_params(costs, "per-object", 0.5, y=np.array([0.0, 10.0]))
+    assert per["per_object_feature_penalties"] == [0.0, 0.5, 1.5]
+    assert per["penalties_coefficient"] == pytest.approx(0.5 * 25.0)  # times var(y)
+    with pytest.raises(KeyError):
+        fam.catboost_penalty_params(costs, "lazy", 0.5)
+
+
+def test_catboost_penalties_cost_what_the_model_s_own_splits_read(cancer_ctx):
+    """Every member is scored by CatBoost's own predictions and the library's cost of the
+    imported model; a symmetric tree's rows pay for every feature the model uses; the
+    coefficient is bisected for a budget the grid misses."""
+    pytest.importorskip("catboost")
+    ctx, _ = cancer_ctx
+    members = fam.catboost_penalties(ctx, configs=TINY_CATBOOST, rounds=8, refine=2)
+    pts = [m.point for m in members]
+    grid = [p for p in pts if p["coefficient"] in (0.0, 1000.0, 1e-3)]
+    assert len(grid) == 3 and len(pts) > 3  # bisection steps were added
+    assert all(0.0 < p["coefficient"] < 1000.0 for p in pts[2:-1])  # first-use's steps
+    free, dear = pts[0], pts[1]
+    assert free["val_cost"] > dear["val_cost"]  # the penalty makes the model cheaper
+    fc = ctx.costs.feature_cost()
+    for p in (free, dear, pts[-1]):
+        m, pf = _catboost_refit(ctx, p)
+        assert p["val_cost"] == pytest.approx(pf.average_cost(ctx.X_v), rel=1e-12)
+        assert p["val_acc"] == pytest.approx(np.mean(np.ravel(m.predict(ctx.X_v)) == ctx.y_v))
+        if p["grow_policy"] == "SymmetricTree":
+            used = np.unique(pf.forest.feature[~pf.forest.is_leaf])
+            np.testing.assert_allclose(pf.acquisition_cost(ctx.X_v), fc[used].sum())
+    assert {m.point["penalty"] for m in members} == {"first-use", "per-object"}
+    assert all(m.model is None for m in members)  # scored eagerly, models not kept
+
+
+def test_catboost_penalties_in_regression_scale_the_coefficient_by_the_target():
+    pytest.importorskip("catboost")
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    y = y.astype(float)
+    costs = FeatureCosts(np.linspace(1.0, 5.0, X.shape[1]))
+    ctx = proto.Context(proto.split(X, y, 4000, 0, stratify=False), costs, [3.0],
+                        task="regression", seed=0)
+    ctx.base_cost = 30.0
+    members = fam.catboost_penalties(ctx, configs=TINY_CATBOOST[:1], rounds=8, refine=0)
+    free, dear = (m.point for m in members)
+    assert dear["val_cost"] < free["val_cost"] and np.isfinite(dear["val_mse"])
+    m, pf = _catboost_refit(ctx, dear)
+    assert dear["val_mse"] == pytest.approx(float(np.mean((m.predict(ctx.X_v) - ctx.y_v) ** 2)))
+    assert dear["val_cost"] == pytest.approx(pf.average_cost(ctx.X_v))
+
+
+def test_catboost_penalties_are_not_available_without_catboost(cancer_ctx, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "catboost" else real(name, *a))
+    row = fam.catboost_penalties(cancer_ctx[0])
+    assert isinstance(row, proto.Unavailable) and "catboost is not installed" in row.why
+
+
+def test_the_estimator_is_counted_against_the_best_of_every_anchor():
+    results = _results()
+    for r in results:
+        for c, gbm, cat in zip(r["cells"], (0.70, 0.90), (0.83, 0.949)):
+            c["chosen"]["cheap-subset gbm"] = dict(c["chosen"]["cegb"], test_acc=gbm)
+            c["chosen"]["catboost penalties"] = dict(c["chosen"]["cegb"], test_acc=cat)
+    table = report.summarise(results)
+    t = report.frontier_targets(results, table, [0.1, 0.5])
+    # 10%: 0.812 < 0.83 - 0.005 (CatBoost ahead); 50%: 0.946 >= max(0.95, 0.949) - 0.005
+    key = ("estimator >= max(CEGB, CatBoost penalties, cheap-subset RF, cheap-subset GBM) "
+           "- 0.5 point")
+    assert t[key] == "1/2"
+    assert t["estimator >= max(CEGB, cheap-subset RF, cheap-subset GBM) - 0.5 point"] == "2/2"
+    for r in results:  # a run without the CatBoost anchor says so
+        for c in r["cells"]:
+            del c["chosen"]["catboost penalties"]
+    t = report.frontier_targets(results, report.summarise(results), [0.1, 0.5])
+    assert t[key].startswith("n/a (catboost penalties")
+
+
+def test_the_regression_estimator_is_counted_against_the_best_of_every_anchor():
+    cell = {"frac": 0.1, "budget": 1.0, "best_method": None, "chosen": {
+        m: {"test_mse": v, "val_mse": v, "val_cost": 0.0, "test_cost": 0.0, "fallback": False,
+            "over_budget": False}
+        for m, v in {"estimator": 1.0, "cegb": 1.2, "catboost penalties": 0.985,
+                     "cheap-subset rf": 1.1, "cheap-subset gbm": 1.3}.items()}}
+    results = [{"dataset": "toy", "seed": 0, "task": "regression", "cells": [cell],
+                "unpruned": {"test_mse": 1.0}, "seconds": {}, "call_seconds": {}}]
+    t = report.regression_targets(results, report.summarise(results), [0.1])
+    assert t["estimator MSE <= 1.02 x best of (CEGB, CatBoost penalties, cheap-subset RF, "
+             "cheap-subset GBM)"] == "1/1"  # 1.0 <= 1.02 x 0.985
+    cell["chosen"]["catboost penalties"]["test_mse"] = 0.9
+    t = report.regression_targets(results, report.summarise(results), [0.1])
+    assert t["estimator MSE <= 1.02 x best of (CEGB, CatBoost penalties, cheap-subset RF, "
+             "cheap-subset GBM)"] == "0/1"
+
+
+def test_the_catboost_anchor_is_a_family_of_both_scripts():
+    args = frontier.parse(["--families", "targets"])
+    assert "catboost penalties" in args.only
+    assert frontier.parse(["--quick"]).catboost_grid == fam.CATBOOST_QUICK
+    assert frontier.parse([]).catboost_grid == {} and frontier.parse(["--no-catboost"]).no_catboost
+    assert "catboost penalties" in regression.parse(["--families", "targets"]).only
+    assert "catboost penalties" in frontier.ANCHORS  # never the "best pipeline"
+
+
+@pytest.mark.slow
+def test_boosting_prunes_a_catboost_model_beside_the_catboost_anchor(tmp_path, monkeypatch):
+    """benchmarks/boosting.py --model cb at tiny size: the CatBoost model is imported,
+    pruned by fit_budget within each budget on validation, truncated, retrained on the
+    cheapest features, and the penalties anchor runs beside it."""
+    pytest.importorskip("catboost")
+    import functools
+
+    from benchmarks import boosting
+
+    monkeypatch.setattr(boosting, "CATBOOST_ROUNDS", 10)
+    monkeypatch.setattr(fam, "catboost_penalties", functools.partial(
+        fam.catboost_penalties, configs=TINY_CATBOOST, rounds=8))
+    out = tmp_path / "b.json"
+    boosting.main(["--model", "cb", "--datasets", "breast_cancer", "--seeds", "0",
+                   "--max-rows", "300", "--no-cegb", "--time-limit", "1", "--json", str(out)])
+    spec = json.loads(out.read_text())
+    (r,) = spec["results"]
+    assert r["model"] == "cb model" and r["unpruned"]["val_cost"] > 0
+    assert max(p["rounds"] for p in r["points"]["fewer-rounds"]) == 10
+    for cell in r["cells"]:
+        ch = cell["chosen"]
+        assert {"fit_budget", "fewer-rounds", "cheap-subset gbm", "catboost penalties"} <= set(ch)
+        assert ch["fit_budget"]["val_cost"] <= cell["budget"] * (1 + 1e-9)
+        assert ch["catboost penalties"]["val_cost"] <= cell["budget"] * (1 + 1e-9)
+    counts = spec["summary"]["counts"]
+    assert counts["fit_budget >= fewer-rounds/greedy/ccp (validation)"][1] == 3
+    assert counts["fit_budget >= catboost penalties (test)"][1] == 3
+
+
+def test_estimator_params_name_the_catboost_family_beside_the_defaults(cancer_ctx,
+                                                                        monkeypatch):
+    """--estimator-params '{"candidates": ["default", "catboost"]}' grows the default
+    families and CatBoost's; a "module.CATBOOST_..." key sets that family's constant for
+    the fits only."""
+    import forest_builders
+    from forest_builders import _catboost_candidates
+    from forest_builders._families import resolve_families
+
+    ctx, _ = cancer_ctx
+    seen = []
+
+    class Fake:
+        time_limit = 20.0
+
+        def __init__(self, *, budget, costs, random_state, candidates):
+            self.candidates = candidates
+
+        def fit(self, X, y):
+            seen.append((self.candidates, _catboost_candidates.CATBOOST_DEPTH))
+            self.rf_ = RandomForestClassifier(3, random_state=0).fit(X, y)
+            self.candidates_ = pd.DataFrame([{"model": "rf", "family": "rf", "chosen": True,
+                                              "objective": "none", "fit_cost": 1.0}])
+            return self
+
+        def predict(self, X):
+            return self.rf_.predict(X)
+
+        def acquisition_cost(self, X):
+            return po.acquisition_cost(self.rf_, X, ctx.costs)
+
+    monkeypatch.setattr(forest_builders, "BudgetPrunedForestClassifier", Fake, raising=False)
+    monkeypatch.setattr(ctx, "estimator_params", {"candidates": ["default", "catboost"],
+                                                  "module.CATBOOST_DEPTH": 4}, raising=False)
+    fam.estimator(ctx)
+    want = resolve_families(None, "classification") + ["catboost"]
+    assert seen == [(want, 4)] * len(ctx.budgets)
+    assert _catboost_candidates.CATBOOST_DEPTH == 6  # restored
