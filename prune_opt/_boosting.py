@@ -95,9 +95,11 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     n = X.shape[0]
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
     leaves = leaf_matrix(f, X) if leaves is None else leaves
+    # one row per tree: every pass below reads a tree's leaves contiguously
+    by_tree = np.ascontiguousarray(np.asarray(leaves).T)
     total = np.zeros((n, f.value_width))
     for t in range(f.n_trees):  # the model's raw score, in tree order
-        total += f.value[f.node_offset[t] + leaves[:, t].astype(np.int64)]
+        total += f.value[f.node_offset[t] + by_tree[t].astype(np.intp)]
     raw = ens.raw(total, f.n_trees)
     yy = np.asarray(y, dtype=float) / unit if ens.loss.regression else np.asarray(y)
     raw_u = raw / unit
@@ -107,22 +109,24 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     cols = _tree_columns(f)
     prefix = ens.raw(np.zeros_like(total), f.n_trees) / unit
     K = f.round_size
+    wloss = w * loss
     for t in range(f.n_trees):
         sl = f.tree_slice(t)
-        leaf = leaves[:, t].astype(np.int64)
+        leaf = by_tree[t].astype(np.intp)
         k = cols[t]
-        a = f.value[sl.start + leaf, k] / unit
         if EXPANSION == "stagewise" and t % K == 0:
             # the model once round t // K was added (its K trees of a multiclass round
             # together, as they were grown on the same gradients): one gradient per round
             for u in range(t, min(t + K, f.n_trees)):
-                prefix += f.value[f.node_offset[u] + leaves[:, u].astype(np.int64)] / unit
+                prefix += f.value[f.node_offset[u] + by_tree[u].astype(np.intp)] / unit
             g, h = ens.gradients(prefix, yy)
-        wh, wg = w * h[:, k], w * g[:, k]
         size = sl.stop - sl.start
-        stats[sl] += np.column_stack([
-            np.bincount(leaf, weights=p, minlength=size)
-            for p in (w, w * a, wh, wg, wh * a, wg * a, wh * a * a, w * loss)])
+        # a row's value a is its leaf's: the moments in a are the leaf's value times
+        # the sums of w, w h and w g (four sums over the rows, not eight)
+        a = f.value[sl, k] / unit
+        sw, sh, sg, sl_ = (np.bincount(leaf, weights=p, minlength=size)
+                           for p in (w, w * h[:, k], w * g[:, k], wloss))
+        stats[sl] += np.column_stack([sw, a * sw, sh, sg, a * sh, a * sg, a * a * sh, sl_])
     return stats
 
 

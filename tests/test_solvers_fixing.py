@@ -118,3 +118,41 @@ def test_node_weights_of_the_records_agree(lightgbm_case):
                       minlength=problem.n_nodes)
     np.testing.assert_allclose(record_weight_at_nodes(problem, a, some), ref, rtol=1e-12,
                                atol=1e-18)
+
+
+@given(case=boosted_cases(tasks=("binary", "regression")), lam=st.sampled_from(LAMS),
+       mu=st.sampled_from([0.0, 1e-4, 1e-2, 1.0]), forbid=st.booleans())
+@settings(max_examples=25, deadline=None)
+def test_multiplier_closure_reductions_keep_every_multipliers_optimum(case, lam, mu, forbid):
+    """The budget search's graph, reduced once (unprofitable nodes, prefix hubs), solves
+    ``J + mu C`` exactly at every ``mu``, with forbidden nodes or not: against the
+    same closure built without the reductions, and without forbidden nodes against
+    ``mincut`` at ``lam + mu``."""
+    from prune_opt.solvers import _closure, mincut
+    from prune_opt.solvers._closure import MultiplierClosure
+
+    model, _, _, Xv, yv, costs, _ = case
+    problem = po.compile_problem(model, Xv, yv, costs=costs, lam=lam)
+    at = problem.with_lam(lam + mu)
+    forbidden = None
+    if forbid:
+        forbidden = np.zeros(problem.n_nodes, dtype=bool)
+        forbidden[np.flatnonzero(~problem.forest.is_leaf)[::3]] = True
+    old_hubs, old_drop = mincut.HUB_MIN_RECORDS, _closure.unprofitable_nodes
+    try:
+        mincut.HUB_MIN_RECORDS = 0  # hubs on however small the problem
+        mask, bound = MultiplierClosure(problem).solve(mu, forbidden)
+        mincut.HUB_MIN_RECORDS = 1 << 62
+        _closure.unprofitable_nodes = lambda f, w: np.zeros(f.n_nodes, dtype=bool)
+        ref_mask, ref_bound = MultiplierClosure(problem).solve(mu, forbidden)
+    finally:
+        mincut.HUB_MIN_RECORDS, _closure.unprofitable_nodes = old_hubs, old_drop
+    ref = at.evaluate(ref_mask).objective
+    tol = 1e-9 * max(1.0, abs(ref))
+    assert abs(at.evaluate(mask).objective - ref) <= tol
+    assert abs(bound - ref_bound) <= tol
+    if forbid:
+        assert not mask[forbidden].any() and not ref_mask[forbidden].any()
+    else:
+        exact = po.solve(at, solver="mincut", solver_options=ALL_OFF).objective
+        assert abs(ref - exact) <= tol

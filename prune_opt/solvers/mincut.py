@@ -188,7 +188,7 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
 
 
 def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_hubs=False,
-                        drop_unprofitable=False, fix_splits=False):
+                        drop_unprofitable=False, fix_splits=False, drop=None):
     """Reduced maximum-weight-closure graph of a :class:`PruningProblem`.
 
     Works through the first-use records in blocks of pairs, so its
@@ -214,6 +214,11 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
         (:func:`prune_opt.solvers._fixing.fixed_splits`), their weights moved into
         the constant, with every record of those pairs; the graph's
         ``fixed_nodes`` are added to the mask read off a cut.
+    drop : ndarray of bool (n_nodes,), optional
+        Nodes to leave out as :func:`unprofitable_nodes` does (closed under
+        descendants), known by the caller to be cut by some optimum: e.g. the
+        unprofitable nodes of a program whose graph is built for other weights
+        (:class:`~prune_opt.solvers._closure.MultiplierClosure`).
 
     Returns
     -------
@@ -242,6 +247,8 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
             for a in range(0, problem.n_uses, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
     off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
+    if drop is not None:
+        off = drop if off is None else off | drop
     off = off if off is not None and off.any() else None
     fixed = None
     if fix_splits:
