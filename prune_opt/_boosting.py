@@ -51,7 +51,8 @@ import copy
 import numpy as np
 
 from ._leaf_records import node_levels, sum_up
-from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale
+from ._router import route_leaves
+from ._routing import DEFAULT_CHUNK, ErrorRouting, regression_scale
 from ._validation import check_features, check_labels, check_weights
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
@@ -94,12 +95,13 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     f, ens = forest, forest.ensemble
     n = X.shape[0]
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
-    leaves = leaf_matrix(f, X) if leaves is None else leaves
-    # one row per tree: every pass below reads a tree's leaves contiguously
-    by_tree = np.ascontiguousarray(np.asarray(leaves).T)
+    # one row per tree: every pass below reads a tree's leaves contiguously (free for
+    # leaves routed tree-major and handed on as their transposed view)
+    by_tree = (route_leaves(f, X, by_tree=True) if leaves is None
+               else np.ascontiguousarray(np.asarray(leaves).T))
     total = np.zeros((n, f.value_width))
     for t in range(f.n_trees):  # the model's raw score, in tree order
-        total += f.value[f.node_offset[t] + by_tree[t].astype(np.intp)]
+        total += f.value[f.tree_slice(t)][by_tree[t]]
     raw = ens.raw(total, f.n_trees)
     yy = np.asarray(y, dtype=float) / unit if ens.loss.regression else np.asarray(y)
     raw_u = raw / unit
@@ -112,13 +114,13 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     wloss = w * loss
     for t in range(f.n_trees):
         sl = f.tree_slice(t)
-        leaf = by_tree[t].astype(np.intp)
+        leaf = by_tree[t]  # small unsigned ids: bincount and gathers take them as they are
         k = cols[t]
         if EXPANSION == "stagewise" and t % K == 0:
             # the model once round t // K was added (its K trees of a multiclass round
             # together, as they were grown on the same gradients): one gradient per round
             for u in range(t, min(t + K, f.n_trees)):
-                prefix += f.value[f.node_offset[u] + by_tree[u].astype(np.intp)] / unit
+                prefix += f.value[f.tree_slice(u)][by_tree[u]] / unit
             g, h = ens.gradients(prefix, yy)
         size = sl.stop - sl.start
         # a row's value a is its leaf's: the moments in a are the leaf's value times

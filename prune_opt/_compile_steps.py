@@ -15,10 +15,10 @@ from ._memory import (
     estimate_solve_sizes,
     format_bytes,
 )
+from ._router import route_leaves
 from ._routing import (
     DENSE_TABLE_ENTRIES,
     chunk_records,
-    leaf_matrix,
     paid_feature_units,
     require_in_bag,
     route_errors,
@@ -72,6 +72,7 @@ class SampledLeafBlocks:
     >>> f = as_forest(GradientBoostingClassifier(n_estimators=2).fit(X, y))
     >>> blocks = SampledLeafBlocks(f, f.check_X(X), np.array([3, 70, 149]))
     >>> parts = [blocks[a:a + 64] for a in range(0, 150, 64)]
+    >>> from prune_opt._routing import leaf_matrix
     >>> bool((blocks.sampled() == leaf_matrix(f, f.check_X(X))[[3, 70, 149]]).all())
     True
     """
@@ -86,7 +87,9 @@ class SampledLeafBlocks:
         if not isinstance(key, slice) or key.step not in (None, 1):
             raise TypeError("SampledLeafBlocks are read by contiguous blocks of rows")
         a, b, _ = key.indices(self.shape[0])
-        block = leaf_matrix(self.forest, self.X[a:b])
+        # routed tree-major (each tree's leaves written contiguously) and handed on as
+        # its (rows x trees) view: the error rule reads it tree by tree without a copy
+        block = route_leaves(self.forest, self.X[a:b], by_tree=True).T
         if self._sample is None:
             self._sample = np.empty((self.idx.size, self.shape[1]), dtype=block.dtype)
         lo, hi = np.searchsorted(self.idx, [a, b])

@@ -168,14 +168,17 @@ def test_a_boosters_sampled_compile_streams_its_rows(booster_data, monkeypatch):
     gb, X, y = booster_data
     whole = po.compile_problem(gb, X, y, lam=0.01, chunk_size=256)
     sizes = []
-    real = _compile_steps.leaf_matrix
+    real = _compile_steps.route_leaves
 
-    def counted(forest, rows, *args):
+    def counted(forest, rows, *args, **kwargs):
         sizes.append(rows.shape[0])
-        return real(forest, rows, *args)
+        return real(forest, rows, *args, **kwargs)
 
-    monkeypatch.setattr(_compile_steps, "leaf_matrix", counted)
-    monkeypatch.setattr(_compile, "leaf_matrix", counted)
+    def refused(*args, **kwargs):
+        raise AssertionError("a leaf matrix of every row")
+
+    monkeypatch.setattr(_compile_steps, "route_leaves", counted)
+    monkeypatch.setattr(_compile, "leaf_matrix", refused)
     p = po.compile_problem(gb, X, y, lam=0.01, cost_sample=300, chunk_size=256)
     assert sizes and max(sizes) <= 300 and sum(sizes) == X.shape[0]  # each row once
     # the same blocks summed in the same order: the same errors and node values, bit for bit
