@@ -233,7 +233,7 @@ def run_million(args):
     base = full.average_cost(probe)  # the unpruned model's cost (all units on magic)
     sample = args.cost_sample if args.cost_sample == "auto" else int(args.cost_sample)
     rows = [_row("LightGBM training", f"{args.million_rounds} rounds", train, train,
-                 val_cost=base)]
+                 val_cost=base, val_accuracy=full.score(Xb[:200_000], yb[:200_000]))]
     for share in args.million_shares:
         before = _peak_gb()
         t = _clock()
@@ -256,6 +256,9 @@ def run_million(args):
                                               bool(abs(true - sampled) <= promised)),
                          peak_gb_before=before, peak_gb=_peak_gb(),
                          status=si.get("status"), found_by=si.get("found_by"),
+                         search_seconds=si.get("search_seconds"),
+                         phase_seconds=si.get("phase_seconds"),
+                         val_accuracy=pf.score(Xb[:200_000], yb[:200_000]),
                          warnings=[str(w.message) for w in caught]))
     return {"scenario": "million", "dataset": "magic, resampled with jitter",
             "rounds": args.million_rounds, "leaves": args.leaves,
@@ -273,17 +276,19 @@ def _print(out):
           f"on {out['train_rows']} rows")
     if out["scenario"] == "million":
         print(f"{'method':<18} {'param':<36} {'seconds':>8} {'cpu s':>7} {'peak GB':>8} "
-              f"{'sampled':>8} {'95% interval':>19} {'true':>8} {'in CI':>6} {'promise':>8}")
+              f"{'sampled':>8} {'95% interval':>19} {'true':>8} {'in CI':>6} {'promise':>8} "
+              f"{'acc':>6}")
         for r in out["rows"]:
             if "true_cost" not in r:
                 print(f"{r['method']:<18} {r['param']:<36} {r['seconds']:>8.2f} "
-                      f"{r['cpu_seconds']:>7.2f}")
+                      f"{r['cpu_seconds']:>7.2f} {'':>8} {r['val_cost']:>8.4f} {'':>19} "
+                      f"{'':>8} {'':>6} {'':>8} {r['val_accuracy']:>6.4f}")
                 continue
             lo, hi = r["cost_ci"] or (float("nan"), float("nan"))
             print(f"{r['method']:<18} {r['param']:<36} {r['seconds']:>8.2f} "
                   f"{r['cpu_seconds']:>7.2f} {r['peak_gb']:>8.2f} {r['sampled_cost']:>8.4f} "
                   f"[{lo:.4f}, {hi:.4f}] {r['true_cost']:>8.4f} {str(r['true_in_ci']):>6} "
-                  f"{r['promised_half_width']:>8.4f}")
+                  f"{r['promised_half_width']:>8.4f} {r['val_accuracy']:>6.4f}")
         return
     test = out["scenario"] == "multiclass"
     print(f"{'method':<18} {'param':<26} {'seconds':>8} {'x train':>8} {'cpu s':>7} "
