@@ -116,12 +116,15 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
     b = (root, problem.evaluate(root))
     inc.offer(root, "root-only")
     mu = 0.0
-    for _ in range(200):
-        if time.perf_counter() > deadline:
+    last = 0.0  # seconds of the last solve: a max-flow cannot stop half-way, so one
+    for _ in range(200):  # that would end past the deadline is not started
+        if time.perf_counter() + last > deadline:
             break
         mu = max((b[1].objective - a[1].objective) / (a[1].average_cost - b[1].average_cost),
                  0.0)
+        t0 = time.perf_counter()
         mask, bound = closure.solve(mu)
+        last = time.perf_counter() - t0
         out["n_solves"] += 1
         if bound - mu * budget > out["bound"]:
             out["bound"], out["mu"] = bound - mu * budget, mu

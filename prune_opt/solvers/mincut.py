@@ -14,14 +14,19 @@ derivation, the exactness argument and the integer scaling are written out in
 ``docs/math/closure.md``.
 
 The graph is built in bulk with numpy (int32 vertex ids, int64 capacities) and
-handed to OR-Tools' push-relabel ``SimpleMaxFlow``.  Two reductions keep it
+handed to OR-Tools' push-relabel ``SimpleMaxFlow``.  Reductions keep it
 small without changing the optimum:
 
 * a pair with a single first-use record is folded into its node (``y_p = x_h``
   at any optimum since ``a_p >= 0``); pairs of zero weight are dropped;
 * pairs with identical sets of use nodes are merged (their weights add); the
   grouping is found by hashing and then verified element by element, so a
-  hash collision can only cost a missed merge, never a wrong answer.
+  hash collision can only cost a missed merge, never a wrong answer;
+* subtrees that cannot pay for themselves are left out, the splits and paid
+  pairs every optimum shares are fixed (:mod:`._fixing`), and common prefixes
+  of the pairs' node sets are shared through hubs (:mod:`._prefix_hubs`).
+
+See ``docs/math/closure.md``, section 4.
 """
 
 from __future__ import annotations
