@@ -51,7 +51,8 @@ import copy
 import numpy as np
 
 from ._leaf_records import node_levels, sum_up
-from ._routing import DEFAULT_CHUNK, ErrorRouting, leaf_matrix, regression_scale
+from ._router import route_leaves
+from ._routing import DEFAULT_CHUNK, ErrorRouting, regression_scale
 from ._validation import check_features, check_labels, check_weights
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
@@ -95,10 +96,13 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     f, ens = forest, forest.ensemble
     n = X.shape[0]
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
-    leaves = leaf_matrix(f, X) if leaves is None else leaves
+    # one row per tree: every pass below reads a tree's leaves contiguously (free for
+    # leaves routed tree-major and handed on as their transposed view)
+    by_tree = (route_leaves(f, X, by_tree=True) if leaves is None
+               else np.ascontiguousarray(np.asarray(leaves).T))
     total = np.zeros((n, f.value_width))
     for t in range(f.n_trees):  # the model's raw score, in tree order
-        total += f.value[f.node_offset[t] + leaves[:, t].astype(np.int64)]
+        total += f.value[f.tree_slice(t)][by_tree[t]]
     raw = ens.raw(total, f.n_trees)
     yy = np.asarray(y, dtype=float) / unit if ens.loss.regression else np.asarray(y)
     raw_u = raw / unit
@@ -108,22 +112,24 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     cols = _tree_columns(f)
     prefix = ens.raw(np.zeros_like(total), f.n_trees) / unit
     K = f.round_size
+    wloss = w * loss
     for t in range(f.n_trees):
         sl = f.tree_slice(t)
-        leaf = leaves[:, t].astype(np.int64)
+        leaf = by_tree[t]  # small unsigned ids: bincount and gathers take them as they are
         k = cols[t]
-        a = f.value[sl.start + leaf, k] / unit
         if EXPANSION == "stagewise" and t % K == 0:
             # the model once round t // K was added (its K trees of a multiclass round
             # together, as they were grown on the same gradients): one gradient per round
             for u in range(t, min(t + K, f.n_trees)):
-                prefix += f.value[f.node_offset[u] + leaves[:, u].astype(np.int64)] / unit
+                prefix += f.value[f.tree_slice(u)][by_tree[u]] / unit
             g, h = ens.gradients(prefix, yy)
-        wh, wg = w * h[:, k], w * g[:, k]
         size = sl.stop - sl.start
-        stats[sl] += np.column_stack([
-            np.bincount(leaf, weights=p, minlength=size)
-            for p in (w, w * a, wh, wg, wh * a, wg * a, wh * a * a, w * loss)])
+        # a row's value a is its leaf's: the moments in a are the leaf's value times
+        # the sums of w, w h and w g (four sums over the rows, not eight)
+        a = f.value[sl, k] / unit
+        sw, sh, sg, sl_ = (np.bincount(leaf, weights=p, minlength=size)
+                           for p in (w, w * h[:, k], w * g[:, k], wloss))
+        stats[sl] += np.column_stack([sw, a * sw, sh, sg, a * sh, a * sg, a * a * sh, sl_])
     return stats
 
 

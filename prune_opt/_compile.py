@@ -6,7 +6,14 @@ import weakref
 
 import numpy as np
 
-from ._compile_steps import error_routing, plan_memory, resolve_sample, sample_info
+from ._compile_steps import (
+    BLOCKWISE_ERROR_RULES,
+    SampledLeafBlocks,
+    error_routing,
+    plan_memory,
+    resolve_sample,
+    sample_info,
+)
 from ._costs import as_feature_costs, estimator_costs
 from ._forest import as_forest
 from ._problem import PruningProblem
@@ -134,14 +141,25 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
     ws = w if idx is None or w is None else w[idx]
     plan_memory(forest, Xs, fc, merge=merge, verbose=verbose)
     # with errors on the cost data, both routings read one leaf matrix: every row is
-    # routed through the trees once
-    leaves = (routed_leaves(routed, forest, Xc) if routed is not None
-              else leaf_matrix(forest, Xc, chunk_size) if train is None else None)
-    cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
-                               chunk_size=chunk_size,
-                               leaves=leaves if leaves is None or idx is None else leaves[idx])
+    # routed through the trees once; with a cost sample and an error rule that reads the
+    # rows block by block, the blocks are routed as it reads them and only the sampled
+    # rows' leaves are kept (no matrix of every row's leaves)
+    if routed is not None:
+        leaves = routed_leaves(routed, forest, Xc)
+    elif train is not None:
+        leaves = None
+    elif idx is not None and forest.ensemble.error_rule in BLOCKWISE_ERROR_RULES:
+        leaves = SampledLeafBlocks(forest, Xc, idx)
+    else:
+        leaves = leaf_matrix(forest, Xc, chunk_size)
     err = error_routing(forest, Xc, yc, w, train, chunk_size,
                         leaves=leaves if train is None else None, routed=routed)
+    if isinstance(leaves, SampledLeafBlocks):
+        leaves = leaves.sampled()
+    elif leaves is not None and idx is not None:
+        leaves = leaves[idx]
+    cost_routing = route_costs(forest, Xs, fc, sample_weight=ws, merge=merge,
+                               chunk_size=chunk_size, leaves=leaves)
     del leaves
     forest = err.forest or forest  # a booster's node values fitted on the error data
     problem = PruningProblem(forest, fc, lam=lam, depth_cost=depth_cost,

@@ -15,6 +15,7 @@ from ._memory import (
     estimate_solve_sizes,
     format_bytes,
 )
+from ._router import route_leaves
 from ._routing import (
     DENSE_TABLE_ENTRIES,
     chunk_records,
@@ -55,6 +56,56 @@ def _tree_errors(forest, Xc, yc, w, *, leaves, chunk_size):
 
 #: how each ensemble kind's node errors are counted on the cost rows (its error_rule)
 ERROR_RULES = {"tree errors": _tree_errors, "loss expansion": boosted_error_routing}
+#: the error rules that read the rows' leaves one block of rows at a time, in order
+#: (``leaves[a:b]``), so that a sampled compile can route them as they are read
+BLOCKWISE_ERROR_RULES = frozenset({"loss expansion"})
+
+
+class SampledLeafBlocks:
+    """The leaves of the error rows, routed block by block when an error rule slices
+    them (``blocks[a:b]``, each block once, in any order), keeping those of the
+    sampled cost rows ``idx`` (sorted): every row goes through the trees once and no
+    (rows x trees) matrix of all rows is held, only the sample's.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from prune_opt._forest import as_forest
+    >>> X, y = load_iris(return_X_y=True)
+    >>> f = as_forest(GradientBoostingClassifier(n_estimators=2).fit(X, y))
+    >>> blocks = SampledLeafBlocks(f, f.check_X(X), np.array([3, 70, 149]))
+    >>> parts = [blocks[a:a + 64] for a in range(0, 150, 64)]
+    >>> from prune_opt._routing import leaf_matrix
+    >>> bool((blocks.sampled() == leaf_matrix(f, f.check_X(X))[[3, 70, 149]]).all())
+    True
+    """
+
+    def __init__(self, forest, X, idx):
+        self.forest, self.X, self.idx = forest, X, np.asarray(idx)
+        self.shape = (X.shape[0], forest.n_trees)
+        self._sample = None
+        self._filled = 0
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("SampledLeafBlocks are read by contiguous blocks of rows")
+        a, b, _ = key.indices(self.shape[0])
+        # routed tree-major (each tree's leaves written contiguously) and handed on as
+        # its (rows x trees) view: the error rule reads it tree by tree without a copy
+        block = route_leaves(self.forest, self.X[a:b], by_tree=True).T
+        if self._sample is None:
+            self._sample = np.empty((self.idx.size, self.shape[1]), dtype=block.dtype)
+        lo, hi = np.searchsorted(self.idx, [a, b])
+        self._sample[lo:hi] = block[self.idx[lo:hi] - a]
+        self._filled += int(hi - lo)
+        return block
+
+    def sampled(self):
+        """(m, T) leaves of the sampled rows, once every block has been read."""
+        if self._filled != self.idx.size:
+            raise RuntimeError("the error routing did not read every block of rows")
+        return self._sample
 
 
 def sample_info(cost_routing, idx, ws, n_population, w):

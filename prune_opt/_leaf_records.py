@@ -208,6 +208,23 @@ class LeafRecords:
         """Boolean (n_pairs,): pairs whose first-use node in some tree stays a split."""
         used = np.zeros(pair_row.size, dtype=bool)
         ext = np.append(np.asarray(mask, dtype=bool), False)  # index -1: no record
+        if 0 < self.n_units <= 64:
+            # per node, the units whose first use on the path to it is a split, as one
+            # word: a row's paid units are the OR over trees of its leaves' words (one
+            # gather per tree and row instead of one per tree, row and unit)
+            width = 8 * (1 << max(0, (self.n_units - 1).bit_length() - 3))  # 8..64 bits
+            dtype = np.dtype(f"uint{width}")
+            paid = np.packbits(ext[self.first], axis=1, bitorder="little")
+            words = np.zeros((paid.shape[0], width // 8), dtype=np.uint8)
+            words[:, :paid.shape[1]] = paid
+            # bytes in little-endian order: bit u of the word is unit u
+            words = words.view(f"<u{width // 8}").ravel().astype(dtype)
+            rows = np.arange(self.n_rows)
+            if pair_row.size < self.n_rows // 2:  # a few pairs: only their rows
+                rows, pair_row = np.unique(pair_row, return_inverse=True)
+            bits = self._per_tree(words, rows, dtype, reduce=np.bitwise_or)
+            shift = pair_unit.astype(dtype)
+            return ((bits[pair_row] >> shift) & dtype.type(1)).astype(bool)
         for u in np.unique(pair_unit):
             pairs = np.flatnonzero(pair_unit == u)
             # per node: is the unit's first-use node on the path to it a split?

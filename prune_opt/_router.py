@@ -107,15 +107,20 @@ class Router:
                 R[nan, k] = np.nan
         return R
 
-    def leaves(self, X, trees=None, chunk_size=ROUTE_CHUNK):
+    def leaves(self, X, trees=None, chunk_size=ROUTE_CHUNK, by_tree=False):
         """(n, len(trees)) local leaf ids of the rows of checked ``X`` (default all trees),
-        in the smallest unsigned dtype that holds them."""
+        in the smallest unsigned dtype that holds them; ``by_tree``: (len(trees), n),
+        each tree's leaves contiguous (written as the trees return them)."""
         trees = range(self.n_trees) if trees is None else trees
-        out = np.empty((X.shape[0], len(trees)), dtype=self.leaf_dtype)
+        shape = (len(trees), X.shape[0]) if by_tree else (X.shape[0], len(trees))
+        out = np.empty(shape, dtype=self.leaf_dtype)
         for a in range(0, X.shape[0], chunk_size):
             R = self.ranks(X[a:a + chunk_size])
             for j, t in enumerate(trees):
-                out[a:a + R.shape[0], j] = self.trees[t].apply(R)
+                if by_tree:
+                    out[j, a:a + R.shape[0]] = self.trees[t].apply(R)
+                else:
+                    out[a:a + R.shape[0], j] = self.trees[t].apply(R)
         return out
 
 
@@ -129,8 +134,10 @@ def router_of(forest):
     return r
 
 
-def route_leaves(forest, X, trees=None):
-    """(n, T) local leaf ids of checked ``X`` in every tree (or in ``trees``).
+def route_leaves(forest, X, trees=None, by_tree=False):
+    """(n, T) local leaf ids of checked ``X`` in every tree (or in ``trees``); with
+    ``by_tree``, (T, n): one contiguous row per tree, for the passes that read the
+    leaves tree by tree (no transposed copy).
 
     scikit-learn sources route through their own trees (as their ``apply``
     does); every other forest through its :class:`Router`.  Both give the leaves
@@ -151,11 +158,16 @@ def route_leaves(forest, X, trees=None):
     """
     trees = range(forest.n_trees) if trees is None else trees
     if forest.sklearn_trees is None:
-        return router_of(forest).leaves(X, trees)
+        return router_of(forest).leaves(X, trees, by_tree=by_tree)
     sizes = np.diff(forest.node_offset)
     dtype = np.uint16 if sizes.max() <= np.iinfo(np.uint16).max else np.uint32
-    out = np.empty((X.shape[0], len(trees)), dtype=dtype)
     X32 = np.asarray(X, dtype=np.float32)
+    if by_tree:
+        out = np.empty((len(trees), X.shape[0]), dtype=dtype)
+        for j, t in enumerate(trees):
+            out[j] = forest.sklearn_trees[t].tree_.apply(X32)
+        return out
+    out = np.empty((X.shape[0], len(trees)), dtype=dtype)
     for j, t in enumerate(trees):
         out[:, j] = forest.sklearn_trees[t].tree_.apply(X32)
     return out

@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from ._leaf_records import node_levels
-from ._routing import feature_unit_bits, tree_leaves
+from ._router import route_leaves
+from ._routing import feature_unit_bits
 
 __all__ = ["resolve_cost_sample", "auto_sample_rows", "draw_cost_sample",
            "sampled_cost_interval", "full_average_cost", "cost_sample_report",
@@ -147,19 +148,28 @@ def sampled_cost_interval(problem, split_mask, confidence=0.95):
 def full_average_cost(forest, split_mask, costs, X, sample_weight=None, chunk_size=65536):
     """True weighted average acquisition cost of a pruning on every row of X.
 
-    One streaming pass, ``chunk_size`` rows at a time: each tree is applied to
-    the chunk (scikit-learn's ``apply`` for sklearn forests) and the row ORs in
-    the bitmask of units paid on the pruned path to the leaf it reaches, so the
-    pass costs one prediction and ``O(chunk_size * units / 64)`` memory.
+    One streaming pass, ``chunk_size`` rows at a time: the chunk is routed through
+    the trees (all of them at once, so a router's rank transform is made once per
+    chunk) and each row ORs in the bitmask of units paid on the pruned path to the
+    leaf it reaches, so the pass costs at most one prediction and
+    ``O(chunk_size * (trees + units / 64))`` memory.  The units a split at a root
+    pays are paid by every row; a tree whose pruned splits pay no other unit adds
+    nothing and is not routed at all (a tree cut to its root, or one whose splits
+    only use features every row already pays for, as under a tight budget).
     """
     bits = _pruned_path_units(forest, np.asarray(split_mask, dtype=bool), costs)
     unit_costs = np.asarray(costs.unit_costs, dtype=float)
+    always = np.bitwise_or.reduce(bits[forest.node_offset[:-1]], axis=0)
+    extra = (bits & ~always).any(axis=1)
+    trees = np.flatnonzero(np.logical_or.reduceat(extra, forest.node_offset[:-1]))
     total, weight = 0.0, 0.0
     for start in range(0, X.shape[0], chunk_size):
         Xc = X[start:start + chunk_size]
-        paid = np.zeros((Xc.shape[0], bits.shape[1]), dtype=np.uint64)
-        for t in range(forest.n_trees):
-            paid |= bits[forest.node_offset[t] + tree_leaves(forest, Xc, t)]
+        paid = np.broadcast_to(always, (Xc.shape[0], bits.shape[1])).copy()
+        if trees.size:
+            leaves = route_leaves(forest, Xc, trees=trees.tolist())
+            for j, t in enumerate(trees):
+                paid |= bits[forest.node_offset[t] + leaves[:, j].astype(np.intp)]
         flags = np.unpackbits(paid.view(np.uint8), axis=1, bitorder="little")
         cost = flags[:, :unit_costs.size] @ unit_costs
         w = (np.ones(cost.size) if sample_weight is None

@@ -1,6 +1,8 @@
 """cost_sample=: the cost term on a uniform sample, the error term on all rows, an
 interval that covers the true cost, and the true cost measured on all rows."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -145,3 +147,74 @@ def test_auto_compiles_on_the_rule_s_sample(monkeypatch):
     p = po.compile_problem(rf, np.tile(X, (20, 1)), np.tile(y, 20), lam=0.01,
                            cost_sample="auto")
     assert p.cost_sample is not None and 2 <= p.cost_sample["n_sample"] < 1500
+
+
+@pytest.fixture(scope="module")
+def booster_data():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = load_digits(return_X_y=True)
+    y = (y >= 5).astype(int)
+    gb = HistGradientBoostingClassifier(max_iter=25, max_depth=4, random_state=0).fit(
+        X[:700], y[:700])
+    return gb, X[700:], y[700:]
+
+
+def test_a_boosters_sampled_compile_streams_its_rows(booster_data, monkeypatch):
+    """The error term of a booster compiled with cost_sample reads every row, block by
+    block, and no leaf matrix of every row is made: only blocks and the sample."""
+    from prune_opt import _compile, _compile_steps
+
+    gb, X, y = booster_data
+    whole = po.compile_problem(gb, X, y, lam=0.01, chunk_size=256)
+    sizes = []
+    real = _compile_steps.route_leaves
+
+    def counted(forest, rows, *args, **kwargs):
+        sizes.append(rows.shape[0])
+        return real(forest, rows, *args, **kwargs)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a leaf matrix of every row")
+
+    monkeypatch.setattr(_compile_steps, "route_leaves", counted)
+    monkeypatch.setattr(_compile, "leaf_matrix", refused)
+    p = po.compile_problem(gb, X, y, lam=0.01, cost_sample=300, chunk_size=256)
+    assert sizes and max(sizes) <= 300 and sum(sizes) == X.shape[0]  # each row once
+    # the same blocks summed in the same order: the same errors and node values, bit for bit
+    np.testing.assert_array_equal(p.node_error, whole.node_error)
+    np.testing.assert_array_equal(p.forest.value, whole.forest.value)
+    assert p.n_rows <= 300 and p.cost_sample["n_population"] == X.shape[0]
+
+
+def test_a_boosters_budget_on_a_sample_reports_its_true_cost(booster_data):
+    from prune_opt._pruned import PrunedForest
+
+    gb, X, y = booster_data
+    f = po.as_forest(gb)
+    base = PrunedForest(f, f.full_split_mask(), costs=None).average_cost(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a true cost above the budget
+        pf = fit_budget(gb, X, y, budget=0.3 * base, cost_sample=400, time_limit=20)
+    info = pf.solve_info
+    assert info["n_sample"] == 400 and info["true_average_cost"] == pytest.approx(
+        pf.average_cost(X), rel=1e-12)
+    lo, hi = info["cost_ci"]
+    assert lo <= info["sampled_average_cost"] <= hi
+
+
+@pytest.mark.parametrize("lam", [1e-3, 0.05, 1.0])
+def test_streaming_true_cost_skips_only_trees_that_add_nothing(booster_data, lam):
+    """The true-cost pass routes only the trees that pay a unit not every row pays:
+    the same cost as the pruned model's, for prunings that cut some trees to the root
+    and pay a root's units in others."""
+    from prune_opt._pruned import PrunedForest
+
+    gb, X, y = booster_data
+    p = po.compile_problem(gb, X, y, lam=lam)
+    mask = po.solve(p, solver="mincut").split_mask.copy()
+    mask[p.forest.tree_slice(3)] = False  # a tree cut to its root
+    Xc = p.forest.check_X(X)
+    want = PrunedForest(p.forest, mask, costs=p.costs).acquisition_cost(Xc).mean()
+    got = full_average_cost(p.forest, mask, p.costs, Xc, chunk_size=100)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)

@@ -192,7 +192,10 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         worse than the prior and the first rounds (trees) that fit, which are scored
         first, and ``solve_info`` says ``"time_limit"`` (``ensemble_search``'s
         ``status``) and which slow baseline families were skipped
-        (``baselines_skipped``).
+        (``baselines_skipped``).  With ``cost_sample`` the default is the paper
+        search's 30 s, counted from the end of the compile (routing every row for
+        the error term is fixed work on large data); an explicit limit still
+        covers the whole call.
     solver_options : dict, optional
         Backend options (``mip``, ``mip_workers`` for the search).
     method : {"search", "hull"}
@@ -263,7 +266,8 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     """
     budget = check_nonneg_scalar(budget, "budget")
     auto = isinstance(objective, str) and objective == "auto"
-    if isinstance(time_limit, str) and time_limit == "default":
+    default_limit = isinstance(time_limit, str) and time_limit == "default"
+    if default_limit:
         time_limit = AUTO_TIME_LIMIT if auto else DEFAULT_TIME_LIMIT
     time_limit = check_time_limit(time_limit)
     if method not in ("search", "hull") or (objective not in ("paper", "auto")
@@ -304,7 +308,11 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
-    if time_limit is not None:  # the limit covers the compile too (the whole call)
+    if default_limit and cost_sample is not None:
+        # a sampled compile of many rows is fixed work, like routing: the default limit
+        # (the paper search's) is the search's, from here on
+        time_limit = TARGET_SHARE * DEFAULT_TIME_LIMIT
+    elif time_limit is not None:  # the limit covers the compile too (the whole call)
         time_limit = max(target - (time.perf_counter() - t_start), MIN_SEARCH_SHARE * time_limit)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "

@@ -116,12 +116,15 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
     b = (root, problem.evaluate(root))
     inc.offer(root, "root-only")
     mu = 0.0
-    for _ in range(200):
-        if time.perf_counter() > deadline:
+    last = 0.0  # seconds of the last solve: a max-flow cannot stop half-way, so one
+    for _ in range(200):  # that would end past the deadline is not started
+        if time.perf_counter() + last > deadline:
             break
         mu = max((b[1].objective - a[1].objective) / (a[1].average_cost - b[1].average_cost),
                  0.0)
+        t0 = time.perf_counter()
         mask, bound = closure.solve(mu)
+        last = time.perf_counter() - t0
         out["n_solves"] += 1
         if bound - mu * budget > out["bound"]:
             out["bound"], out["mu"] = bound - mu * budget, mu
@@ -151,7 +154,8 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselin
     (most valuable first, so a short time limit keeps the best of them)."""
     if lag["costlier"] is not None:
         with _timed(timer, "mixing"):
-            inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget), "mixing")
+            inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget, deadline),
+                      "mixing")
     if time.perf_counter() < deadline:
         with _timed(timer, "baselines"):
             for name, mask in baseline_masks(problem, budget, deadline, baselines).items():
@@ -191,12 +195,14 @@ def _seed_order(inc, n_seeds=3):
 
 
 # ------------------------------------------------------------ primal heuristics
-def tree_mixing(problem, cheap, costly, budget):
+def tree_mixing(problem, cheap, costly, budget, deadline=math.inf):
     """Start from ``cheap`` (fits) and copy whole trees of ``costly`` while the budget holds.
 
     Trees are taken in order of objective saved per cost added (each measured
     alone against ``cheap``); a tree is kept only when the result still fits
-    and its objective drops.
+    and its objective drops.  Past ``deadline`` (a ``time.perf_counter()`` value)
+    no further tree is measured or copied, and the result is the mix reached by
+    then (it fits).
 
     Returns
     -------
@@ -208,8 +214,12 @@ def tree_mixing(problem, cheap, costly, budget):
     lam = problem.lam
     base_cost = state.cost()
     local = np.array([state.local_value(t) for t in range(f.n_trees)])
-    gain = np.zeros(f.n_trees)
-    for t in range(f.n_trees):
+    gain = np.full(f.n_trees, -np.inf)  # a tree not measured is not copied
+    differs = [t for t in range(f.n_trees)
+               if not np.array_equal(cheap[f.tree_slice(t)], costly[f.tree_slice(t)])]
+    for t in differs:
+        if time.perf_counter() > deadline:
+            break
         sl = f.tree_slice(t)
         old = state.mask[sl].copy()
         state.set_tree(t, costly[sl])
@@ -219,7 +229,7 @@ def tree_mixing(problem, cheap, costly, budget):
         gain[t] = -d_obj / d_cost if d_cost > 0 else (np.inf if d_obj < 0 else -np.inf)
     value = local.sum() + lam * base_cost
     for t in np.argsort(-gain, kind="stable"):
-        if gain[t] <= 0:
+        if gain[t] <= 0 or time.perf_counter() > deadline:
             break
         sl = f.tree_slice(t)
         old = state.mask[sl].copy()

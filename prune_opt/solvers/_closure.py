@@ -10,14 +10,26 @@ arcs) does not depend on ``mu``; only vertex weights do::
     pair weight = (lam + mu) * merged pair cost
 
 so the graph is reduced once (:func:`~prune_opt.solvers.mincut.build_closure_graph`
-on the cost-only program) and every solve is one max-flow.
+on the cost-only program) and every solve is one max-flow.  The reductions that hold
+for every ``mu >= 0`` apply: prefix hubs (weight-free), and leaving out the nodes
+whose subtree cannot pay for itself on the split weights of ``J`` alone
+(:func:`~prune_opt.solvers.mincut.unprofitable_nodes`: costs, the multiplier's
+included, and a forbidden node's extra weight are never negative, so some optimum
+cuts them at every ``mu``, forbidden nodes or not).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .mincut import INFINITE, SINK, SOURCE, build_closure_graph, integer_capacities
+from .mincut import (
+    INFINITE,
+    SINK,
+    SOURCE,
+    build_closure_graph,
+    integer_capacities,
+    unprofitable_nodes,
+)
 
 __all__ = ["MultiplierClosure"]
 
@@ -47,13 +59,14 @@ class MultiplierClosure:
         self.problem = problem
         zero = np.zeros(problem.n_nodes)
         cost_only = problem._replace(node_error=zero, lam=1.0, depth_cost=0.0)
-        g = build_closure_graph(cost_only)
+        cd = problem.closure_weights()
+        g = build_closure_graph(cost_only, prefix_hubs=True,
+                                drop=unprofitable_nodes(problem.forest, cd["split_weight"]))
         self.graph = g
         n_int = g.internal_nodes.size
         self.n_internal = n_int
         self.node_cost = g.weight[:n_int].copy()
-        self.pair_cost = g.weight[n_int:].copy()
-        cd = problem.closure_weights()
+        self.pair_cost = g.weight[n_int:].copy()  # hubs (weight 0) first, then pairs
         self.node_base = cd["split_weight"][g.internal_nodes].astype(float)
         self.constant = float(cd["constant"])
         self.n_solves = 0

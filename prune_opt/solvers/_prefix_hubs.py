@@ -156,7 +156,7 @@ def _remaining_records(M, order, k, cur):
 
 
 def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=None,
-                counts=None, unit_matrix=None):
+                counts=None, unit_matrix=None, grow=True):
     """Compress the records of live pairs through shared-prefix hubs (exact).
 
     Parameters
@@ -179,6 +179,9 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
         ``unit_matrix(u, pairs)``: the (trees x pairs) matrix of first-use nodes of
         the given pairs of unit ``u`` (without the ``drop`` nodes), when it can be
         had without reading the records (see :class:`prune_opt._leaf_records.LeafRecords`).
+    grow : bool
+        Build the hubs; ``False`` only gathers the live pairs' records (without the
+        ``drop`` nodes), e.g. off ``unit_matrix``.
 
     Returns
     -------
@@ -207,7 +210,7 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
     live = live & (counts > 0)
     new_counts = np.where(live, counts, 0)
     pieces, tails, heads, next_hub = [], [], [], n_nodes
-    for u in np.unique(pair_unit[live & (counts >= 2)]):
+    for u in np.unique(pair_unit[live & (counts >= 2)]) if grow else ():
         pairs = np.flatnonzero(live & (pair_unit == u) & (counts >= 2))
         M = (_unit_matrix(use_node, starts, pairs, tree_of_node, n_trees, drop)
              if unit_matrix is None else unit_matrix(u, pairs))

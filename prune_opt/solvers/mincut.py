@@ -14,14 +14,19 @@ derivation, the exactness argument and the integer scaling are written out in
 ``docs/math/closure.md``.
 
 The graph is built in bulk with numpy (int32 vertex ids, int64 capacities) and
-handed to OR-Tools' push-relabel ``SimpleMaxFlow``.  Two reductions keep it
+handed to OR-Tools' push-relabel ``SimpleMaxFlow``.  Reductions keep it
 small without changing the optimum:
 
 * a pair with a single first-use record is folded into its node (``y_p = x_h``
   at any optimum since ``a_p >= 0``); pairs of zero weight are dropped;
 * pairs with identical sets of use nodes are merged (their weights add); the
   grouping is found by hashing and then verified element by element, so a
-  hash collision can only cost a missed merge, never a wrong answer.
+  hash collision can only cost a missed merge, never a wrong answer;
+* subtrees that cannot pay for themselves are left out, the splits and paid
+  pairs every optimum shares are fixed (:mod:`._fixing`), and common prefixes
+  of the pairs' node sets are shared through hubs (:mod:`._prefix_hubs`).
+
+See ``docs/math/closure.md``, section 4.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import numpy as np
 
 from .._leaf_records import node_levels
 from ._base import Solver, SolverError, SolveResult
+from ._fixing import fixed_splits
 from ._prefix_hubs import _factorize, kept_counts
 from ._prefix_hubs import prefix_hubs as _prefix_hubs
 from ._registry import register_solver
@@ -66,10 +72,13 @@ class ClosureGraph:
     constant : float
     stats : dict
         Sizes before and after each reduction.
+    fixed_nodes : ndarray of int or None
+        Global ids of the nodes that split in every optimum (not vertices: their
+        weights are in ``constant``); every mask read off a cut holds them.
     """
 
     def __init__(self, n_vertices, internal_nodes, weight, inf_tail, inf_head, constant,
-                 stats):
+                 stats, fixed_nodes=None):
         self.n_vertices = n_vertices
         self.internal_nodes = internal_nodes
         self.weight = weight
@@ -77,6 +86,7 @@ class ClosureGraph:
         self.inf_head = inf_head
         self.constant = constant
         self.stats = stats
+        self.fixed_nodes = fixed_nodes
 
     @property
     def n_arcs(self):
@@ -88,6 +98,8 @@ class ClosureGraph:
         v = v[(v >= 2) & (v < 2 + self.internal_nodes.size)] - 2
         mask = np.zeros(n_nodes, dtype=bool)
         mask[self.internal_nodes[v]] = True
+        if self.fixed_nodes is not None:
+            mask[self.fixed_nodes] = True
         return mask
 
 
@@ -181,7 +193,7 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
 
 
 def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_hubs=False,
-                        drop_unprofitable=False):
+                        drop_unprofitable=False, fix_splits=False, drop=None):
     """Reduced maximum-weight-closure graph of a :class:`PruningProblem`.
 
     Works through the first-use records in blocks of pairs, so its
@@ -202,6 +214,16 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     drop_unprofitable : bool
         Leave out the nodes :func:`unprofitable_nodes` proves some optimum cuts
         (with their records).
+    fix_splits : bool
+        Leave out the nodes that split and the pairs that are paid in every optimum
+        (:func:`prune_opt.solvers._fixing.fixed_splits`), their weights moved into
+        the constant, with every record of those pairs; the graph's
+        ``fixed_nodes`` are added to the mask read off a cut.
+    drop : ndarray of bool (n_nodes,), optional
+        Nodes to leave out as :func:`unprofitable_nodes` does (closed under
+        descendants), known by the caller to be cut by some optimum: e.g. the
+        unprofitable nodes of a program whose graph is built for other weights
+        (:class:`~prune_opt.solvers._closure.MultiplierClosure`).
 
     Returns
     -------
@@ -221,44 +243,62 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     f = problem.forest
     cd = problem.closure_weights()
     pair_w = np.asarray(cd["pair_weight"], dtype=float)
-    # the problem holds its records sorted by (pair, node) with the offsets of each pair;
-    # with their leaf source (and prefix hubs), per-unit matrices read off the leaves
-    # replace every pass over the records, which are then never materialised
+    constant = float(cd["constant"])
     starts = problem.pair_start
-    source = problem.leaf_records if prefix_hubs and problem.n_uses >= HUB_MIN_RECORDS \
-        else None
-    use_node = problem.use_node if source is None else None
     stats = {"n_internal": int(np.count_nonzero(~f.is_leaf)), "n_pairs": int(pair_w.size),
              "n_uses": problem.n_uses}
     if problem.leaf_records is None and any(  # gathered records hold internal nodes only
-            f.is_leaf[use_node[a:a + BLOCK_RECORDS]].any()
-            for a in range(0, use_node.size, BLOCK_RECORDS)):
+            f.is_leaf[problem.use_node[a:a + BLOCK_RECORDS]].any()
+            for a in range(0, problem.n_uses, BLOCK_RECORDS)):
         raise SolverError("a first-use record points at a leaf; the problem is inconsistent")
     off = unprofitable_nodes(f, cd["split_weight"]) if drop_unprofitable else None
+    if drop is not None:
+        off = drop if off is None else off | drop
     off = off if off is not None and off.any() else None
-    counts = (np.diff(starts) if off is None else kept_counts(use_node, starts, off)
-              if source is None else _leaf_counts(source, problem, off))
-    n_kept = int(counts.sum())
+    fixed = None
+    if fix_splits:
+        fixed, forced, rounds = fixed_splits(problem, off, weights=cd)
+        stats.update(n_fixed_splits=int(np.count_nonzero(fixed)),
+                     n_pairs_forced=int(np.count_nonzero(forced)), fixing_rounds=int(rounds))
+        if fixed.any():  # they split and their pairs are paid: constants from now on
+            constant += float(cd["split_weight"][fixed].sum()) + float(pair_w[forced].sum())
+            pair_w = np.where(forced, 0.0, pair_w)
+            off = fixed if off is None else off | fixed
+        else:
+            fixed = None
+    # the problem holds its records sorted by (pair, node) with the offsets of each pair;
+    # with their leaf source (and prefix hubs, or a few pairs left by the fixing),
+    # per-unit matrices of the live pairs read off the leaves replace every pass over the
+    # records, which are then never materialised
+    leaf_source = problem.leaf_records is not None and (
+        (prefix_hubs and problem.n_uses >= HUB_MIN_RECORDS) or fixed is not None)
+    source = problem.leaf_records if leaf_source else None
+    use_node = problem.use_node if source is None else None
+    live = pair_w > 0
+    counts = (_leaf_counts(source, problem, off, live) if source is not None
+              else np.diff(starts) if off is None else kept_counts(use_node, starts, off))
+    n_kept = int(counts[live].sum())
     internal = np.flatnonzero(~f.is_leaf if off is None else ~f.is_leaf & ~off).astype(np.int32)
     stats.update(n_node_vertices=int(internal.size), n_uses_kept=n_kept)
     vid = np.full(f.n_nodes, -1, dtype=np.int32)
     vid[internal] = np.arange(internal.size, dtype=np.int32)
     node_w = cd["split_weight"][internal].astype(float)
     hub_tail = hub_head = np.empty(0, np.int32)
-    if prefix_hubs and n_kept >= HUB_MIN_RECORDS:
+    hubs = prefix_hubs and n_kept >= HUB_MIN_RECORDS
+    if hubs or source is not None:
         # the hubs read the records in place, leaving out the dropped nodes: no copy
         use_node, starts, hub_tail, hub_head, vid, node_w = _with_hubs(
-            use_node, starts, counts, off, problem, pair_w, vid, node_w, stats, source)
+            use_node, starts, counts, off, problem, pair_w, vid, node_w, stats, source,
+            grow=hubs)
     elif off is not None:
-        use_node, starts = _drop_records_at(problem.use_node, counts, off)
-    else:
-        use_node = problem.use_node
+        use_node, starts = _drop_records_at(use_node, counts, off)
     group, pw = _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single,
                               merge_pairs, stats)
     tail, head = _node_pair_arcs(use_node, starts, group, vid, node_w.size)
     del use_node, starts
     par = f.parent[internal]
     has_par = par >= 0
+    has_par[has_par] = vid[par[has_par]] >= 0  # a fixed parent always splits: no arc
     child_tail = (np.flatnonzero(has_par) + 2).astype(np.int32)
     child_head = (vid[par[has_par]] + 2).astype(np.int32)
     inf_tail = np.concatenate([child_tail, hub_tail, tail])
@@ -268,20 +308,22 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     stats.update(n_pair_vertices=int(pw.size), n_node_pair_arcs=int(
         inf_tail.size - child_tail.size - hub_tail.size), n_infinite_arcs=int(inf_tail.size))
     return ClosureGraph(2 + node_w.size + pw.size, internal, np.concatenate([node_w, pw]),
-                        inf_tail, inf_head, float(cd["constant"]), stats)
+                        inf_tail, inf_head, constant, stats,
+                        fixed_nodes=None if fixed is None else np.flatnonzero(fixed))
 
 
 def _with_hubs(use_node, starts, counts, off, problem, pair_w, vid, node_w, stats,
-               source=None):
+               source=None, grow=True):
     """Records rewritten through prefix hubs (leaving out those at ``off`` nodes), with
-    the hubs appended to the vertices; ``source``: the records' :class:`LeafRecords`."""
+    the hubs appended to the vertices; ``source``: the records' :class:`LeafRecords`;
+    ``grow=False``: no hubs, the live pairs' records only (read off ``source``)."""
     f = problem.forest
     live = (pair_w > 0) & (counts > 0)
     matrix = None if source is None else (
         lambda u, pairs: source.unit_matrix(u, problem.pair_row[pairs], off))
     use_node, starts, tails, heads, n_hub = _prefix_hubs(
         use_node, starts, problem.pair_unit, live, f.tree_of_node, f.n_nodes, drop=off,
-        counts=counts, unit_matrix=matrix)
+        counts=counts, unit_matrix=matrix, grow=grow)
     n_int = int(node_w.size)
     vid = np.concatenate([vid, np.arange(n_int, n_int + n_hub, dtype=np.int32)])
     node_w = np.concatenate([node_w, np.zeros(n_hub)])
@@ -289,12 +331,12 @@ def _with_hubs(use_node, starts, counts, off, problem, pair_w, vid, node_w, stat
     return use_node, starts, vid[tails] + 2, vid[heads] + 2, vid, node_w
 
 
-def _leaf_counts(source, problem, off):
-    """Records per pair not at ``off`` nodes, from the records' leaf source (per unit,
-    a block of pairs at a time) instead of a pass over the records."""
+def _leaf_counts(source, problem, off, live):
+    """Records per ``live`` pair not at ``off`` nodes (0 for the other pairs), from the
+    records' leaf source (per unit) instead of a pass over the records."""
     counts = np.zeros(problem.n_pairs, dtype=np.int64)
-    for u in np.unique(problem.pair_unit):
-        p = np.flatnonzero(problem.pair_unit == u)
+    for u in np.unique(problem.pair_unit[live]):
+        p = np.flatnonzero(live & (problem.pair_unit == u))
         counts[p] = source.unit_counts(u, problem.pair_row[p], off)
     return counts
 
@@ -418,7 +460,8 @@ class MinCutSolver(Solver):
     True), ``prefix_hubs`` (share common prefixes of those sets through
     zero-weight hub vertices on large problems, default True),
     ``drop_unprofitable`` (leave out nodes whose subtree cannot pay for itself
-    even at zero cost, default True).
+    even at zero cost, default True), ``fix_splits`` (leave out the nodes that split
+    and the pairs that are paid in every optimum, default True).
 
     Examples
     --------
@@ -439,7 +482,7 @@ class MinCutSolver(Solver):
     requires = ("ortools.graph.python.max_flow",)
     install_hint = "pip install ortools>=9.8"
     options = {"fold_single": True, "merge_pairs": True, "prefix_hubs": True,
-               "drop_unprofitable": True}
+               "drop_unprofitable": True, "fix_splits": True}
     exact = True
     mip = False
     matrix_based = False
@@ -465,7 +508,8 @@ class MinCutSolver(Solver):
         g = build_closure_graph(problem, fold_single=bool(self.params["fold_single"]),
                                 merge_pairs=bool(self.params["merge_pairs"]),
                                 prefix_hubs=bool(self.params["prefix_hubs"]),
-                                drop_unprofitable=bool(self.params["drop_unprofitable"]))
+                                drop_unprofitable=bool(self.params["drop_unprofitable"]),
+                                fix_splits=bool(self.params["fix_splits"]))
         build_seconds = time.perf_counter() - t0
         if time_limit is not None and g.n_arcs / ARCS_PER_SECOND > time_limit:
             return _roots_only_at_limit(problem, g, time_limit)
