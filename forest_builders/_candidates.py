@@ -15,20 +15,34 @@ model's recipe (``rows -> Forest``) on the grow rows when the fit's clock
 expects it to end in time, records the model as a candidate (with the recipe,
 so the winner can be grown again on other rows) or, when there is no room,
 a row saying what was skipped and why.
+
+**Anchors.**  A family may also register an *anchor*: ``anchor(ctx)`` grows its
+one model that is cheap and strong at any budget (the families on feature
+prefixes: their model on the longest cost-ranked prefix whose features all fit
+the budget, which fits by construction).  The estimator grows every anchor
+first, whatever the clock says (inside :meth:`GrowContext.anchoring`; the cost
+ranking they need ends by :data:`RANK_SHARE` of ``time_limit``, with coarser
+rounds when time is short), and only then gives the families their shares of
+the growing time; a family's own ``grow`` meets its anchor's model again under
+the same name and keeps it (:meth:`GrowContext.grow` does not grow a name twice).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
-           "resolve_families", "GrowContext", "Candidate"]
+           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE"]
 
 #: name -> CandidateFamily, in the order the estimator grows them
 CANDIDATE_FAMILIES = {}
+#: the share of time_limit by which the cost ranking the anchors need ends (its
+#: elimination drops more features per round when the rounds would not end by then)
+RANK_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,10 @@ class CandidateFamily:
     order : int
         Families are grown in increasing order (the cheap and most useful first:
         the clock may leave no room for the last ones).
+    anchor : callable or None
+        ``anchor(ctx)`` grows the family's model that is cheap and strong at any
+        budget; the estimator grows every anchor before any family's ``grow``,
+        whatever the time left (see the module docstring).  None: no anchor.
     """
 
     name: str
@@ -61,6 +79,7 @@ class CandidateFamily:
     boosted: bool = False
     description: str = ""
     order: int = 100
+    anchor: object = None
 
     def status(self, task):
         """None when the family applies to ``task`` here, else why not."""
@@ -73,12 +92,13 @@ class CandidateFamily:
 
 
 def register_family(name, *, tasks=("classification", "regression"), requires=(),
-                    boosted=False, description="", order=100):
+                    boosted=False, description="", order=100, anchor=None):
     """Decorator: register ``grow(ctx)`` as the candidate family ``name`` (grown in
-    increasing ``order``)."""
+    increasing ``order``; ``anchor(ctx)``, when given, before every family)."""
     def deco(fn):
         CANDIDATE_FAMILIES[name] = CandidateFamily(name, fn, tuple(tasks), tuple(requires),
-                                                   bool(boosted), description, int(order))
+                                                   bool(boosted), description, int(order),
+                                                   anchor)
         ordered = sorted(CANDIDATE_FAMILIES.items(), key=lambda kv: kv[1].order)
         CANDIDATE_FAMILIES.clear()
         CANDIDATE_FAMILIES.update(ordered)
@@ -167,6 +187,21 @@ class GrowContext:
         self.grow_prune = np.sort(np.concatenate([grow, prune]))
         self._ranking = False  # not computed yet (None: could not be)
         self._family_end = None  # seconds into the fit by which the current family ends
+        self._anchoring = False  # growing the anchors: their steps run whatever the clock
+
+    @contextlib.contextmanager
+    def anchoring(self):
+        """Grow the families' anchors: every step runs whatever the clock says, and the cost
+        ranking ends by :data:`RANK_SHARE` of ``time_limit`` (coarser rounds when short)."""
+        self._anchoring = True
+        try:
+            yield self
+        finally:
+            self._anchoring = False
+
+    def grown(self, name):
+        """The candidate named ``name`` when it was grown (by an anchor), else None."""
+        return next((c for c in self.candidates if c.name == name), None)
 
     def begin_family(self, families_left):
         """Give the family about to grow an equal share of the growing time left among the
@@ -211,9 +246,9 @@ class GrowContext:
 
     def timed(self, kind, fn, *, required=False):
         """``fn()`` timed as a step of ``kind``; None (nothing run) when the clock expects
-        it not to end in time, unless ``required`` or no candidate was grown yet (a fit
-        has at least one)."""
-        if not required and self.candidates and not self.allows(kind):
+        it not to end in time, unless ``required``, an anchor is growing or no candidate
+        was grown yet (a fit has at least one)."""
+        if not (required or self._anchoring) and self.candidates and not self.allows(kind):
             return None
         with self.clock.step(kind):
             return fn()
@@ -223,7 +258,11 @@ class GrowContext:
         clock has room (the fit's first candidate always is); the Forest, or None when
         skipped.  ``rows=ctx.grow_prune`` is for a model that fits the budget whatever it
         learns (see :meth:`prefix_fits`): it is never pruned, so the prune rows may grow
-        it; the select rows never do."""
+        it; the select rows never do.  A name already grown (by an anchor) is not grown
+        again: its Forest is returned."""
+        done = self.grown(name)
+        if done is not None:
+            return done.forest
         use = self.rows if rows is None else rows
         forest = self.timed(kind, lambda: recipe(use))
         if forest is None:
@@ -259,14 +298,18 @@ class GrowContext:
 
         Xa, ya = self.X[self.rows], self.y[self.rows]
         # the ranking serves every family on prefixes (subset, gbm): it may take the
-        # growing time left to all of them, not only the asking family's share
-        if self.candidates and self.clock.expected("rank") > self.clock.left(self.share):
+        # growing time left to all of them, not only the asking family's share; for the
+        # anchors it always runs, ending by RANK_SHARE of time_limit
+        share = RANK_SHARE if self._anchoring else self.share
+        if not self._anchoring and self.candidates and (
+                self.clock.expected("rank") > self.clock.left(self.share)):
             self._ranking = None
             self.skip("ranking", family, "rank", "ranked", shared=True)
             return None
         with self.clock.step("rank"):
             self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
-                                         min(20, self.n_estimators), self.seed)
+                                         min(20, self.n_estimators), self.seed,
+                                         time_limit=max(self.clock.left(share), 0.0))
         return self._ranking
 
     def prefix_fits(self, ranking, k):

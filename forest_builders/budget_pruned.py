@@ -250,17 +250,29 @@ class _BudgetPrunedForest(BaseEstimator):
 
     def _grow_candidates(self, d, fc, names, seed, clock, families, bar):
         """The :class:`GrowContext` after every family of ``families`` grew its models on
-        the grow rows (the first model always is; any other only when the clock expects
-        it to be grown by ``GROW_SHARE`` of ``time_limit``)."""
+        the grow rows: first every family's anchor (a model on the longest cost-ranked
+        feature prefix that fits the budget), whatever the clock says; then each family
+        in turn, its steps only when the clock expects them to end within the family's
+        share of ``GROW_SHARE`` of ``time_limit`` (the fit's first model always grows)."""
         params = {"n_estimators": self.n_estimators, "n_jobs": self.n_jobs, "seed": seed,
                   "max_subsets": self.max_subsets}
         ctx = GrowContext(d.X, d.y, d.grow, d.prune, d.budget, fc, names, self._task, params,
                           clock, GROW_SHARE)
-        for k, name in enumerate(families):
-            bar.set_description(f"growing {name} candidates")
-            ctx.begin_family(len(families) - k)
+        anchored = [n for n in families if CANDIDATE_FAMILIES[n].anchor is not None]
+        bar.total += len(anchored)
+        steps = [(f"growing the {n} anchor", CANDIDATE_FAMILIES[n].anchor, None)
+                 for n in anchored]
+        steps += [(f"growing {n} candidates", CANDIDATE_FAMILIES[n].grow, len(families) - k)
+                  for k, n in enumerate(families)]
+        for what, grow, families_left in steps:
+            bar.set_description(what)
             seen = len(ctx.skipped)
-            CANDIDATE_FAMILIES[name].grow(ctx)
+            if families_left is None:
+                with ctx.anchoring():
+                    grow(ctx)
+            else:
+                ctx.begin_family(families_left)
+                grow(ctx)
             for label, _, why in ctx.skipped[seen:]:
                 if not bar.disable:
                     bar.write(f"skipped {label}: {why}", file=sys.stderr)
