@@ -165,7 +165,8 @@ class PruningRun:
         return dict(name=label, model=cand.name, family=cand.family, objective=objective,
                     refit=refit, n_splits=int(pf.n_splits), **summary,
                     score=float(pf.score(Xc, yc)),  # accuracy, or R² for regression
-                    brier=prune_row_loss(pf, Xc, yc), fits_budget=fits(summary, d.budget),
+                    brier=prune_row_loss(pf, Xc, yc), above_prior=False,
+                    fits_budget=fits(summary, d.budget),
                     chosen=False, reason="", seconds=float(seconds), _pruned=pf)
 
     def skip(self, label, cand, objective, reason):
@@ -301,7 +302,8 @@ def unscored_row(name, model, family, objective, reason):
     """The candidates row of a candidate that was not scored (``reason`` says why)."""
     return dict(name=name, model=model, family=family, objective=objective, refit=False,
                 n_splits=0, **{c: np.nan for c in COST_COLUMNS}, score=np.nan, brier=np.nan,
-                fits_budget=False, chosen=False, reason=reason, seconds=0.0, _pruned=None)
+                above_prior=False, fits_budget=False, chosen=False, reason=reason, seconds=0.0,
+                _pruned=None)
 
 
 def no_room(what, clock, kind, share, extra=0.0):

@@ -85,7 +85,7 @@ from ._pruning import (
     unscored_row,
     zero_cost_model,
 )
-from ._selection import choose
+from ._selection import choose, prior_score
 
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
 
@@ -210,6 +210,7 @@ class _BudgetPrunedForest(BaseEstimator):
                              f"({'/'.join(f'{100 * v:g}' for v in split)}%): X has n_samples={X.shape[0]}, too few; pass "
                              "more rows or budget=None")
         self.split_ = {"grow": grow, "prune": prune, "select": select}
+        self._select_prior = prior_score(y[select], self._task)
         data = FitData(X, y, grow, prune, select, float(self.budget) / scale)
         clock = FitClock(self.time_limit, t_start)
         from tqdm.auto import tqdm
@@ -284,13 +285,34 @@ class _BudgetPrunedForest(BaseEstimator):
         return ctx
 
     def _choose(self, rows):
-        """Mark the winner among ``rows`` (costs in the user's units) and build
-        ``candidates_`` (see :func:`forest_builders._selection.choose`)."""
-        best = choose(rows, self._task, self.split_["select"].size, float(self.budget))
+        """Mark the winner among ``rows`` (costs in the user's units), build
+        ``candidates_`` (see :func:`forest_builders._selection.choose`) and warn when the
+        winner is no better than the prior on the select rows."""
+        best = choose(rows, self._task, self.split_["select"].size, float(self.budget),
+                      self._select_prior)
         self.pruned_ = rows[best]["_pruned"]
         self.candidates_ = pd.DataFrame([{k: r[k] for k in CANDIDATE_COLUMNS} for r in rows],
                                         columns=CANDIDATE_COLUMNS)
         self._record()
+        win = rows[best]
+        with_splits = [r for r in rows if r["_pruned"] is not None and r["n_splits"] > 0]
+        if win["above_prior"] and with_splits:
+            return
+        if self._task == "classification":
+            said = (f"held-out accuracy {win['score']:.4f}, no better than the prior's "
+                    f"{self._select_prior:.4f} (always predicting the majority class)")
+        else:
+            said = f"held-out R² {win['score']:.4f}, no better than predicting the mean"
+        if not with_splits:
+            why = (f"every candidate with a split was skipped or kept none "
+                   f"(time_limit={self.time_limit:g} s; see candidates_['reason']): a larger "
+                   "time_limit or budget may give one")
+        else:
+            why = ("no candidate within the budget predicts the held-out rows better; the "
+                   "features that fit carry little signal here: a larger budget may help")
+        warnings.warn(f"{type(self).__name__}: the chosen model {win['name']!r} has {said}; "
+                      f"{why}.  candidates_['above_prior'] flags the candidates that beat "
+                      "the prior.", UserWarning, stacklevel=3)
 
     def _unstandardise(self, shift, scale):
         """Map a regression winner's node values back to the user's target units (the
@@ -374,7 +396,7 @@ class _BudgetPrunedForest(BaseEstimator):
         row = dict(name="rf", model="rf", family="rf", objective="none", refit=False,
                    n_splits=pf.n_splits, average_cost=cost, fit_cost=cost,
                    fit_cost_bound=np.nan, heldout_cost=np.nan, select_cost=np.nan,
-                   score=np.nan, brier=np.nan, fits_budget=True, chosen=True,
+                   score=np.nan, brier=np.nan, above_prior=False, fits_budget=True, chosen=True,
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
         self.candidates_ = pd.DataFrame([row], columns=CANDIDATE_COLUMNS)

@@ -226,18 +226,37 @@ def test_the_record_round_trip_is_lossless(cancer, tmp_path):
     assert np.array_equal(back.predict_proba(X), est.predict_proba(X))
 
 
-def test_a_record_of_the_earlier_version_loads_with_the_new_columns_unknown(cancer, tmp_path):
+@pytest.mark.parametrize("dropped", [
+    ("family", "fit_cost", "fit_cost_bound", "heldout_cost", "above_prior"),  # before boosting
+    ("above_prior",),  # before the prior's flag
+])
+def test_a_record_of_an_earlier_version_loads_with_the_new_columns_unknown(cancer, tmp_path,
+                                                                           dropped):
     X, _, _, est = cancer
     est.save(tmp_path / "m.json")
     doc = json.loads((tmp_path / "m.json").read_text())
     table = doc["solve_info"]["budget_pruned_estimator"]["candidates"]
-    for col in ("family", "fit_cost", "fit_cost_bound", "heldout_cost"):
+    for col in dropped:
         del table[col]
     (tmp_path / "old.json").write_text(json.dumps(doc))
     back = BudgetPrunedForestClassifier.load(tmp_path / "old.json")
-    assert (back.candidates_["family"] == "").all()
-    assert back.candidates_["fit_cost"].isna().all()
+    if "family" in dropped:
+        assert (back.candidates_["family"] == "").all()
+        assert back.candidates_["fit_cost"].isna().all()
+    assert not back.candidates_["above_prior"].any()  # not known to be above the prior
     assert list(back.candidates_["name"]) == list(est.candidates_["name"])
+    assert list(back.candidates_.columns) == list(est.candidates_.columns)
+
+
+def test_a_record_lacking_a_column_of_an_older_version_only_is_refused(cancer, tmp_path):
+    """Columns were added in versions: a table lacking an older one but holding a newer
+    one matches no version."""
+    cancer[3].save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    del doc["solve_info"]["budget_pruned_estimator"]["candidates"]["family"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="exactly the columns"):
+        BudgetPrunedForestClassifier.load(tmp_path / "bad.json")
 
 
 def _record(doc):
