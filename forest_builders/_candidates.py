@@ -171,7 +171,8 @@ class GrowContext:
         ``n_estimators``, ``n_jobs``, ``seed``, ``max_subsets`` of the estimator.
     clock : FitClock
     share : float
-        The share of ``time_limit`` by which growing must end.
+        The share of ``time_limit`` by which growing must end (after the anchors: of the
+        time they left, see :meth:`anchoring`).
     """
 
     def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share):
@@ -188,16 +189,26 @@ class GrowContext:
         self._ranking = False  # not computed yet (None: could not be)
         self._family_end = None  # seconds into the fit by which the current family ends
         self._anchoring = False  # growing the anchors: their steps run whatever the clock
+        self._grow_end = share * clock.time_limit  # seconds into the fit by which growing ends
 
     @contextlib.contextmanager
     def anchoring(self):
         """Grow the families' anchors: every step runs whatever the clock says, and the cost
-        ranking ends by :data:`RANK_SHARE` of ``time_limit`` (coarser rounds when short)."""
+        ranking ends by :data:`RANK_SHARE` of ``time_limit`` (coarser rounds when short).
+        Growing then ends by ``share`` of the time the anchors left, not of ``time_limit``:
+        the anchors need no pruning, so the pruning phase does not lose what they took."""
         self._anchoring = True
         try:
             yield self
         finally:
             self._anchoring = False
+            done = self.clock.elapsed()
+            self._grow_end = max(self._grow_end, done + self.share * (
+                self.clock.time_limit - done))
+
+    def grow_left(self):
+        """Seconds left until growing ends (negative after)."""
+        return self._grow_end - self.clock.elapsed()
 
     def grown(self, name):
         """The candidate named ``name`` when it was grown (by an anchor), else None."""
@@ -207,12 +218,12 @@ class GrowContext:
         """Give the family about to grow an equal share of the growing time left among the
         ``families_left`` (itself included): one family's steps (a CEGB search on a
         multiclass table, say) cannot take the time of the others."""
-        left = max(self.clock.left(self.share), 0.0)
+        left = max(self.grow_left(), 0.0)
         self._family_end = self.clock.elapsed() + left / max(int(families_left), 1)
 
     def left(self):
         """Seconds left for the current family's steps."""
-        left = self.clock.left(self.share)
+        left = self.grow_left()
         if self._family_end is not None:
             left = min(left, self._family_end - self.clock.elapsed())
         return left
@@ -238,7 +249,7 @@ class GrowContext:
     def skip(self, name, family, kind, what="grown", *, shared=False):
         """Record that ``name`` was not grown (or ranked) for lack of time: in the
         current family's share of the growing time, or (``shared``) in all of it."""
-        left, of = ((self.clock.left(self.share), "the growing share") if shared else
+        left, of = ((self.grow_left(), "the growing share") if shared else
                     (self.left(), f"the {family} family's share"))
         self.skipped.append((name, family, (
             f"not {what}: expected to take {self.clock.expected(kind):.3g} s, "
@@ -300,16 +311,15 @@ class GrowContext:
         # the ranking serves every family on prefixes (subset, gbm): it may take the
         # growing time left to all of them, not only the asking family's share; for the
         # anchors it always runs, ending by RANK_SHARE of time_limit
-        share = RANK_SHARE if self._anchoring else self.share
-        if not self._anchoring and self.candidates and (
-                self.clock.expected("rank") > self.clock.left(self.share)):
+        left = self.clock.left(RANK_SHARE) if self._anchoring else self.grow_left()
+        if not self._anchoring and self.candidates and self.clock.expected("rank") > left:
             self._ranking = None
             self.skip("ranking", family, "rank", "ranked", shared=True)
             return None
         with self.clock.step("rank"):
             self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
                                          min(20, self.n_estimators), self.seed,
-                                         time_limit=max(self.clock.left(share), 0.0))
+                                         time_limit=max(left, 0.0))
         return self._ranking
 
     def prefix_fits(self, ranking, k):

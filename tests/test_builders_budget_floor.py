@@ -36,8 +36,9 @@ def digits():
 
 @pytest.fixture
 def no_time_left(monkeypatch):
-    """A fit clock with no time left in any phase (a machine too busy for anything)."""
-    monkeypatch.setattr(_fit_clock.FitClock, "left", lambda self, share=1.0: -1.0)
+    """A fit clock on which the time limit has long passed, from the start: no time is
+    left in any phase (a machine too busy for anything)."""
+    monkeypatch.setattr(_fit_clock.FitClock, "elapsed", lambda self: 1e3 * self.time_limit)
 
 
 @pytest.fixture
