@@ -251,5 +251,6 @@ def _cegb(ctx):
     below = [s for s, (_, c, _) in models.items() if fits_budget(c, ctx.budget)]
     keep = ([min(below)] if below else []) + ([max(above)] if above else [])
     for s in sorted(keep):
-        f, _, recipe = models[s]
-        ctx.add(f"cegb(tradeoff={s:.3g})", "cegb", "cegb", f, recipe, tradeoff=s)
+        f, cost, recipe = models[s]
+        ctx.add(f"cegb(tradeoff={s:.3g})", "cegb", "cegb", f, recipe, tradeoff=s,
+                prune_cost=cost)

@@ -141,7 +141,9 @@ def resolve_families(candidates, task):
 @dataclass
 class Candidate:
     """A grown model: its name, family, clock kind, the Forest grown on the grow rows and
-    its recipe (``rows -> Forest``), which grows it again on other rows."""
+    its recipe (``rows -> Forest``), which grows it again on other rows; ``routes``: the
+    fit's rows routed through it (:class:`forest_builders._pruning.Routes`), while they
+    are needed."""
 
     name: str
     family: str
@@ -149,6 +151,7 @@ class Candidate:
     forest: object
     recipe: object
     info: dict = field(default_factory=dict)
+    routes: object = None
 
 
 class GrowContext:
@@ -173,10 +176,18 @@ class GrowContext:
     share : float
         The share of ``time_limit`` by which growing must end (after the anchors: of the
         time they left, see :meth:`anchoring`).
+    parts : dict, optional
+        ``{"grow", "prune", "select": rows}``, sliced once for the whole fit (default:
+        sliced here, the select rows being the others).
     """
 
-    def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share):
+    def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share,
+                 parts=None):
         self.X, self.y, self.rows, self.prune = X, y, grow, prune
+        #: the rows of each part of the fit, sliced once (``FitData.parts``)
+        self.parts = parts if parts is not None else {
+            "grow": X[grow], "prune": X[prune],
+            "select": X[np.setdiff1d(np.arange(X.shape[0]), np.concatenate([grow, prune]))]}
         self.budget, self.costs, self.names, self.task = budget, costs, names, task
         self.n_estimators = int(params["n_estimators"])
         self.n_jobs = params.get("n_jobs")
@@ -290,15 +301,22 @@ class GrowContext:
 
     def prune_cost(self, forest):
         """Average acquisition cost of the whole (unpruned) ``forest`` on the prune rows,
-        kept with its candidate (the pruning phase reads it instead of measuring again)."""
+        kept with its candidate (the pruning phase reads it instead of measuring again,
+        and the prune rows stay routed through it for its pruning)."""
         from prune_opt import PrunedForest
 
+        from ._pruning import Routes
+
+        cand = next((c for c in self.candidates if c.forest is forest), None)
+        if cand is not None and "prune_cost" in cand.info:
+            return cand.info["prune_cost"]
         pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs)
-        cost = float(pf.average_cost(self.X[self.prune]))
-        for cand in self.candidates:
-            if cand.forest is forest:
-                cand.info["prune_cost"] = cost
-        return cost
+        if cand is None:  # not (yet) a candidate: nothing to keep
+            return float(pf.average_cost(self.parts["prune"]))
+        if cand.routes is None:
+            cand.routes = Routes(forest, self.parts)
+        cand.info["prune_cost"] = float(np.mean(cand.routes.row_costs(pf, "prune")))
+        return cand.info["prune_cost"]
 
     def ranking(self, family):
         """The cost-aware feature ranking on the grow rows (computed once per fit, shared

@@ -258,7 +258,7 @@ class _BudgetPrunedForest(BaseEstimator):
         params = {"n_estimators": self.n_estimators, "n_jobs": self.n_jobs, "seed": seed,
                   "max_subsets": self.max_subsets}
         ctx = GrowContext(d.X, d.y, d.grow, d.prune, d.budget, fc, names, self._task, params,
-                          clock, GROW_SHARE)
+                          clock, GROW_SHARE, parts=d.parts)
         anchored = [n for n in families if CANDIDATE_FAMILIES[n].anchor is not None]
         bar.total += len(anchored)
         steps = [(f"growing the {n} anchor", CANDIDATE_FAMILIES[n].anchor, None)

@@ -281,3 +281,40 @@ def test_a_record_with_a_bad_new_field_is_refused(cancer, tmp_path, mutation, ma
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=match):
         BudgetPrunedForestClassifier.load(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_scores_and_costs_read_off_the_routed_rows_are_the_models_own(cls, monkeypatch):
+    """Each candidate's rows are routed once and shared by its cost columns and its
+    select-row scores: every scored row holds what its model says when asked directly
+    (forests and boosted models, as grown, pruned and with their leaves refit)."""
+    from forest_builders._pruning import prune_row_loss
+
+    X, y = load_diabetes(return_X_y=True)
+    y = (y > np.median(y)).astype(int) if cls is BudgetPrunedForestClassifier else y
+    costs = np.linspace(1, 3, X.shape[1])
+    seen = []
+    real = cls._choose
+
+    def spy(self, rows):
+        seen.extend(r for r in rows if r["_pruned"] is not None)
+        return real(self, rows)
+
+    monkeypatch.setattr(cls, "_choose", spy)
+    est = cls(budget=4.0, costs=costs, **ROOMY).fit(X, y)
+    p, s = est.split_["prune"], est.split_["select"]
+    assert {r["objective"] != "none" for r in seen} == {False, True}
+    assert {r["refit"] for r in seen} == {False, True}
+    assert {r["_pruned"].forest.ensemble.refit_method == "counts" for r in seen} == {False, True}
+    yt = y if cls is BudgetPrunedForestClassifier else (y - y.mean()) / y.std()
+    for r in seen:
+        pf = r["_pruned"]
+        walked = pf.acquisition_cost(X, costs=est.costs_)  # in the user's units
+        assert r["average_cost"] == pytest.approx(walked[p].mean(), rel=1e-12)
+        assert r["fit_cost"] == pytest.approx(walked.mean(), rel=1e-12)
+        assert r["select_cost"] == pytest.approx(walked[s].mean(), rel=1e-12)
+        if cls is BudgetPrunedForestClassifier:
+            assert r["score"] == pf.score(X[s], y[s])
+            assert r["brier"] == pytest.approx(prune_row_loss(pf, X[s], y[s]), rel=1e-12)
+        else:  # scored on the standardised target, R² is the same
+            assert r["score"] == pytest.approx(pf.score(X[s], yt[s]), rel=1e-9, abs=1e-12)
