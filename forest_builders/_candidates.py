@@ -277,11 +277,11 @@ class GrowContext:
 
     def grow(self, name, family, kind, recipe, *, rows=None, **info):
         """Grow ``recipe(rows)`` (default: the grow rows) as the candidate ``name`` when the
-        clock has room (the fit's first candidate always is); the Forest, or None when
-        skipped.  ``rows=ctx.grow_prune`` is for a model that fits the budget whatever it
-        learns (see :meth:`prefix_fits`): it is never pruned, so the prune rows may grow
-        it; the select rows never do.  A name already grown (by an anchor) is not grown
-        again: its Forest is returned."""
+        clock has room (an anchor, and the fit's first candidate, always is); the
+        Forest, or None when skipped.  ``rows=ctx.grow_prune`` is for a model that fits
+        the budget whatever it learns (see :meth:`prefix_fits`): it is never pruned, so
+        the prune rows may grow it; the select rows never do.  A name already grown (by
+        an anchor) is not grown again: its Forest is returned."""
         done = self.grown(name)
         if done is not None:
             return done.forest

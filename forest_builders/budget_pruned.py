@@ -10,7 +10,9 @@ a classifier; seeded):
   its models on them: a random forest, shallow forests, forests on the
   cheapest-feature prefixes, lazy-penalty forests (classification), gradient
   boosting on the cheapest-feature prefixes and LightGBM's CEGB around the
-  budget;
+  budget.  The families' anchors grow first whatever the time left: a forest
+  and a boosted model on the longest cost-ranked prefix whose features fit the
+  budget (on the grow and prune rows: they fit as they are);
 * **prune** rows (20%; 25%): a model whose cost fits the budget is a candidate
   as it is; any other is pruned to the budget by :func:`prune_opt.fit_budget`
   on these rows -- a forest with the paper's objective (errors on the grow
@@ -21,8 +23,10 @@ a classifier; seeded):
 * **select** rows (20%; 25%): every candidate is scored there, on rows that
   neither grew nor pruned it.  A regressor keeps the best R²; a classifier, by
   the one-standard-error rule, the lowest Brier loss among the candidates
-  whose accuracy is within one standard error of the best.  ``candidates_``
-  lists them all with their family, costs, scores and the reason the winner won.
+  whose accuracy is within one standard error of the best.  A candidate no
+  better than the prior (a constant prediction) never wins over one that is,
+  and a winner no better than it is a ``UserWarning``.  ``candidates_`` lists
+  them all with their family, costs, scores and the reason the winner won.
 
 A candidate fits the budget when its average acquisition cost is within it on
 the prune rows and, with a margin of one standard error, on every row given to
@@ -559,11 +563,13 @@ _DOC_PARAMS = """
         For scikit-learn's forests.
     time_limit : float, default DEFAULT_TIME_LIMIT
         Seconds for the whole fit (growing, ranking, pruning, refitting,
-        scoring); it ends within 1.25 x ``time_limit``.  The first candidate
-        and its first pruning always run; every other step only when it is
-        expected to end in time (the candidates by half of it, each family an
-        equal share of what is left, a boosted family with fewer rounds when
-        time is short; the pruning calls and refits by 95%; see
+        scoring); it ends within 1.25 x ``time_limit``.  The anchors (a forest
+        and a boosted model on the longest cost-ranked feature prefix that
+        fits the budget) always grow first, and when nothing fits as grown the
+        first pruning always runs; every other step only when it is expected
+        to end in time (the candidates by half of the time the anchors left,
+        each family an equal share of it, a boosted family with fewer rounds
+        when time is short; the pruning calls and refits by 95%; see
         ``docs/estimator.md``); a skipped candidate is a ``candidates_`` row
         saying why.
     verbose : bool, default False
@@ -598,7 +604,10 @@ _DOC_PARAMS = """
         ``heldout_cost`` (the rows it was not pruned on), ``select_cost``,
         ``score`` and ``brier`` (select rows; ``brier`` is the squared error for
         regression, in the target's units: ``inf`` where it is beyond float64),
-        ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
+        ``above_prior`` (its score is above the best constant prediction's on
+        the select rows: the majority class's share, or an R² of 0; a winner
+        that is not is a ``UserWarning``), ``fits_budget``, ``chosen``,
+        ``reason``, ``seconds``.
     split_ : dict
         Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
     costs_ : prune_opt.FeatureCosts
