@@ -5,7 +5,8 @@
   from the longest prefix whose features all fit the budget (a model that fits
   as it is) to longer ones that the estimator prunes to the budget with the
   model's own loss, until two cost more than the budget on the prune rows (at
-  most ``max_subsets``, the whole feature set included);
+  most ``max_subsets``, the whole feature set included); the first, when its
+  features fit, is the family's anchor (grown before every family);
 * ``cegb``: LightGBM's cost-efficient gradient boosting (CEGB's lazy per-example
   feature penalty, Peter et al., NIPS 2017) at the trade-offs around the budget: a
   geometric search of ``cegb_tradeoff`` for the least penalised model that fits
@@ -149,16 +150,17 @@ def _cannot_grow(ctx, family):
     total, present = np.unique(ctx.y).size, np.unique(ctx.y[ctx.rows]).size
     if total >= 2 and present == total:
         return False
+    if any(name == family for name, _, _ in ctx.skipped):  # said once (anchor, family)
+        return True
     ctx.skipped.append((family, family, (
         f"not grown: the grow rows hold {present} of the {total} class(es) of y; a boosted "
         "classifier needs two classes or more, each among the grow rows")))
     return True
 
 
-@register_family("gbm", boosted=True, order=40,
-                 description="gradient boosting on the cheapest-feature prefixes "
-                             "(LightGBM, else HistGradientBoosting)")
-def _gbm(ctx):
+def _gbm_prefixes(ctx, anchor=False):
+    """The gbm models from the longest prefix whose features all fit the budget (only that
+    one, when it fits, for the ``anchor``)."""
     if _cannot_grow(ctx, "gbm"):
         return
     ranking = ctx.ranking("gbm")
@@ -168,7 +170,10 @@ def _gbm(ctx):
 
     library = boosting_library()
     k, n_grown, over = ctx.prefix_start(ranking), 0, 0
-    while k <= ctx.n_features and n_grown < max(ctx.max_subsets, 1) and over < 2:
+    if anchor and not ctx.prefix_fits(ranking, k):
+        return
+    most = 1 if anchor else max(ctx.max_subsets, 1)
+    while k <= ctx.n_features and n_grown < most and over < 2:
         cols = None if k == ctx.n_features else np.sort(ranking[:k])
         rounds = _rounds(ctx, "gbm", 2)
         # a prefix whose features all fit is never pruned: it grows on the prune rows too,
@@ -183,6 +188,19 @@ def _gbm(ctx):
         n_grown += 1
         over += not fits_budget(ctx.prune_cost(f), ctx.budget)
         k += 1
+
+
+def _gbm_anchor(ctx):
+    """Gradient boosting on the longest cost-ranked prefix whose features all fit the
+    budget."""
+    _gbm_prefixes(ctx, anchor=True)
+
+
+@register_family("gbm", boosted=True, order=40, anchor=_gbm_anchor,
+                 description="gradient boosting on the cheapest-feature prefixes "
+                             "(LightGBM, else HistGradientBoosting)")
+def _gbm(ctx):
+    _gbm_prefixes(ctx)
 
 
 def _cegb_params(ctx, tradeoff):
@@ -233,5 +251,6 @@ def _cegb(ctx):
     below = [s for s, (_, c, _) in models.items() if fits_budget(c, ctx.budget)]
     keep = ([min(below)] if below else []) + ([max(above)] if above else [])
     for s in sorted(keep):
-        f, _, recipe = models[s]
-        ctx.add(f"cegb(tradeoff={s:.3g})", "cegb", "cegb", f, recipe, tradeoff=s)
+        f, cost, recipe = models[s]
+        ctx.add(f"cegb(tradeoff={s:.3g})", "cegb", "cegb", f, recipe, tradeoff=s,
+                prune_cost=cost)

@@ -15,20 +15,34 @@ model's recipe (``rows -> Forest``) on the grow rows when the fit's clock
 expects it to end in time, records the model as a candidate (with the recipe,
 so the winner can be grown again on other rows) or, when there is no room,
 a row saying what was skipped and why.
+
+**Anchors.**  A family may also register an *anchor*: ``anchor(ctx)`` grows its
+one model that is cheap and strong at any budget (the families on feature
+prefixes: their model on the longest cost-ranked prefix whose features all fit
+the budget, which fits by construction).  The estimator grows every anchor
+first, whatever the clock says (inside :meth:`GrowContext.anchoring`; the cost
+ranking they need ends by :data:`RANK_SHARE` of ``time_limit``, with coarser
+rounds when time is short), and only then gives the families their shares of
+the growing time; a family's own ``grow`` meets its anchor's model again under
+the same name and keeps it (:meth:`GrowContext.grow` does not grow a name twice).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
-           "resolve_families", "GrowContext", "Candidate"]
+           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE"]
 
 #: name -> CandidateFamily, in the order the estimator grows them
 CANDIDATE_FAMILIES = {}
+#: the share of time_limit by which the cost ranking the anchors need ends (its
+#: elimination drops more features per round when the rounds would not end by then)
+RANK_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,10 @@ class CandidateFamily:
         the clock may leave no room for the last ones).
     default : bool
         Whether ``candidates=None`` grows it (False: only when named).
+    anchor : callable or None
+        ``anchor(ctx)`` grows the family's model that is cheap and strong at any
+        budget; the estimator grows every anchor before any family's ``grow``,
+        whatever the time left (see the module docstring).  None: no anchor.
     """
 
     name: str
@@ -64,6 +82,7 @@ class CandidateFamily:
     description: str = ""
     order: int = 100
     default: bool = True
+    anchor: object = None
 
     def status(self, task):
         """None when the family applies to ``task`` here, else why not."""
@@ -76,13 +95,14 @@ class CandidateFamily:
 
 
 def register_family(name, *, tasks=("classification", "regression"), requires=(),
-                    boosted=False, description="", order=100, default=True):
+                    boosted=False, description="", order=100, default=True, anchor=None):
     """Decorator: register ``grow(ctx)`` as the candidate family ``name`` (grown in
-    increasing ``order``; ``default=False``: only when ``candidates=`` names it)."""
+    increasing ``order``; ``default=False``: only when ``candidates=`` names it;
+    ``anchor(ctx)``, when given, before every family)."""
     def deco(fn):
         CANDIDATE_FAMILIES[name] = CandidateFamily(name, fn, tuple(tasks), tuple(requires),
                                                    bool(boosted), description, int(order),
-                                                   bool(default))
+                                                   bool(default), anchor)
         ordered = sorted(CANDIDATE_FAMILIES.items(), key=lambda kv: kv[1].order)
         CANDIDATE_FAMILIES.clear()
         CANDIDATE_FAMILIES.update(ordered)
@@ -126,7 +146,9 @@ def resolve_families(candidates, task):
 @dataclass
 class Candidate:
     """A grown model: its name, family, clock kind, the Forest grown on the grow rows and
-    its recipe (``rows -> Forest``), which grows it again on other rows."""
+    its recipe (``rows -> Forest``), which grows it again on other rows; ``routes``: the
+    fit's rows routed through it (:class:`forest_builders._pruning.Routes`), while they
+    are needed."""
 
     name: str
     family: str
@@ -134,6 +156,7 @@ class Candidate:
     forest: object
     recipe: object
     info: dict = field(default_factory=dict)
+    routes: object = None
 
 
 class GrowContext:
@@ -156,11 +179,20 @@ class GrowContext:
         ``n_estimators``, ``n_jobs``, ``seed``, ``max_subsets`` of the estimator.
     clock : FitClock
     share : float
-        The share of ``time_limit`` by which growing must end.
+        The share of ``time_limit`` by which growing must end (after the anchors: of the
+        time they left, see :meth:`anchoring`).
+    parts : dict, optional
+        ``{"grow", "prune", "select": rows}``, sliced once for the whole fit (default:
+        sliced here, the select rows being the others).
     """
 
-    def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share):
+    def __init__(self, X, y, grow, prune, budget, costs, names, task, params, clock, share,
+                 parts=None):
         self.X, self.y, self.rows, self.prune = X, y, grow, prune
+        #: the rows of each part of the fit, sliced once (``FitData.parts``)
+        self.parts = parts if parts is not None else {
+            "grow": X[grow], "prune": X[prune],
+            "select": X[np.setdiff1d(np.arange(X.shape[0]), np.concatenate([grow, prune]))]}
         self.budget, self.costs, self.names, self.task = budget, costs, names, task
         self.n_estimators = int(params["n_estimators"])
         self.n_jobs = params.get("n_jobs")
@@ -172,17 +204,42 @@ class GrowContext:
         self.grow_prune = np.sort(np.concatenate([grow, prune]))
         self._ranking = False  # not computed yet (None: could not be)
         self._family_end = None  # seconds into the fit by which the current family ends
+        self._anchoring = False  # growing the anchors: their steps run whatever the clock
+        self._grow_end = share * clock.time_limit  # seconds into the fit by which growing ends
+
+    @contextlib.contextmanager
+    def anchoring(self):
+        """Grow the families' anchors: every step runs whatever the clock says, and the cost
+        ranking ends by :data:`RANK_SHARE` of ``time_limit`` (coarser rounds when short).
+        Growing then ends by ``share`` of the time the anchors left, not of ``time_limit``:
+        the anchors need no pruning, so the pruning phase does not lose what they took."""
+        self._anchoring = True
+        try:
+            yield self
+        finally:
+            self._anchoring = False
+            done = self.clock.elapsed()
+            self._grow_end = max(self._grow_end, done + self.share * (
+                self.clock.time_limit - done))
+
+    def grow_left(self):
+        """Seconds left until growing ends (negative after)."""
+        return self._grow_end - self.clock.elapsed()
+
+    def grown(self, name):
+        """The candidate named ``name`` when it was grown (by an anchor), else None."""
+        return next((c for c in self.candidates if c.name == name), None)
 
     def begin_family(self, families_left):
         """Give the family about to grow an equal share of the growing time left among the
         ``families_left`` (itself included): one family's steps (a CEGB search on a
         multiclass table, say) cannot take the time of the others."""
-        left = max(self.clock.left(self.share), 0.0)
+        left = max(self.grow_left(), 0.0)
         self._family_end = self.clock.elapsed() + left / max(int(families_left), 1)
 
     def left(self):
         """Seconds left for the current family's steps."""
-        left = self.clock.left(self.share)
+        left = self.grow_left()
         if self._family_end is not None:
             left = min(left, self._family_end - self.clock.elapsed())
         return left
@@ -208,7 +265,7 @@ class GrowContext:
     def skip(self, name, family, kind, what="grown", *, shared=False):
         """Record that ``name`` was not grown (or ranked) for lack of time: in the
         current family's share of the growing time, or (``shared``) in all of it."""
-        left, of = ((self.clock.left(self.share), "the growing share") if shared else
+        left, of = ((self.grow_left(), "the growing share") if shared else
                     (self.left(), f"the {family} family's share"))
         self.skipped.append((name, family, (
             f"not {what}: expected to take {self.clock.expected(kind):.3g} s, "
@@ -216,19 +273,23 @@ class GrowContext:
 
     def timed(self, kind, fn, *, required=False):
         """``fn()`` timed as a step of ``kind``; None (nothing run) when the clock expects
-        it not to end in time, unless ``required`` or no candidate was grown yet (a fit
-        has at least one)."""
-        if not required and self.candidates and not self.allows(kind):
+        it not to end in time, unless ``required``, an anchor is growing or no candidate
+        was grown yet (a fit has at least one)."""
+        if not (required or self._anchoring) and self.candidates and not self.allows(kind):
             return None
         with self.clock.step(kind):
             return fn()
 
     def grow(self, name, family, kind, recipe, *, rows=None, **info):
         """Grow ``recipe(rows)`` (default: the grow rows) as the candidate ``name`` when the
-        clock has room (the fit's first candidate always is); the Forest, or None when
-        skipped.  ``rows=ctx.grow_prune`` is for a model that fits the budget whatever it
-        learns (see :meth:`prefix_fits`): it is never pruned, so the prune rows may grow
-        it; the select rows never do."""
+        clock has room (an anchor, and the fit's first candidate, always is); the
+        Forest, or None when skipped.  ``rows=ctx.grow_prune`` is for a model that fits
+        the budget whatever it learns (see :meth:`prefix_fits`): it is never pruned, so
+        the prune rows may grow it; the select rows never do.  A name already grown (by
+        an anchor) is not grown again: its Forest is returned."""
+        done = self.grown(name)
+        if done is not None:
+            return done.forest
         use = self.rows if rows is None else rows
         forest = self.timed(kind, lambda: recipe(use))
         if forest is None:
@@ -245,15 +306,22 @@ class GrowContext:
 
     def prune_cost(self, forest):
         """Average acquisition cost of the whole (unpruned) ``forest`` on the prune rows,
-        kept with its candidate (the pruning phase reads it instead of measuring again)."""
+        kept with its candidate (the pruning phase reads it instead of measuring again,
+        and the prune rows stay routed through it for its pruning)."""
         from prune_opt import PrunedForest
 
+        from ._pruning import Routes
+
+        cand = next((c for c in self.candidates if c.forest is forest), None)
+        if cand is not None and "prune_cost" in cand.info:
+            return cand.info["prune_cost"]
         pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs)
-        cost = float(pf.average_cost(self.X[self.prune]))
-        for cand in self.candidates:
-            if cand.forest is forest:
-                cand.info["prune_cost"] = cost
-        return cost
+        if cand is None:  # not (yet) a candidate: nothing to keep
+            return float(pf.average_cost(self.parts["prune"]))
+        if cand.routes is None:
+            cand.routes = Routes(forest, self.parts)
+        cand.info["prune_cost"] = float(np.mean(cand.routes.row_costs(pf, "prune")))
+        return cand.info["prune_cost"]
 
     def ranking(self, family):
         """The cost-aware feature ranking on the grow rows (computed once per fit, shared
@@ -264,14 +332,17 @@ class GrowContext:
 
         Xa, ya = self.X[self.rows], self.y[self.rows]
         # the ranking serves every family on prefixes (subset, gbm): it may take the
-        # growing time left to all of them, not only the asking family's share
-        if self.candidates and self.clock.expected("rank") > self.clock.left(self.share):
+        # growing time left to all of them, not only the asking family's share; for the
+        # anchors it always runs, ending by RANK_SHARE of time_limit
+        left = self.clock.left(RANK_SHARE) if self._anchoring else self.grow_left()
+        if not self._anchoring and self.candidates and self.clock.expected("rank") > left:
             self._ranking = None
             self.skip("ranking", family, "rank", "ranked", shared=True)
             return None
         with self.clock.step("rank"):
             self._ranking = rank_on_rows(Xa, ya, self.costs, self.task,
-                                         min(20, self.n_estimators), self.seed)
+                                         min(20, self.n_estimators), self.seed,
+                                         time_limit=max(left, 0.0))
         return self._ranking
 
     def prefix_fits(self, ranking, k):

@@ -26,12 +26,14 @@ CANDIDATE_TYPES = {"name": "str", "model": "str", "family": "str", "objective": 
                    "refit": "bool", "n_splits": "int", "average_cost": "float",
                    "fit_cost": "float", "fit_cost_bound": "float", "heldout_cost": "float",
                    "select_cost": "float", "score": "float", "brier": "float",
-                   "fits_budget": "bool", "chosen": "bool", "reason": "str",
-                   "seconds": "float"}
+                   "above_prior": "bool", "fits_budget": "bool", "chosen": "bool",
+                   "reason": "str", "seconds": "float"}
 CANDIDATE_COLUMNS = list(CANDIDATE_TYPES)
-#: the columns a record written before the boosted families lacks (read as unknown)
-ADDED_COLUMNS = {"family": "", "fit_cost": math.nan, "fit_cost_bound": math.nan,
-                 "heldout_cost": math.nan}
+#: the columns earlier versions' records lack, newest last, and how they are read: those
+#: added with the boosted families (unknown), then ``above_prior`` (False: not known to
+#: be above the prior)
+ADDED_COLUMNS = ({"family": "", "fit_cost": math.nan, "fit_cost_bound": math.nan,
+                  "heldout_cost": math.nan}, {"above_prior": False})
 #: parameters whose value is a list of strings (the others are scalars)
 LIST_PARAMS = ("candidates",)
 #: how the file stores a float that is not finite (prune_opt writes it as text)
@@ -134,14 +136,18 @@ def _read_candidates(table, fail):
     type (a float may be null or the text 'nan'/'inf'/'-inf'), one row chosen."""
     if table is None:
         return pd.DataFrame(columns=CANDIDATE_COLUMNS)
-    older = set(CANDIDATE_COLUMNS) - set(ADDED_COLUMNS)  # a record of an earlier version
-    if not isinstance(table, dict) or set(table) not in (set(CANDIDATE_COLUMNS), older):
+    # a record of this version, or of an earlier one (lacking the columns added since)
+    versions, added = [set(CANDIDATE_COLUMNS)], {}
+    for columns in reversed(ADDED_COLUMNS):
+        added.update(columns)
+        versions.append(set(CANDIDATE_COLUMNS) - set(added))
+    if not isinstance(table, dict) or set(table) not in versions:
         fail("candidates", f"must be an object with exactly the columns {CANDIDATE_COLUMNS}")
     lengths = {len(v) if isinstance(v, list) else -1 for v in table.values()}
     if len(lengths) != 1 or -1 in lengths:
         fail("candidates", "must hold one list per column, all of the same length")
     n = lengths.pop()
-    table = {**{c: [v] * n for c, v in ADDED_COLUMNS.items()}, **table}
+    table = {**{c: [v] * n for c, v in added.items()}, **table}
     columns = {c: _cells(c, table[c], fail) for c in CANDIDATE_COLUMNS}
     if n and sum(columns["chosen"]) != 1:
         fail("candidates", f"must mark exactly one row chosen, got {sum(columns['chosen'])}")

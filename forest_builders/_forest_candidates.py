@@ -7,7 +7,8 @@
   split the trees agree more on the informative ones);
 * ``subset``: random forests on nested prefixes of the cost-aware feature ranking,
   from the longest prefix whose features all fit the budget until two cost more
-  than it on the prune rows (at most ``max_subsets``);
+  than it on the prune rows (at most ``max_subsets``); the first, which fits by
+  construction, is the family's anchor (grown before every family);
 * ``lazy``: forests grown under CEGB's lazy per-example feature penalty
   (classification).
 """
@@ -71,15 +72,18 @@ def _subset_forest(ctx, cols, rows):
     return _widened_forest(rf, cols, X, None, ctx.names)
 
 
-@register_family("subset", order=30, description="random forests on the cheapest-feature prefixes")
-def _subset(ctx):
+def _subset_prefixes(ctx, anchor=False):
+    """The subset forests from the longest prefix whose features all fit the budget (only
+    that one, when it fits and is not every column, for the ``anchor``)."""
     if ctx.max_subsets == 0 or ctx.n_features < 2:
         return
     ranking = ctx.ranking("subset")
     if ranking is None:
         return
     k, n_grown, over = ctx.prefix_start(ranking), 0, 0
-    while k < ctx.n_features and n_grown < ctx.max_subsets and over < 2:
+    if anchor and not (k < ctx.n_features and ctx.prefix_fits(ranking, k)):
+        return
+    while k < ctx.n_features and n_grown < (1 if anchor else ctx.max_subsets) and over < 2:
         cols = np.sort(ranking[:k])
         # a prefix whose features all fit is never pruned: it grows on the prune rows too
         rows = ctx.grow_prune if ctx.prefix_fits(ranking, k) else None
@@ -90,6 +94,17 @@ def _subset(ctx):
         n_grown += 1
         over += not fits_budget(ctx.prune_cost(f), ctx.budget)
         k += 1
+
+
+def _subset_anchor(ctx):
+    """The forest on the longest cost-ranked prefix whose features all fit the budget."""
+    _subset_prefixes(ctx, anchor=True)
+
+
+@register_family("subset", order=30, anchor=_subset_anchor,
+                 description="random forests on the cheapest-feature prefixes")
+def _subset(ctx):
+    _subset_prefixes(ctx)
 
 
 def _lazy_forest(ctx, tradeoff, max_features, stop, rows):

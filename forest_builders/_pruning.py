@@ -15,6 +15,11 @@ ratio ``rho`` (1 at first); when a pruning misses the margin on every row, ``rho
 is lowered by the miss and the pruning is run again (at most :data:`RETRIES`
 times, when the clock has room).  Every pruning of a forest is also tried with
 its leaves refit on the grow rows (``refit=True``; same splits, same cost).
+
+A candidate's rows are routed through its trees once (:class:`Routes`): its cost
+on the prune rows while it grows, its pruning program and search, every
+pruning's cost on every row and its scores on the select rows all read the same
+leaves, since a pruning or a leaf refit keeps the candidate's splits.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import prune_opt as po
 from prune_opt import PrunedForest
 from prune_opt.budget import fits_budget
 
-__all__ = ["FitData", "PruningRun", "cost_summary", "fits", "zero_cost_model", "COST_MARGIN"]
+__all__ = ["FitData", "PruningRun", "Routes", "cost_summary", "fits", "zero_cost_model",
+           "COST_MARGIN"]
 
 #: the share of the time left per pruning call that its fit_budget search is given (the
 #: searches end a little late, and compiling, refitting and scoring come on top)
@@ -61,20 +67,96 @@ class FitData:
         self.budget = budget
         #: the rows no candidate is pruned on (the grow and select rows)
         self.heldout = np.sort(np.concatenate([grow, select]))
+        #: the rows of each part, sliced once: every candidate's :class:`Routes` read them
+        self.parts = {"grow": X[grow], "prune": X[prune], "select": X[select]}
 
 
-def cost_summary(pf, d):
+class Routes:
+    """The rows of one fit routed once through one candidate's trees, part by part.
+
+    Each part of the rows (``"grow"``, ``"prune"``, ``"select"``) is routed when first
+    asked for (the prune rows while the candidate grows, the others when it is
+    scored) and kept as prune_opt's :class:`~prune_opt._routed.RoutedData`, which
+    serves every pruning and leaf refit of the candidate: they keep its splits.
+
+    Parameters
+    ----------
+    forest : Forest
+        The candidate as grown.
+    parts : dict
+        ``{part: rows}``, the rows of each part of the fit (:attr:`FitData.parts`).
+    """
+
+    def __init__(self, forest, parts):
+        self.forest, self.parts, self._views = forest, parts, {}
+
+    def rows(self, part):
+        """The routed data of the rows of ``part``."""
+        from prune_opt._routed import RoutedData
+
+        if part not in self._views:
+            self._views[part] = RoutedData(self.forest, self.forest.check_X(self.parts[part]))
+        return self._views[part]
+
+    def serves(self, pf):
+        """Whether ``pf`` keeps this candidate's splits (a pruning or a leaf refit of it)."""
+        return pf.forest is self.forest or pf.forest.same_splits(self.forest)
+
+    def row_costs(self, pf, part):
+        """What each row of ``part`` pays under ``pf`` (a pruning of this candidate)."""
+        return np.asarray(self.rows(part).row_costs(pf.split_mask, pf.costs), dtype=float)
+
+
+def routed_output(pf, routed):
+    """``pf``'s output on the rows of ``routed`` (its class probabilities, or (n, 1)
+    predictions), summed in tree order as :meth:`prune_opt.PrunedForest.predict_proba`
+    does, so the two agree bit for bit."""
+    f = pf.forest
+    stops = routed.all_leaves(pf.split_mask)
+    total = np.zeros((routed.n_rows, f.value_width))
+    for t in range(f.n_trees):
+        total += f.value[stops[t]]
+    return f.output(total, out=total)
+
+
+def routed_scores(pf, routed, y):
+    """``(score, loss)`` of ``pf`` on the routed rows with labels ``y``: accuracy and Brier
+    loss, or R² and squared error (:meth:`prune_opt.PrunedForest.score`,
+    :func:`prune_row_loss`), from one output."""
+    out = routed_output(pf, routed)
+    if pf.task == "regression":
+        from sklearn.metrics import r2_score
+
+        from prune_opt._ensemble import target_unit
+
+        pred = pf.forest.prediction(out)
+        unit = target_unit(y)
+        return float(r2_score(y / unit, pred / unit)), float(np.mean((pred - y) ** 2))
+    classes = pf.classes_
+    onehot = (y[:, None] == classes[None, :]).astype(float)
+    acc = float(np.mean(classes[np.argmax(out, axis=1)] == y))
+    return acc, float(np.mean(np.sum((out - onehot) ** 2, axis=1)))
+
+
+def cost_summary(pf, d, routes=None):
     """The cost columns of a pruning: its average acquisition cost on the prune rows, on
     every row given to fit (and that plus :data:`COST_MARGIN` standard errors), on the
-    rows it was not pruned on and on the select rows."""
-    c = np.asarray(pf.acquisition_cost(d.X), dtype=float)
+    rows it was not pruned on and on the select rows (read off ``routes``, the
+    candidate's routed rows, when given)."""
+    if routes is not None and routes.serves(pf):
+        part = {p: routes.row_costs(pf, p) for p in ("grow", "prune", "select")}
+    else:
+        c = np.asarray(pf.acquisition_cost(d.X), dtype=float)
+        part = {"grow": c[d.grow], "prune": c[d.prune], "select": c[d.select]}
+    c = np.concatenate([part["grow"], part["prune"], part["select"]])
+    heldout = np.concatenate([part["grow"], part["select"]])
     n = c.size
     mean = float(np.mean(c))
     se = float(np.std(c, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
-    return {"average_cost": float(np.mean(c[d.prune])), "fit_cost": mean,
+    return {"average_cost": float(np.mean(part["prune"])), "fit_cost": mean,
             "fit_cost_bound": mean + COST_MARGIN * se,
-            "heldout_cost": float(np.mean(c[d.heldout])) if d.heldout.size else np.nan,
-            "select_cost": float(np.mean(c[d.select])) if d.select.size else np.nan}
+            "heldout_cost": float(np.mean(heldout)) if heldout.size else np.nan,
+            "select_cost": float(np.mean(part["select"])) if part["select"].size else np.nan}
 
 
 def fits(summary, budget):
@@ -159,13 +241,26 @@ class PruningRun:
         self.rows, self.problems, self.calls = [], {}, 0
 
     # ------------------------------------------------------------ rows
+    def routes(self, cand):
+        """The candidate's :class:`Routes` (its rows routed once, kept until released)."""
+        if cand.routes is None:
+            cand.routes = Routes(cand.forest, self.d.parts)
+        return cand.routes
+
+    def _scores(self, cand, pf, part, y):
+        """``(score, loss)`` of ``pf`` (a pruning of ``cand``) on the rows of ``part``."""
+        routes = self.routes(cand)
+        if routes.serves(pf):
+            return routed_scores(pf, routes.rows(part), y)
+        X = self.d.parts[part]
+        return float(pf.score(X, y)), prune_row_loss(pf, X, y)
+
     def _row(self, label, cand, objective, refit, pf, summary, seconds):
         d = self.d
-        Xc, yc = d.X[d.select], d.y[d.select]
+        score, brier = self._scores(cand, pf, "select", d.y[d.select])  # accuracy, or R²
         return dict(name=label, model=cand.name, family=cand.family, objective=objective,
-                    refit=refit, n_splits=int(pf.n_splits), **summary,
-                    score=float(pf.score(Xc, yc)),  # accuracy, or R² for regression
-                    brier=prune_row_loss(pf, Xc, yc), fits_budget=fits(summary, d.budget),
+                    refit=refit, n_splits=int(pf.n_splits), **summary, score=score,
+                    brier=brier, above_prior=False, fits_budget=fits(summary, d.budget),
                     chosen=False, reason="", seconds=float(seconds), _pruned=pf)
 
     def skip(self, label, cand, objective, reason):
@@ -181,16 +276,19 @@ class PruningRun:
         todo = {}  # candidate -> its cost over the budget on the prune rows
         for i, cand in enumerate(self.cands):
             full = PrunedForest(cand.forest, cand.forest.full_split_mask(), costs=self.costs)
+            routes = self.routes(cand)
             # every row's cost only for a model within the budget on the prune rows (a
             # prefix model's prune-row cost was measured while the family grew)
             cost = cand.info.get("prune_cost")
             if cost is None:
-                cost = full.average_cost(d.X[d.prune])
-            summary = cost_summary(full, d) if fits_budget(cost, d.budget) else None
+                cost = float(np.mean(routes.row_costs(full, "prune")))
+            summary = (cost_summary(full, d, routes) if fits_budget(cost, d.budget)
+                       else None)
             if summary is not None and d.budget <= 0:  # paid splits no given row reaches
                 full = zero_cost_model(full, self.costs)
             if summary is not None and fits(summary, d.budget):
                 self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
+                cand.routes = None  # scored: its routed rows are not needed again
             elif cand.info.get("grown_on") == "grow+prune":
                 # grown on the prune rows because its features fit: never pruned there
                 self.rows.append(unscored_row(
@@ -217,12 +315,18 @@ class PruningRun:
             obj = _first_objective(forest)
             pruned = self.prune(i, obj, required=required and k == 0)
             if pruned is not None and obj == "paper":
-                screen.append((prune_row_loss(pruned, d.X[d.prune], d.y[d.prune]), i))
+                screen.append((self._scores(self.cands[i], pruned, "prune",
+                                            d.y[d.prune])[1], i))
                 papers[i] = pruned
-        for _, i in sorted(screen)[:second]:
+        again = [i for _, i in sorted(screen)[:second]]
+        for i in set(todo) - set(again):  # done: their routed rows are not needed again
+            self.cands[i].routes = None
+        for i in again:
             obj = own_loss(self.cands[i].forest)
             if obj is not None:  # the paper pruning joins the own loss's starts
                 self.prune(i, obj, warm=papers[i])
+        for cand in self.cands:
+            cand.routes = None
         return self.rows
 
     def _problem(self, i):
@@ -230,17 +334,20 @@ class PruningRun:
         grow rows for a forest (each tree's in-bag sample), on the prune rows for a
         boosted model (which were not among its training rows)."""
         if i not in self.problems:
-            d, forest = self.d, self.cands[i].forest
-            train = (d.X[d.grow], d.y[d.grow]) if forest.ensemble.in_bag_errors else None
-            self.problems[i] = po.compile_problem(forest, d.X[d.prune], d.y[d.prune],
-                                                  costs=self.costs, train=train)
+            d, cand = self.d, self.cands[i]
+            forest = cand.forest
+            train = (d.parts["grow"], d.y[d.grow]) if forest.ensemble.in_bag_errors else None
+            # from the candidate's routed prune rows, which fit_budget reads in turn
+            self.problems[i] = po.compile_problem(forest, d.parts["prune"], d.y[d.prune],
+                                                  costs=self.costs, train=train,
+                                                  routed=self.routes(cand).rows("prune"))
         return self.problems[i]
 
     def _search(self, i, obj, limit, warm, rho):
         d = self.d
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return po.fit_budget(self._problem(i), d.X[d.prune], d.y[d.prune],
+            return po.fit_budget(self._problem(i), d.parts["prune"], d.y[d.prune],
                                  budget=d.budget * rho, objective=obj, time_limit=limit,
                                  warm_start=warm)
 
@@ -265,7 +372,7 @@ class PruningRun:
             pruned = self._search(i, obj, limit, warm, rho)
             if d.budget <= 0:  # no lower budget to aim at: the zero-cost model
                 pruned = zero_cost_model(pruned, self.costs)
-            summary = cost_summary(pruned, d)
+            summary = cost_summary(pruned, d, self.routes(cand))
             while not fits(summary, d.budget) and d.budget > 0 and (
                     tries < RETRIES + 2 * required) and (
                     required or clock.allows(kind, self.share, extra=limit)):
@@ -275,7 +382,7 @@ class PruningRun:
                                      / d.budget * (1 - 1e-6))
                 pruned = self._search(i, obj, limit, [pruned] + ([] if warm is None
                                                                  else [warm]), rho)
-                summary = cost_summary(pruned, d)
+                summary = cost_summary(pruned, d, self.routes(cand))
                 tries += 1
         except ValueError as exc:  # e.g. the budget is below the cheapest pruning
             self.skip(label, cand, obj, f"fit_budget failed: {exc}")
@@ -283,7 +390,7 @@ class PruningRun:
         if required and not fits(summary, d.budget):  # the free model always fits
             pruned = PrunedForest(cand.forest, np.zeros_like(pruned.split_mask),
                                   costs=self.costs)
-            summary = cost_summary(pruned, d)
+            summary = cost_summary(pruned, d, self.routes(cand))
         elapsed = time.perf_counter() - t0
         self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
         clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
@@ -301,7 +408,8 @@ def unscored_row(name, model, family, objective, reason):
     """The candidates row of a candidate that was not scored (``reason`` says why)."""
     return dict(name=name, model=model, family=family, objective=objective, refit=False,
                 n_splits=0, **{c: np.nan for c in COST_COLUMNS}, score=np.nan, brier=np.nan,
-                fits_budget=False, chosen=False, reason=reason, seconds=0.0, _pruned=None)
+                above_prior=False, fits_budget=False, chosen=False, reason=reason, seconds=0.0,
+                _pruned=None)
 
 
 def no_room(what, clock, kind, share, extra=0.0):

@@ -10,7 +10,9 @@ a classifier; seeded):
   its models on them: a random forest, shallow forests, forests on the
   cheapest-feature prefixes, lazy-penalty forests (classification), gradient
   boosting on the cheapest-feature prefixes and LightGBM's CEGB around the
-  budget;
+  budget.  The families' anchors grow first whatever the time left: a forest
+  and a boosted model on the longest cost-ranked prefix whose features fit the
+  budget (on the grow and prune rows: they fit as they are);
 * **prune** rows (20%; 25%): a model whose cost fits the budget is a candidate
   as it is; any other is pruned to the budget by :func:`prune_opt.fit_budget`
   on these rows -- a forest with the paper's objective (errors on the grow
@@ -21,8 +23,10 @@ a classifier; seeded):
 * **select** rows (20%; 25%): every candidate is scored there, on rows that
   neither grew nor pruned it.  A regressor keeps the best R²; a classifier, by
   the one-standard-error rule, the lowest Brier loss among the candidates
-  whose accuracy is within one standard error of the best.  ``candidates_``
-  lists them all with their family, costs, scores and the reason the winner won.
+  whose accuracy is within one standard error of the best.  A candidate no
+  better than the prior (a constant prediction) never wins over one that is,
+  and a winner no better than it is a ``UserWarning``.  ``candidates_`` lists
+  them all with their family, costs, scores and the reason the winner won.
 
 A candidate fits the budget when its average acquisition cost is within it on
 the prune rows and, with a margin of one standard error, on every row given to
@@ -85,7 +89,7 @@ from ._pruning import (
     unscored_row,
     zero_cost_model,
 )
-from ._selection import choose
+from ._selection import choose, prior_score
 
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
 
@@ -210,6 +214,7 @@ class _BudgetPrunedForest(BaseEstimator):
                              f"({'/'.join(f'{100 * v:g}' for v in split)}%): X has n_samples={X.shape[0]}, too few; pass "
                              "more rows or budget=None")
         self.split_ = {"grow": grow, "prune": prune, "select": select}
+        self._select_prior = prior_score(y[select], self._task)
         data = FitData(X, y, grow, prune, select, float(self.budget) / scale)
         clock = FitClock(self.time_limit, t_start)
         from tqdm.auto import tqdm
@@ -250,17 +255,29 @@ class _BudgetPrunedForest(BaseEstimator):
 
     def _grow_candidates(self, d, fc, names, seed, clock, families, bar):
         """The :class:`GrowContext` after every family of ``families`` grew its models on
-        the grow rows (the first model always is; any other only when the clock expects
-        it to be grown by ``GROW_SHARE`` of ``time_limit``)."""
+        the grow rows: first every family's anchor (a model on the longest cost-ranked
+        feature prefix that fits the budget), whatever the clock says; then each family
+        in turn, its steps only when the clock expects them to end within the family's
+        share of ``GROW_SHARE`` of ``time_limit`` (the fit's first model always grows)."""
         params = {"n_estimators": self.n_estimators, "n_jobs": self.n_jobs, "seed": seed,
                   "max_subsets": self.max_subsets}
         ctx = GrowContext(d.X, d.y, d.grow, d.prune, d.budget, fc, names, self._task, params,
-                          clock, GROW_SHARE)
-        for k, name in enumerate(families):
-            bar.set_description(f"growing {name} candidates")
-            ctx.begin_family(len(families) - k)
+                          clock, GROW_SHARE, parts=d.parts)
+        anchored = [n for n in families if CANDIDATE_FAMILIES[n].anchor is not None]
+        bar.total += len(anchored)
+        steps = [(f"growing the {n} anchor", CANDIDATE_FAMILIES[n].anchor, None)
+                 for n in anchored]
+        steps += [(f"growing {n} candidates", CANDIDATE_FAMILIES[n].grow, len(families) - k)
+                  for k, n in enumerate(families)]
+        for what, grow, families_left in steps:
+            bar.set_description(what)
             seen = len(ctx.skipped)
-            CANDIDATE_FAMILIES[name].grow(ctx)
+            if families_left is None:
+                with ctx.anchoring():
+                    grow(ctx)
+            else:
+                ctx.begin_family(families_left)
+                grow(ctx)
             for label, _, why in ctx.skipped[seen:]:
                 if not bar.disable:
                     bar.write(f"skipped {label}: {why}", file=sys.stderr)
@@ -272,13 +289,34 @@ class _BudgetPrunedForest(BaseEstimator):
         return ctx
 
     def _choose(self, rows):
-        """Mark the winner among ``rows`` (costs in the user's units) and build
-        ``candidates_`` (see :func:`forest_builders._selection.choose`)."""
-        best = choose(rows, self._task, self.split_["select"].size, float(self.budget))
+        """Mark the winner among ``rows`` (costs in the user's units), build
+        ``candidates_`` (see :func:`forest_builders._selection.choose`) and warn when the
+        winner is no better than the prior on the select rows."""
+        best = choose(rows, self._task, self.split_["select"].size, float(self.budget),
+                      self._select_prior)
         self.pruned_ = rows[best]["_pruned"]
         self.candidates_ = pd.DataFrame([{k: r[k] for k in CANDIDATE_COLUMNS} for r in rows],
                                         columns=CANDIDATE_COLUMNS)
         self._record()
+        win = rows[best]
+        with_splits = [r for r in rows if r["_pruned"] is not None and r["n_splits"] > 0]
+        if win["above_prior"] and with_splits:
+            return
+        if self._task == "classification":
+            said = (f"held-out accuracy {win['score']:.4f}, no better than the prior's "
+                    f"{self._select_prior:.4f} (always predicting the majority class)")
+        else:
+            said = f"held-out R² {win['score']:.4f}, no better than predicting the mean"
+        if not with_splits:
+            why = (f"every candidate with a split was skipped or kept none "
+                   f"(time_limit={self.time_limit:g} s; see candidates_['reason']): a larger "
+                   "time_limit or budget may give one")
+        else:
+            why = ("no candidate within the budget predicts the held-out rows better; the "
+                   "features that fit carry little signal here: a larger budget may help")
+        warnings.warn(f"{type(self).__name__}: the chosen model {win['name']!r} has {said}; "
+                      f"{why}.  candidates_['above_prior'] flags the candidates that beat "
+                      "the prior.", UserWarning, stacklevel=3)
 
     def _unstandardise(self, shift, scale):
         """Map a regression winner's node values back to the user's target units (the
@@ -362,7 +400,7 @@ class _BudgetPrunedForest(BaseEstimator):
         row = dict(name="rf", model="rf", family="rf", objective="none", refit=False,
                    n_splits=pf.n_splits, average_cost=cost, fit_cost=cost,
                    fit_cost_bound=np.nan, heldout_cost=np.nan, select_cost=np.nan,
-                   score=np.nan, brier=np.nan, fits_budget=True, chosen=True,
+                   score=np.nan, brier=np.nan, above_prior=False, fits_budget=True, chosen=True,
                    reason="no budget: the random forest grown on every row", seconds=0.0)
         self.pruned_ = self.selected_ = pf
         self.candidates_ = pd.DataFrame([row], columns=CANDIDATE_COLUMNS)
@@ -526,11 +564,13 @@ _DOC_PARAMS = """
         For scikit-learn's forests.
     time_limit : float, default DEFAULT_TIME_LIMIT
         Seconds for the whole fit (growing, ranking, pruning, refitting,
-        scoring); it ends within 1.25 x ``time_limit``.  The first candidate
-        and its first pruning always run; every other step only when it is
-        expected to end in time (the candidates by half of it, each family an
-        equal share of what is left, a boosted family with fewer rounds when
-        time is short; the pruning calls and refits by 95%; see
+        scoring); it ends within 1.25 x ``time_limit``.  The anchors (a forest
+        and a boosted model on the longest cost-ranked feature prefix that
+        fits the budget) always grow first, and when nothing fits as grown the
+        first pruning always runs; every other step only when it is expected
+        to end in time (the candidates by half of the time the anchors left,
+        each family an equal share of it, a boosted family with fewer rounds
+        when time is short; the pruning calls and refits by 95%; see
         ``docs/estimator.md``); a skipped candidate is a ``candidates_`` row
         saying why.
     verbose : bool, default False
@@ -565,7 +605,10 @@ _DOC_PARAMS = """
         ``heldout_cost`` (the rows it was not pruned on), ``select_cost``,
         ``score`` and ``brier`` (select rows; ``brier`` is the squared error for
         regression, in the target's units: ``inf`` where it is beyond float64),
-        ``fits_budget``, ``chosen``, ``reason``, ``seconds``.
+        ``above_prior`` (its score is above the best constant prediction's on
+        the select rows: the majority class's share, or an R² of 0; a winner
+        that is not is a ``UserWarning``), ``fits_budget``, ``chosen``,
+        ``reason``, ``seconds``.
     split_ : dict
         Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
     costs_ : prune_opt.FeatureCosts

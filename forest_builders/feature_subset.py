@@ -32,6 +32,7 @@ forest can only ask for the subset's features.  Pruning it with
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -148,7 +149,7 @@ def _drop_order(importance, saving, n_drop, tol=0.0):
 
 
 def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_features="sqrt",
-                          sample_weight=None, random_state=None, verbose=False):
+                          sample_weight=None, random_state=None, verbose=False, time_limit=None):
     """Order the features by cost-aware recursive feature elimination.
 
     Parameters
@@ -170,6 +171,13 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     random_state : int, RandomState or None
     verbose : bool, default False
         Print one line per round.
+    time_limit : float or None, default None
+        Seconds the ranking may take.  When the rounds left at ``step`` are not
+        expected to end in time (each as long as the last one), a round drops
+        more features, so that the survivors shrink geometrically to one in the
+        rounds the time left holds; with no time for another round, the last
+        round's importances per cost rank every survivor.  The first round always
+        runs.  None: every round at ``step``.
 
     Returns
     -------
@@ -195,22 +203,64 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     if isinstance(step, bool) or not isinstance(step, (Integral, Real)) or not step > 0 or (
             isinstance(step, Real) and not isinstance(step, Integral) and step >= 1):
         raise ValueError(f"step must be a positive int or a fraction in (0, 1), got {step!r}")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(
+            time_limit, Real) or not time_limit >= 0):
+        raise ValueError(f"time_limit must be None or seconds >= 0, got {time_limit!r}")
     forest = RandomForestClassifier(n_estimators=n_estimators, max_features=max_features,
                                     random_state=random_state, n_jobs=1)
     return _eliminate(X, y, fc, forest, step, _drop_savings, sample_weight=sample_weight,
-                      verbose=verbose)
+                      verbose=verbose, time_limit=time_limit)
 
 
-def _eliminate(X, y, costs, forest, step, savings, sample_weight=None, verbose=False):
+def _n_drop(step, n):
+    """Features one round at ``step`` drops from ``n`` survivors (at least one, and one
+    survivor kept)."""
+    n_drop = int(step) if isinstance(step, Integral) else int(step * n)
+    return min(max(n_drop, 1), n - 1)
+
+
+def _rounds_left(step, n):
+    """Rounds the elimination at ``step`` takes from ``n`` survivors to one."""
+    rounds = 0
+    while n > 1:
+        n -= _n_drop(step, n)
+        rounds += 1
+    return rounds
+
+
+def _timed_drop(step, n, seconds, left):
+    """Features the current round drops from ``n`` survivors when a round takes
+    ``seconds`` and ``left`` seconds remain: as at ``step`` when the rounds that follow
+    fit in ``left``, else enough that the survivors shrink geometrically to one in the
+    rounds that do (all but one when none does)."""
+    n_drop = _n_drop(step, n)
+    affordable = int(left // seconds) if seconds > 0 else n
+    if _rounds_left(step, n - n_drop) <= affordable:
+        return n_drop
+    if affordable <= 0:
+        return n - 1
+    keep = max(1, int(np.floor(n ** (affordable / (affordable + 1)) + 1e-9)))
+    return max(n_drop, n - keep)
+
+
+def _eliminate(X, y, costs, forest, step, savings, sample_weight=None, verbose=False,
+               time_limit=None):
     """The ranking of cost-aware recursive feature elimination: ``forest`` (an unfitted
     scikit-learn forest) is refit on the survivors every round, and ``savings(costs,
-    survivors)`` gives what dropping each saves and the tolerance of a zero saving."""
+    survivors)`` gives what dropping each saves and the tolerance of a zero saving;
+    coarser rounds when ``time_limit`` seconds would not hold the rounds at ``step``."""
     survivors = np.arange(X.shape[1])
     dropped = []
+    t_start = time.perf_counter()
     while survivors.size > 1:
+        t0 = time.perf_counter()
         rf = forest.fit(X[:, survivors], y, sample_weight=sample_weight)
-        n_drop = int(step) if isinstance(step, Integral) else int(step * survivors.size)
-        n_drop = min(max(n_drop, 1), survivors.size - 1)
+        if time_limit is None:
+            n_drop = _n_drop(step, survivors.size)
+        else:
+            now = time.perf_counter()
+            n_drop = _timed_drop(step, survivors.size, now - t0,
+                                 t_start + time_limit - now)
         saving, tol = savings(costs, survivors)
         gone = _drop_order(rf.feature_importances_, saving, n_drop, tol)
         if verbose:
@@ -449,17 +499,18 @@ class SubsetForestClassifier(ForestPredictions, CostAwareClassifier):
         return self
 
 
-def rank_on_rows(X, y, costs, task, n_estimators, random_state):
+def rank_on_rows(X, y, costs, task, n_estimators, random_state, time_limit=None):
     """The cost-aware elimination ranking of ``X``'s features for a classification target
     (:func:`rank_features_by_cost`) or a regression one (a regression forest's impurity
     importance per unit of cost saved), a fifth of the survivors dropped per round beyond
-    10 features."""
+    10 features (more when ``time_limit`` seconds would not hold the rounds)."""
     step = 1 if X.shape[1] <= 10 else 0.2
     if task == "classification":
         return rank_features_by_cost(X, y, costs=costs, n_estimators=n_estimators, step=step,
-                                     random_state=random_state)
+                                     random_state=random_state, time_limit=time_limit)
     from sklearn.ensemble import RandomForestRegressor
 
     rf = RandomForestRegressor(n_estimators=n_estimators, max_features=1.0,
                                random_state=random_state, n_jobs=1)
-    return _eliminate(X, y, costs, rf, step, lambda fc, s: (_savings(fc, s), 0.0))
+    return _eliminate(X, y, costs, rf, step, lambda fc, s: (_savings(fc, s), 0.0),
+                      time_limit=time_limit)

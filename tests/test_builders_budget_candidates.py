@@ -227,18 +227,37 @@ def test_the_record_round_trip_is_lossless(cancer, tmp_path):
     assert np.array_equal(back.predict_proba(X), est.predict_proba(X))
 
 
-def test_a_record_of_the_earlier_version_loads_with_the_new_columns_unknown(cancer, tmp_path):
+@pytest.mark.parametrize("dropped", [
+    ("family", "fit_cost", "fit_cost_bound", "heldout_cost", "above_prior"),  # before boosting
+    ("above_prior",),  # before the prior's flag
+])
+def test_a_record_of_an_earlier_version_loads_with_the_new_columns_unknown(cancer, tmp_path,
+                                                                           dropped):
     X, _, _, est = cancer
     est.save(tmp_path / "m.json")
     doc = json.loads((tmp_path / "m.json").read_text())
     table = doc["solve_info"]["budget_pruned_estimator"]["candidates"]
-    for col in ("family", "fit_cost", "fit_cost_bound", "heldout_cost"):
+    for col in dropped:
         del table[col]
     (tmp_path / "old.json").write_text(json.dumps(doc))
     back = BudgetPrunedForestClassifier.load(tmp_path / "old.json")
-    assert (back.candidates_["family"] == "").all()
-    assert back.candidates_["fit_cost"].isna().all()
+    if "family" in dropped:
+        assert (back.candidates_["family"] == "").all()
+        assert back.candidates_["fit_cost"].isna().all()
+    assert not back.candidates_["above_prior"].any()  # not known to be above the prior
     assert list(back.candidates_["name"]) == list(est.candidates_["name"])
+    assert list(back.candidates_.columns) == list(est.candidates_.columns)
+
+
+def test_a_record_lacking_a_column_of_an_older_version_only_is_refused(cancer, tmp_path):
+    """Columns were added in versions: a table lacking an older one but holding a newer
+    one matches no version."""
+    cancer[3].save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    del doc["solve_info"]["budget_pruned_estimator"]["candidates"]["family"]
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="exactly the columns"):
+        BudgetPrunedForestClassifier.load(tmp_path / "bad.json")
 
 
 def _record(doc):
@@ -263,3 +282,40 @@ def test_a_record_with_a_bad_new_field_is_refused(cancer, tmp_path, mutation, ma
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=match):
         BudgetPrunedForestClassifier.load(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("cls", [BudgetPrunedForestClassifier, BudgetPrunedForestRegressor])
+def test_scores_and_costs_read_off_the_routed_rows_are_the_models_own(cls, monkeypatch):
+    """Each candidate's rows are routed once and shared by its cost columns and its
+    select-row scores: every scored row holds what its model says when asked directly
+    (forests and boosted models, as grown, pruned and with their leaves refit)."""
+    from forest_builders._pruning import prune_row_loss
+
+    X, y = load_diabetes(return_X_y=True)
+    y = (y > np.median(y)).astype(int) if cls is BudgetPrunedForestClassifier else y
+    costs = np.linspace(1, 3, X.shape[1])
+    seen = []
+    real = cls._choose
+
+    def spy(self, rows):
+        seen.extend(r for r in rows if r["_pruned"] is not None)
+        return real(self, rows)
+
+    monkeypatch.setattr(cls, "_choose", spy)
+    est = cls(budget=4.0, costs=costs, **ROOMY).fit(X, y)
+    p, s = est.split_["prune"], est.split_["select"]
+    assert {r["objective"] != "none" for r in seen} == {False, True}
+    assert {r["refit"] for r in seen} == {False, True}
+    assert {r["_pruned"].forest.ensemble.refit_method == "counts" for r in seen} == {False, True}
+    yt = y if cls is BudgetPrunedForestClassifier else (y - y.mean()) / y.std()
+    for r in seen:
+        pf = r["_pruned"]
+        walked = pf.acquisition_cost(X, costs=est.costs_)  # in the user's units
+        assert r["average_cost"] == pytest.approx(walked[p].mean(), rel=1e-12)
+        assert r["fit_cost"] == pytest.approx(walked.mean(), rel=1e-12)
+        assert r["select_cost"] == pytest.approx(walked[s].mean(), rel=1e-12)
+        if cls is BudgetPrunedForestClassifier:
+            assert r["score"] == pf.score(X[s], y[s])
+            assert r["brier"] == pytest.approx(prune_row_loss(pf, X[s], y[s]), rel=1e-12)
+        else:  # scored on the standardised target, R² is the same
+            assert r["score"] == pytest.approx(pf.score(X[s], yt[s]), rel=1e-9, abs=1e-12)

@@ -115,8 +115,12 @@ def test_candidates_table_is_consistent(cancer):
     assert win["score"] >= top - se - 1e-12
     near = fits[fits["score"] >= top - se - 1e-12]
     assert win["brier"] <= near["brier"].min() + 1e-12
-    assert (table.loc[~table.index.isin(near.index) & table["fits_budget"], "reason"]
-            .str.contains("one standard error").all())
+    # the others lose on the rule, or score no better than the prior (which others beat)
+    out = table[~table.index.isin(near.index) & table["fits_budget"]]
+    prior = np.max(np.unique(y[select], return_counts=True)[1]) / select.size
+    assert (out["reason"].str.contains("one standard error") == out["above_prior"]).all()
+    assert (out.loc[~out["above_prior"], "score"] <= prior + 1e-12).all()
+    assert out.loc[~out["above_prior"], "reason"].str.contains("not above the prior").all()
     assert {"rf", "lazy(tradeoff=1)", "rf(max_leaf_nodes=8)"} <= set(table["model"])
     assert table["model"].str.startswith("subset").any()
     # the shallow forests' trees have at most 8 leaves (7 splits) before any pruning

@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import prune_opt as po
 from forest_builders import SubsetForestClassifier, rank_features_by_cost, subset_costs
-from forest_builders.feature_subset import _drop_order, _savings
+from forest_builders.feature_subset import _drop_order, _rounds_left, _savings, _timed_drop
 from prune_opt import FeatureCosts
 
 
@@ -76,6 +76,42 @@ def test_ranking_is_a_permutation_and_free_features_come_first(seed, step):
     # gets cheaper, and the cheapest feature to drop last is one that saves nothing
     free = [j for j in range(6) if fc.cost_of_usage(np.eye(6, dtype=bool)[[j]])[0] == 0]
     assert all(ranking.tolist().index(j) < 6 for j in free)
+
+
+def test_a_timed_round_drops_more_when_the_rounds_left_do_not_fit():
+    """Each round is expected to take as long as the last: with room for the rounds at
+    ``step`` it drops as ``step`` says; with room for m more rounds the survivors shrink
+    geometrically to one in m rounds; with none, the round ranks every survivor."""
+    assert _rounds_left(1, 10) == 9 and _rounds_left(0.2, 20) == _rounds_left(0.2, 16) + 1
+    assert _timed_drop(1, 10, seconds=1.0, left=100.0) == 1
+    assert _timed_drop(0.2, 20, seconds=1.0, left=100.0) == 4
+    assert _timed_drop(1, 10, seconds=1.0, left=0.5) == 9  # no room: all but one
+    assert _timed_drop(1, 10, seconds=1.0, left=-3.0) == 9
+    assert _timed_drop(1, 16, seconds=1.0, left=1.5) == 12  # one more round: 16 -> 4 -> 1
+    assert _timed_drop(1, 64, seconds=1.0, left=2.0) == 48  # two more: 64 -> 16 -> ...
+    assert _timed_drop(1, 10, seconds=0.0, left=0.0) == 1  # an instant round: as at step
+
+
+def test_a_ranking_out_of_time_is_the_first_round_s_order():
+    """time_limit=0 leaves one round: its importances per cost rank every feature (still
+    a permutation, free features first); no limit is the usual elimination."""
+    X, y = make_classification(n_samples=300, n_features=12, n_informative=4, random_state=0)
+    costs = np.linspace(1.0, 3.0, 12)
+    quick = rank_features_by_cost(X, y, costs=costs, n_estimators=10, random_state=0,
+                                  time_limit=0)
+    assert sorted(quick.tolist()) == list(range(12))
+    from sklearn.ensemble import RandomForestClassifier
+
+    rf = RandomForestClassifier(10, random_state=0, n_jobs=1).fit(X.astype(np.float32), y)
+    saving = _savings(po.as_feature_costs(costs, 12), np.arange(12))
+    order = _drop_order(rf.feature_importances_, saving, 11)
+    assert quick[1:].tolist() == order[::-1].tolist()
+    full = rank_features_by_cost(X, y, costs=costs, n_estimators=10, random_state=0)
+    roomy = rank_features_by_cost(X, y, costs=costs, n_estimators=10, random_state=0,
+                                  time_limit=1e9)
+    assert full.tolist() == roomy.tolist()
+    with pytest.raises(ValueError, match="time_limit must be None or seconds"):
+        rank_features_by_cost(X, y, time_limit=-1)
 
 
 def test_ranking_prefers_the_cheap_copy_of_the_signal():

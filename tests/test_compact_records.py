@@ -132,3 +132,37 @@ def test_mincut_solution_is_evaluated_once(digits, monkeypatch):
     assert len(calls) == 1
     assert "_breakdown" not in got.solve_info
     assert got.objective == real(p, got.split_mask).objective
+
+
+def test_fit_budget_reads_the_rows_a_problem_was_compiled_from(digits, monkeypatch):
+    """A problem compiled with routed= lends those routed rows to fit_budget's ensemble
+    objectives (X is not routed again) and the pruning is the one fit_budget finds from
+    the problem alone; other rows of the same count are routed afresh."""
+    import prune_opt._prepare as prep
+
+    rf, X, y, costs = digits
+    Xv, yv = X[900:], y[900:]
+    f = po.Forest.from_sklearn(rf)
+    routed = RoutedData(f, f.check_X(Xv))
+    held = po.compile_problem(f, Xv, yv, costs=costs, routed=routed)
+    plain = po.compile_problem(f, Xv, yv, costs=costs)
+    given = []
+    real = prep.prepare
+
+    def spy(model, X, y=None, **kwargs):
+        given.append(kwargs.get("routed"))
+        return real(model, X, y, **kwargs)
+
+    monkeypatch.setattr(prep, "prepare", spy)
+    import prune_opt.budget._ensemble_budget as eb
+
+    monkeypatch.setattr(eb, "prepare", spy)
+    kw = dict(budget=8.0, objective="brier", time_limit=None)
+    a = po.fit_budget(held, Xv, yv, **kw)
+    assert given[-1] is routed
+    b = po.fit_budget(plain, Xv, yv, **kw)
+    assert given[-1] is None
+    assert np.array_equal(a.split_mask, b.split_mask)
+    shuffled = Xv[::-1].copy()  # same count, other rows: not the routed ones
+    po.fit_budget(held, shuffled, yv[::-1], **kw)
+    assert given[-1] is None

@@ -80,6 +80,19 @@ def _check_problem(problem, scorer):
                          "budget and the objective are both measured on X)")
 
 
+def _compiled_from(problem, X):
+    """The :class:`RoutedData` ``problem`` was compiled from (``compile_problem(...,
+    routed=)``) when it is still held and holds the rows of ``X``, else None: a caller
+    that routed the rows once and compiled from them does not have them routed again."""
+    source = getattr(problem, "routed_from", None)
+    routed = None if source is None else source()
+    if routed is None or routed.n_rows != np.shape(X)[0]:
+        return None
+    Xc = routed.forest.check_X(X)
+    same = Xc is routed.X or np.array_equal(Xc, routed.X, equal_nan=True)
+    return routed if same else None
+
+
 def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objective,
                          time_limit, verbose, solver_options, cost_sample=None, client=None,
                          routed=None, paper=None, extra=None, select=None):
@@ -106,6 +119,8 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    if routed is None and problem is not None:  # the rows the problem was compiled from
+        routed = _compiled_from(problem, X)
     # X is read and routed once (or not at all, when the caller holds its routed rows)
     ready = prepare(problem.forest if problem is not None else problem_or_forest, X,
                     None if problem is not None else y, train=train, routed=routed)

@@ -24,7 +24,7 @@ from ._common import (
 )
 
 #: columns of the printed candidates table
-TABLE_COLUMNS = ("name", "n_splits", "average_cost", "score", "fits_budget", "chosen")
+TABLE_COLUMNS = ("name", "n_splits", "average_cost", "score", "above_prior", "fits_budget", "chosen")
 
 
 def add_parser(sub):
