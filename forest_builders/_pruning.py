@@ -91,11 +91,11 @@ class Routes:
         self.forest, self.parts, self._views = forest, parts, {}
 
     def rows(self, part):
-        """The routed data of the rows of ``part``."""
-        from prune_opt._routed import RoutedData
+        """The rows of ``part`` routed through the candidate (:func:`prune_opt.route`)."""
+        from prune_opt import route
 
         if part not in self._views:
-            self._views[part] = RoutedData(self.forest, self.forest.check_X(self.parts[part]))
+            self._views[part] = route(self.forest, self.parts[part])
         return self._views[part]
 
     def serves(self, pf):
@@ -104,34 +104,17 @@ class Routes:
 
     def row_costs(self, pf, part):
         """What each row of ``part`` pays under ``pf`` (a pruning of this candidate)."""
-        return np.asarray(self.rows(part).row_costs(pf.split_mask, pf.costs), dtype=float)
-
-
-def routed_output(pf, routed):
-    """``pf``'s output on the rows of ``routed`` (its class probabilities, or (n, 1)
-    predictions), summed in tree order as :meth:`prune_opt.PrunedForest.predict_proba`
-    does, so the two agree bit for bit."""
-    f = pf.forest
-    stops = routed.all_leaves(pf.split_mask)
-    total = np.zeros((routed.n_rows, f.value_width))
-    for t in range(f.n_trees):
-        total += f.value[stops[t]]
-    return f.output(total, out=total)
+        return np.asarray(pf.acquisition_cost(self.rows(part)), dtype=float)
 
 
 def routed_scores(pf, routed, y):
     """``(score, loss)`` of ``pf`` on the routed rows with labels ``y``: accuracy and Brier
     loss, or R² and squared error (:meth:`prune_opt.PrunedForest.score`,
-    :func:`prune_row_loss`), from one output."""
-    out = routed_output(pf, routed)
+    :func:`prune_row_loss`), read off the rows routed once."""
     if pf.task == "regression":
-        from sklearn.metrics import r2_score
-
-        from prune_opt._ensemble import target_unit
-
-        pred = pf.forest.prediction(out)
-        unit = target_unit(y)
-        return float(r2_score(y / unit, pred / unit)), float(np.mean((pred - y) ** 2))
+        pred = pf.predict(routed)
+        return pf.score(routed, y), float(np.mean((pred - y) ** 2))
+    out = pf.predict_proba(routed)
     classes = pf.classes_
     onehot = (y[:, None] == classes[None, :]).astype(float)
     acc = float(np.mean(classes[np.argmax(out, axis=1)] == y))

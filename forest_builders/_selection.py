@@ -37,6 +37,28 @@ def prior_score(y_select, task):
     return float(counts.max() / counts.sum()) if counts.size else 0.0
 
 
+def _set_aside(rows, ok, prior, metric):
+    """``{row: why}`` of the fitting rows set aside before the selection rule: one not
+    above the prior while another is, and one with no split while a row with splits
+    scores better."""
+    beaten = {}
+    above = [i for i in ok if rows[i]["above_prior"]]
+    if above:
+        for i in ok:
+            if not rows[i]["above_prior"]:
+                beaten[i] = (f"held-out {metric} {rows[i]['score']:.4f} is not above the "
+                             f"prior's {prior:.4f}, which {len(above)} candidate(s) within "
+                             "the budget beat")
+    splits = [i for i in ok if i not in beaten and rows[i]["n_splits"] > 0]
+    if splits:
+        best_split = max(rows[i]["score"] for i in splits)
+        for i in ok:
+            if i not in beaten and rows[i]["n_splits"] == 0 and rows[i]["score"] < best_split:
+                beaten[i] = (f"keeps no split (it predicts the prior) and a candidate with "
+                             f"splits scores better held-out ({metric} {best_split:.4f})")
+    return beaten
+
+
 def choose(rows, task, n_select, budget, prior):
     """The index of the winning row; every row's ``chosen``, ``above_prior`` and
     ``reason`` are set.
@@ -68,21 +90,7 @@ def choose(rows, task, n_select, budget, prior):
         raise RuntimeError("no candidate fits the budget")
     metric = "accuracy" if task == "classification" else "R²"
     loss = "Brier loss" if task == "classification" else "squared error"
-    beaten = {}  # row -> why it is set aside before the selection rule
-    above = [i for i in ok if rows[i]["above_prior"]]
-    if above:
-        for i in ok:
-            if not rows[i]["above_prior"]:
-                beaten[i] = (f"held-out {metric} {rows[i]['score']:.4f} is not above the "
-                             f"prior's {prior:.4f}, which {len(above)} candidate(s) within "
-                             "the budget beat")
-    splits = [i for i in ok if i not in beaten and rows[i]["n_splits"] > 0]
-    if splits:
-        best_split = max(rows[i]["score"] for i in splits)
-        for i in ok:
-            if i not in beaten and rows[i]["n_splits"] == 0 and rows[i]["score"] < best_split:
-                beaten[i] = (f"keeps no split (it predicts the prior) and a candidate with "
-                             f"splits scores better held-out ({metric} {best_split:.4f})")
+    beaten = _set_aside(rows, ok, prior, metric)
     pool = [i for i in ok if i not in beaten]
     top = max(rows[i]["score"] for i in pool)
     if task == "classification":

@@ -14,6 +14,7 @@ from ._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
 from ._pruned import PrunedForest, acquisition_cost, load
 from ._refit import refit_leaves
+from ._routed import route
 from .budget import fit_budget, tradeoff_curve
 from .checks import is_totally_unimodular, vertex_integrality
 from .solvers import SolverError, available_solvers, list_solvers
@@ -40,6 +41,7 @@ __all__ = [
     "load",
     "prune",
     "refit_leaves",
+    "route",
     "solve",
     "tradeoff_curve",
     "training_node_stats",

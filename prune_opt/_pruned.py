@@ -185,16 +185,27 @@ class PrunedForest:
         return self._pruned_leaves(Xc, t)[0]
 
     def _stops(self, Xc):
-        """(n_trees, n) global ids of the pruned leaf of every row of checked ``Xc`` in
-        every tree: rows routed once, then one gather (:mod:`prune_opt._pruning_maps`)."""
+        """(n_trees, n) global ids of the pruned leaf of every row of checked ``Xc`` (or
+        of routed rows, :func:`prune_opt.route`) in every tree: rows routed once, then
+        one gather (:mod:`prune_opt._pruning_maps`)."""
         f = self.forest
+        if isinstance(Xc, RoutedData):
+            return self._routed(Xc).all_leaves(self.split_mask)
         local = route_leaves(f, Xc)
         return stop_map(f, self.split_mask)[local.T.astype(np.int64) + f.node_offset[:-1, None]]
+
+    def _routed(self, rows):
+        """``rows`` (routed rows) when they were routed through this forest's splits."""
+        if rows.forest is not self.forest and not rows.forest.same_splits(self.forest):
+            raise ValueError("X: these rows were routed through another model's trees "
+                             "(prune_opt.route); route them through this pruning's "
+                             "forest, or pass the feature matrix")
+        return rows
 
     def _total(self, X):
         """Sum over trees of the pruned leaves' values, in tree order."""
         f = self.forest
-        stops = self._stops(f.check_X(X))
+        stops = self._stops(X if isinstance(X, RoutedData) else f.check_X(X))
         total = np.zeros((stops.shape[1], f.value_width))
         for t in range(f.n_trees):
             total += f.value[stops[t]]
@@ -222,7 +233,10 @@ class PrunedForest:
         ----------
         X : array-like of shape (n_examples, n_features)
             With ``acquire``, NaN marks a feature not acquired yet (a
-            DataFrame may omit columns).
+            DataFrame may omit columns).  Rows routed once through this
+            forest's splits (:func:`prune_opt.route`) are read without routing
+            them again (``predict``, ``score``, ``acquisition_cost`` take them
+            too).
         acquire : callable ``acquire(rows, unit)``, optional
             Fetch features on demand instead of reading them from ``X``: see
             :class:`prune_opt.LazyPredictor`, whose ``predict_proba(X).proba``
@@ -301,7 +315,8 @@ class PrunedForest:
 
         Parameters
         ----------
-        X : array-like (n_examples, n_features)
+        X : array-like (n_examples, n_features), or rows routed once
+            (:func:`prune_opt.route`) through this forest's splits
         costs : FeatureCosts or array-like, optional
             Defaults to the costs the forest was pruned with.
 
@@ -309,10 +324,11 @@ class PrunedForest:
         -------
         ndarray of shape (n_examples,)
         """
-        Xc = self.forest.check_X(X)
         fc = self.costs if costs is None else as_feature_costs(
             costs, self.forest.n_features, self.forest.feature_names)
-        return RoutedData(self.forest, Xc).row_costs(self.split_mask, fc)
+        if isinstance(X, RoutedData):
+            return self._routed(X).row_costs(self.split_mask, fc)
+        return RoutedData(self.forest, self.forest.check_X(X)).row_costs(self.split_mask, fc)
 
     def average_cost(self, X, costs=None):
         """Mean of :meth:`acquisition_cost`."""

@@ -27,7 +27,7 @@ from ._pruning_maps import (
 from ._router import path_indicator, route_leaves
 from ._routing import FirstUseTable, paid_feature_units, record_tables, tree_records
 
-__all__ = ["RoutedData", "NestedScorer"]
+__all__ = ["RoutedData", "NestedScorer", "route"]
 
 
 class RoutedData:
@@ -232,6 +232,47 @@ class _Paths:
 
     def __iter__(self):
         return (self.routed.path(t) for t in range(len(self)))
+
+
+def route(model, X):
+    """Route the rows of ``X`` through ``model``'s trees once, for many prunings.
+
+    What a :class:`~prune_opt.PrunedForest` of the same splits predicts, scores
+    and costs on these rows reads the leaves routed here instead of routing
+    ``X`` again: pass the result where ``X`` goes
+    (``predict_proba``, ``predict``, ``score``, ``acquisition_cost``,
+    ``average_cost``).  Worth it when many prunings, leaf refits or masks of one
+    model are compared on the same rows (a budget search's candidates, the
+    estimator's selection).
+
+    Parameters
+    ----------
+    model : Forest or a fitted model :func:`~prune_opt.as_forest` reads
+    X : array-like (n_examples, n_features)
+
+    Returns
+    -------
+    RoutedData
+        The rows' leaf in every tree; ``n_rows`` of them.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(5, random_state=0).fit(X, y)
+    >>> pruned = po.prune(rf, X, y, lam=0.01)
+    >>> rows = po.route(pruned.forest, X)
+    >>> bool((pruned.predict(rows) == pruned.predict(X)).all())
+    True
+    >>> pruned.average_cost(rows) == pruned.average_cost(X)
+    True
+    """
+    from ._forest import as_forest
+
+    forest = as_forest(model)
+    return RoutedData(forest, forest.check_X(X))
 
 
 def _feature_bits(forest, words):

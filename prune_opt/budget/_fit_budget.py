@@ -308,12 +308,7 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     if problem is None:
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   cost_sample=cost_sample, client=client)
-    if default_limit and cost_sample is not None:
-        # a sampled compile of many rows is fixed work, like routing: the default limit
-        # (the paper search's) is the search's, from here on
-        time_limit = TARGET_SHARE * DEFAULT_TIME_LIMIT
-    elif time_limit is not None:  # the limit covers the compile too (the whole call)
-        time_limit = max(target - (time.perf_counter() - t_start), MIN_SEARCH_SHARE * time_limit)
+    time_limit = _search_limit(time_limit, t_start, default_limit and cost_sample is not None)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
@@ -324,6 +319,20 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
             solver_options = dict(solver_options or {}, starts=warm)
         pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
     return _report_sampled_cost(pf, problem, budget, cost_rows)
+
+
+def _search_limit(time_limit, t_start, sampled_default):
+    """The paper search's time limit once the problem is compiled: what is left of the
+    call's target share of ``time_limit`` (the limit covers the compile too), at least
+    :data:`MIN_SEARCH_SHARE` of it; with the default limit and ``cost_sample``, the
+    search's own share of the default (a sampled compile of many rows is fixed work,
+    like routing)."""
+    if sampled_default:
+        return TARGET_SHARE * DEFAULT_TIME_LIMIT
+    if time_limit is None:
+        return None
+    return max(TARGET_SHARE * time_limit - (time.perf_counter() - t_start),
+               MIN_SEARCH_SHARE * time_limit)
 
 
 def _report_sampled_cost(pf, problem, budget, X):

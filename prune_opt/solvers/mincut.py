@@ -192,6 +192,20 @@ def _reduce_pairs(use_node, starts, pair_w, node_w, vid, fold_single, merge_pair
     return np.where(is_rep, group, -1), pw
 
 
+def _fix(problem, cd, off, pair_w, constant, stats):
+    """Apply :func:`~prune_opt.solvers._fixing.fixed_splits`: the nodes that split and
+    the pairs that are paid in every optimum leave the graph, their weights moved into
+    the constant.  Returns ``(fixed or None, off, pair_w, constant)``."""
+    fixed, forced, rounds = fixed_splits(problem, off, weights=cd)
+    stats.update(n_fixed_splits=int(np.count_nonzero(fixed)),
+                 n_pairs_forced=int(np.count_nonzero(forced)), fixing_rounds=int(rounds))
+    if not fixed.any():
+        return None, off, pair_w, constant
+    constant += float(cd["split_weight"][fixed].sum()) + float(pair_w[forced].sum())
+    pair_w = np.where(forced, 0.0, pair_w)
+    return fixed, fixed if off is None else off | fixed, pair_w, constant
+
+
 def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_hubs=False,
                         drop_unprofitable=False, fix_splits=False, drop=None):
     """Reduced maximum-weight-closure graph of a :class:`PruningProblem`.
@@ -257,15 +271,7 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
     off = off if off is not None and off.any() else None
     fixed = None
     if fix_splits:
-        fixed, forced, rounds = fixed_splits(problem, off, weights=cd)
-        stats.update(n_fixed_splits=int(np.count_nonzero(fixed)),
-                     n_pairs_forced=int(np.count_nonzero(forced)), fixing_rounds=int(rounds))
-        if fixed.any():  # they split and their pairs are paid: constants from now on
-            constant += float(cd["split_weight"][fixed].sum()) + float(pair_w[forced].sum())
-            pair_w = np.where(forced, 0.0, pair_w)
-            off = fixed if off is None else off | fixed
-        else:
-            fixed = None
+        fixed, off, pair_w, constant = _fix(problem, cd, off, pair_w, constant, stats)
     # the problem holds its records sorted by (pair, node) with the offsets of each pair;
     # with their leaf source (and prefix hubs, or a few pairs left by the fixing),
     # per-unit matrices of the live pairs read off the leaves replace every pass over the
