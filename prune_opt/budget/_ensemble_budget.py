@@ -57,6 +57,10 @@ PAPER_SHARE = 1.0 / 3.0
 BASELINE_SHARE = 0.25
 # share of the time left that the first budget descent (from the best baseline) may take
 FIRST_POLISH_SHARE = 0.4
+#: the searches end early enough for this many scores of the full model by the ranking
+#: objective (``select``): the distinct fitting candidates ranked at the end (6-9 on
+#: boosted models: the searches', the paper's and the baselines')
+RANKED_CANDIDATES = 8
 
 
 def _check_problem(problem, scorer):
@@ -140,22 +144,36 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     root = np.zeros(f.n_nodes, dtype=bool)
     pool = {"baseline:root-only": (*scorer.score(root), root)}
     prefixes = scorer.prefix_scores()
+    rank_prefixes = None if rank is None else rank.prefix_scores()
+    # the end ranks every fitting candidate: that time is kept out of the searches'
+    end = deadline if deadline is None else deadline - _ranking_time(rank, f)
     names = (solver_options or {}).get("baselines")
     if names is None:
         names = f.ensemble.baseline_families(MASK_FAMILIES)
     # the families quick to build, within their share of the time
     pool.update(_baseline_pool(problem, scorer, rank, budget,
                                [n for n in names if n not in LATE_FAMILIES],
-                               _share(deadline, BASELINE_SHARE)))
+                               _share(end, BASELINE_SHARE)))
     for name, mask in extra or ():
         pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
-    pool, paper_info, ens = _search(problem, scorer, pool, budget, paper, routed, deadline,
+    pool, paper_info, ens = _search(problem, scorer, pool, budget, paper, routed, end,
                                     verbose)
     ens["baselines_skipped"] = _late_families(problem, scorer, rank, pool, budget, names,
-                                              deadline)
+                                              end)
     return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank,
-                   prefixes=prefixes, deadline=deadline,
+                   prefixes=prefixes, rank_prefixes=rank_prefixes, deadline=deadline,
                    keep_scoring={name for name, _ in extra or ()})
+
+
+def _ranking_time(rank, f):
+    """Seconds :func:`_choose` is expected to spend ranking the fitting candidates: one
+    score of the full model by ``rank``, timed, per :data:`RANKED_CANDIDATES` (0 without
+    a ranking)."""
+    if rank is None:
+        return 0.0
+    t = time.perf_counter()
+    rank.score(f.full_split_mask())
+    return RANKED_CANDIDATES * (time.perf_counter() - t)
 
 
 def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
@@ -257,7 +275,7 @@ def _paper_descent(problem, pool, budget, deadline):
 
 
 def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
-            prefixes=None, deadline=None, keep_scoring=()):
+            prefixes=None, rank_prefixes=None, deadline=None, keep_scoring=()):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
     (a VoteScorer), the lowest in ``rank``'s loss first, then as above.  Past
     ``deadline`` only the candidates named in ``keep_scoring`` (the caller's warm
@@ -285,7 +303,8 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
                                                    list(range(m)))
     if subs and rank is not None:  # the best truncation by the ranking loss too
         own = {m: loss for loss, _, m in subs}
-        by_rank = [(r_loss, own[m], cost, m) for m, r_loss, cost in rank.prefix_scores()
+        by_rank = [(r_loss, own[m], cost, m) for m, r_loss, cost in (
+                   rank.prefix_scores() if rank_prefixes is None else rank_prefixes)
                    if m in own]
         _, loss, cost, m = min(by_rank)
         fitting.setdefault(f"baseline:{name}(sub-forest, by {rank.objective.name})",
