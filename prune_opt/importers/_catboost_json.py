@@ -36,10 +36,11 @@ weight CatBoost recorded in each leaf), the plain mean where they sum to 0.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._model_json import json_field, json_object, parse_json_object
 
 __all__ = ["CatBoostModel", "load_document", "parse_model", "LOSSES", "MAX_DEPTH"]
 
@@ -59,8 +60,12 @@ SUPPORTED = ("supported: losses " + ", ".join(LOSSES) + " on numeric (float) fea
 HOW_TO_SAVE = "model.save_model('model.json', format='json')"
 
 
+#: how every error names the document
+WHAT = "CatBoost model JSON"
+
+
 def _fail(where, what):
-    raise ValueError(f"CatBoost model JSON: {where} {what}")
+    raise ValueError(f"{WHAT}: {where} {what}")
 
 
 def load_document(text):
@@ -90,33 +95,16 @@ def load_document(text):
     elif text.startswith("CBM1"):
         return load_document(text.encode("utf-8", "surrogateescape"))
 
-    def refuse_constant(name):
-        raise ValueError(f"CatBoost model JSON: contains the non-finite number {name}; a "
-                         "model's numbers must be finite")
-
-    try:
-        doc = json.loads(text, parse_constant=refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"CatBoost model JSON: not valid JSON ({exc.msg} at line "
-                         f"{exc.lineno}, column {exc.colno}); is the file truncated?") from None
-    except RecursionError:
-        raise ValueError("CatBoost model JSON: nested too deeply to be a model") from None
-    if not isinstance(doc, dict):
-        _fail("the document", f"must be a JSON object, got {type(doc).__name__}")
-    return doc
+    return parse_json_object(text, WHAT)
 
 
 # ------------------------------------------------------------------ field readers
 def _object(value, where):
-    if not isinstance(value, dict):
-        _fail(where, f"must be an object, got {type(value).__name__}")
-    return value
+    return json_object(value, where, WHAT)
 
 
 def _field(obj, key, where):
-    if key not in obj:
-        _fail(where, f"lacks the field {key!r}")
-    return obj[key]
+    return json_field(obj, key, where, WHAT)
 
 
 def _int(value, where, low=None, high=None):

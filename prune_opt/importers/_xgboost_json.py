@@ -32,10 +32,11 @@ multiplies into ``base_weights`` (stored unshrunk for internal nodes), so
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._model_json import json_field, json_object, parse_json_object
 
 __all__ = ["XGBoostModel", "load_document", "parse_model", "OBJECTIVES", "OLDEST_VERSION"]
 
@@ -52,8 +53,12 @@ _SUPPORTED = ("supported: booster 'gbtree' with objective "
               + ", ".join(repr(o) for o in OBJECTIVES) + ", numeric features")
 
 
+#: how every error names the document
+WHAT = "XGBoost model JSON"
+
+
 def _fail(where, what):
-    raise ValueError(f"XGBoost model JSON: {where} {what}")
+    raise ValueError(f"{WHAT}: {where} {what}")
 
 
 def load_document(text):
@@ -74,33 +79,16 @@ def load_document(text):
     if isinstance(text, str):
         text = text.removeprefix("\ufeff")
 
-    def refuse_constant(name):
-        raise ValueError(f"XGBoost model JSON: contains the non-finite number {name}; a "
-                         "model's numbers must be finite")
-
-    try:
-        doc = json.loads(text, parse_constant=refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"XGBoost model JSON: not valid JSON ({exc.msg} at line "
-                         f"{exc.lineno}, column {exc.colno}); is the file truncated?") from None
-    except RecursionError:
-        raise ValueError("XGBoost model JSON: nested too deeply to be a model") from None
-    if not isinstance(doc, dict):
-        _fail("the document", f"must be a JSON object, got {type(doc).__name__}")
-    return doc
+    return parse_json_object(text, WHAT)
 
 
 # ------------------------------------------------------------------ field readers
 def _object(value, where):
-    if not isinstance(value, dict):
-        _fail(where, f"must be an object, got {type(value).__name__}")
-    return value
+    return json_object(value, where, WHAT)
 
 
 def _field(obj, key, where):
-    if key not in obj:
-        _fail(where, f"lacks the field {key!r}")
-    return obj[key]
+    return json_field(obj, key, where, WHAT)
 
 
 def _int(value, where, *, low=None):
