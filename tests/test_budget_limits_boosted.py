@@ -48,8 +48,15 @@ def test_a_multiclass_booster_under_any_limit_fits_and_beats_its_anchors(limit):
     _, truncations = _anchor_scores(gb, Xv, yv, costs, budget)
     prior = float(np.mean(yv == np.bincount(yv).argmax()))
     assert pf.score(Xv, yv) >= max([prior, *truncations]) - 1e-12
+    # the feature-prefix family is an anchor too: scored whatever the clock says, so the
+    # result is never below its best fitting member on the pruning rows
+    prefix = [p for _, p in po.budget.feature_prefix_prunings(gb, Xv, yv, costs=costs)
+              if fits_budget(p.average_cost(Xv), budget)]
+    assert prefix and "baseline:feature-prefix" in info["candidates_loss"]
+    assert pf.score(Xv, yv) >= prefix[0].score(Xv, yv) - 1e-12
     if limit == 1e-6:
         assert info["ensemble_search"]["status"] == "time_limit"
+        assert pf.n_splits > 0 and pf.score(Xv, yv) > prior
     if limit is None:
         assert info["ensemble_search"]["status"] == "within_budget"
         assert info["ensemble_search"]["baselines_skipped"] == []

@@ -57,6 +57,11 @@ PAPER_SHARE = 1.0 / 3.0
 BASELINE_SHARE = 0.25
 # share of the time left that the first budget descent (from the best baseline) may take
 FIRST_POLISH_SHARE = 0.4
+#: baseline families built and scored whatever the clock says, with the prior and the
+#: first rounds: cheap to build (one ranking of the features, 0.01 s on 1,000 trees) and
+#: strong where the budget leaves room for a few features only, where the prior is the
+#: only other anchor (no round of a multiclass model fits)
+ANCHOR_FAMILIES = ("feature-prefix",)
 #: the searches end early enough for this many scores of the full model by the ranking
 #: objective (``select``): the distinct fitting candidates ranked at the end (6-9 on
 #: boosted models: the searches', the paper's and the baselines')
@@ -150,10 +155,15 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     names = (solver_options or {}).get("baselines")
     if names is None:
         names = f.ensemble.baseline_families(MASK_FAMILIES)
-    # the families quick to build, within their share of the time
+    # the families quick to build, within their share of the time; the anchor families
+    # first and always (at least their first fitting member): a busy machine that
+    # leaves the searches no time still returns more than the prior
+    quick = [n for n in names if n not in LATE_FAMILIES]
+    share = _share(end, BASELINE_SHARE)
     pool.update(_baseline_pool(problem, scorer, rank, budget,
-                               [n for n in names if n not in LATE_FAMILIES],
-                               _share(end, BASELINE_SHARE)))
+                               [n for n in quick if n in ANCHOR_FAMILIES], share, always=True))
+    pool.update(_baseline_pool(problem, scorer, rank, budget,
+                               [n for n in quick if n not in ANCHOR_FAMILIES], share))
     for name, mask in extra or ():
         pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
     pool, paper_info, ens = _search(problem, scorer, pool, budget, paper, routed, end,
@@ -182,6 +192,9 @@ def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
     (``paper`` when already run), then the continuation in lam from the starts'
     optimum.  ``(pool with "paper" and "ensemble-search", paper info, search info)``."""
     f = problem.forest
+    if _past(deadline) and paper is None:  # no time left for a search: the anchors stand
+        return pool, {"status": "skipped"}, {"start": None, "n_lams": 0,
+                                             "status": "time_limit"}
     state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
                            lam=0.0, routed=routed)
     search = BudgetSearch(state, budget, deadline=_share(deadline, FIRST_POLISH_SHARE),
@@ -189,16 +202,20 @@ def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
     for name, (_, _, mask) in pool.items():
         search.add(name, mask)
     search.polish(n_points=1)
-    if paper is None:
+    if paper is not None:
+        paper_mask, paper_info = paper.split_mask, paper.solve_info
+    elif not _past(deadline):
         paper_mask, paper_info = _paper_descent(problem, pool, budget,
                                                 _share(deadline, PAPER_SHARE))
     else:
-        paper_mask, paper_info = paper.split_mask, paper.solve_info
-    pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
-    search.add("paper", paper_mask)
+        paper_mask, paper_info = None, {"status": "skipped"}
+    if paper_mask is not None:
+        pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
+        search.add("paper", paper_mask)
     search.deadline = deadline
     search.polish(n_points=1)
-    search.explore([("paper", tree_optimum(problem)), ("full", f.full_split_mask())])
+    if not _past(deadline):
+        search.explore([("paper", tree_optimum(problem)), ("full", f.full_split_mask())])
     _, run = search.best()
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
     return pool, paper_info, {"start": run["start"], "n_lams": search.n_lams,
@@ -229,13 +246,15 @@ def _share(deadline, share):
     return now + share * max(deadline - now, 0.0)
 
 
-def _baseline_pool(problem, scorer, rank, budget, names, deadline=None):
+def _baseline_pool(problem, scorer, rank, budget, names, deadline=None, always=False):
     """The best fitting member of every baseline family in ``names`` in the scorer's
     loss, and with ``rank`` (a
     VoteScorer), the best in its loss too: ``{name: (loss, cost, mask)}``.  Past
-    ``deadline`` no further family is built and no further member scored."""
+    ``deadline`` no further family is built (``always``: every family is) and no
+    further member scored (a family's first fitting member always is)."""
     pool = {}
-    for name, masks in mask_families(problem, names=names, deadline=deadline,
+    for name, masks in mask_families(problem, names=names,
+                                     deadline=None if always else deadline,
                                      skip_late=True).items():
         ranked = []
 
