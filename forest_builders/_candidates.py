@@ -333,8 +333,9 @@ class GrowContext:
         Xa, ya = self.X[self.rows], self.y[self.rows]
         # the ranking serves every family on prefixes (subset, gbm): it may take the
         # growing time left to all of them, not only the asking family's share; for the
-        # anchors it always runs, ending by RANK_SHARE of time_limit
-        left = self.clock.left(RANK_SHARE) if self._anchoring else self.grow_left()
+        # anchors it always runs, in RANK_SHARE of time_limit in CPU seconds: a fixed
+        # figure, so the anchors do not depend on the machine's load
+        left = RANK_SHARE * self.clock.time_limit if self._anchoring else self.grow_left()
         if not self._anchoring and self.candidates and self.clock.expected("rank") > left:
             self._ranking = None
             self.skip("ranking", family, "rank", "ranked", shared=True)

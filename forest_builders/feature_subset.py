@@ -172,7 +172,10 @@ def rank_features_by_cost(X, y, *, costs=None, n_estimators=50, step=1, max_feat
     verbose : bool, default False
         Print one line per round.
     time_limit : float or None, default None
-        Seconds the ranking may take.  When the rounds left at ``step`` are not
+        Seconds of this process's CPU time the ranking may take (CPU time, not
+        wall-clock time, so that the ranking does not depend on the machine's
+        load; on a busy machine the wall clock runs longer).  When the rounds
+        left at ``step`` are not
         expected to end in time (each as long as the last one), a round drops
         more features, so that the survivors shrink geometrically to one in the
         rounds the time left holds; with no time for another round, the last
@@ -251,14 +254,16 @@ def _eliminate(X, y, costs, forest, step, savings, sample_weight=None, verbose=F
     coarser rounds when ``time_limit`` seconds would not hold the rounds at ``step``."""
     survivors = np.arange(X.shape[1])
     dropped = []
-    t_start = time.perf_counter()
+    # CPU seconds, not wall-clock ones: how coarse the rounds are, and so the ranking,
+    # must not depend on the machine's load
+    t_start = time.process_time()
     while survivors.size > 1:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         rf = forest.fit(X[:, survivors], y, sample_weight=sample_weight)
         if time_limit is None:
             n_drop = _n_drop(step, survivors.size)
         else:
-            now = time.perf_counter()
+            now = time.process_time()
             n_drop = _timed_drop(step, survivors.size, now - t0,
                                  t_start + time_limit - now)
         saving, tol = savings(costs, survivors)
