@@ -23,7 +23,9 @@ __all__ = ["FitClock", "FACTORS"]
 #: a step's expected seconds, before one of its kind has run, in units of the first
 #: random forest's growing time (measured at 40 trees on pima, spambase and magic:
 #: shallow forests 0.6-1.4, the cost ranking 3.5-7, a subset forest 0.9-1.2, a lazy
-#: forest 4-17; a leaf refit 1.5 on pima, 4 on adult; a CEGB model 1.5-3.6 on letter's
+#: forest 4-17; a leaf refit 1.5 on pima, 4 on adult, binary: its projected gradient
+#: works on every class, so a refit of K classes is expected K / 2 times longer (7.3 s on
+#: letter's 26 classes, 15 x the random forest); a CEGB model 1.5-3.6 on letter's
 #: 10 and 26 classes, 2,000 rows; a 100-round CatBoost model of depth 6 under first-use
 #: penalties 1.0 on pima and magic, 5.2 on spambase, 10 on letter's 26 classes, 2,000
 #: rows, one thread); any other kind: 1
@@ -80,13 +82,15 @@ class FitClock:
         it the forest grown on a feature prefix (0 before either)."""
         return self.seconds.get("rf", self.seconds.get("subset", 0.0))
 
-    def expected(self, kind):
-        """Seconds a step of ``kind`` is expected to take."""
+    def expected(self, kind, scale=1.0):
+        """Seconds a step of ``kind`` is expected to take: the last one's, or before any,
+        its factor times the reference times ``scale`` (what makes this step costlier
+        than the factor's measurements, e.g. a leaf refit's classes)."""
         if kind in self.seconds:
             return self.seconds[kind]
-        return FACTORS.get(kind, 1.0) * self.reference()
+        return FACTORS.get(kind, 1.0) * self.reference() * float(scale)
 
-    def allows(self, kind, share=1.0, extra=0.0):
+    def allows(self, kind, share=1.0, extra=0.0, scale=1.0):
         """Whether a step of ``kind`` (plus ``extra`` seconds) is expected to end before
-        ``share`` of the time limit has passed."""
-        return self.expected(kind) + extra <= self.left(share)
+        ``share`` of the time limit has passed (``scale``: see :meth:`expected`)."""
+        return self.expected(kind, scale) + extra <= self.left(share)

@@ -378,7 +378,8 @@ class PruningRun:
         self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
         clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
         if (self.refit and cand.forest.ensemble.refit_method == "counts" and pruned.n_splits > 0
-                and clock.allows("refit", self.share)):
+                and clock.allows("refit", self.share,
+                                 scale=max(1.0, cand.forest.value_width / 2.0))):
             t0 = time.perf_counter()
             with clock.step("refit"):
                 refit = refit_forest(pruned, d.X[d.grow], d.y[d.grow])
