@@ -100,3 +100,34 @@ def test_a_booster_is_never_less_accurate_than_a_fitting_truncation(case, share,
         ranks = pf.solve_info["candidates_rank"]
         key = "baseline:fewer-rounds(sub-forest, by accuracy)"
         assert ranks[key] == pytest.approx(1.0 - max(truncations), abs=1e-12)
+
+
+def test_ties_at_a_raw_score_of_zero_rank_as_predict_breaks_them():
+    """A CatBoost tree leaves rows in empty leaves at a raw score of exactly 0, where
+    predict picks the first class: the final ranking counts those rows as predict does,
+    so no fitting truncation is more accurate on the pruning rows than the result (the
+    0/1 loss of the searches, which counts ties as errors, ranked such a truncation 7
+    points below its accuracy on pima)."""
+    cb = pytest.importorskip("catboost")
+    from prune_opt.objectives.accuracy import PredictError
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=1.0, size=400) > 0.6).astype(int)
+    model = cb.CatBoostClassifier(iterations=30, depth=6, random_seed=0, thread_count=1,
+                                  allow_writing_files=False, verbose=0).fit(X[:150], y[:150])
+    Xv, yv = X[150:], y[150:]
+    f = po.as_forest(model)
+    costs = po.FeatureCosts(np.arange(1.0, 7.0))
+    tied = [sub for _, sub in fewer_trees_prunings(f, costs=costs)
+            if np.any(np.diff(sub.predict_proba(Xv), axis=1) == 0)]
+    assert tied  # the ties this test is about: truncations with rows at a raw score of 0
+    for sub in tied:
+        loss = PredictError().loss(sub.predict_proba(Xv), yv).mean()
+        assert loss == pytest.approx(1 - sub.score(Xv, yv))
+    for share in (0.6, 0.8):  # at 60% the 0/1 loss kept a pruning 1.6 points behind
+        full = po.PrunedForest(f, f.full_split_mask(), costs=costs).average_cost(Xv)
+        budget = share * full
+        pf = po.fit_budget(model, Xv, yv, costs=costs, budget=budget, time_limit=None)
+        _, truncations = _anchor_scores(model, Xv, yv, costs, budget)
+        assert pf.score(Xv, yv) >= max(truncations, default=0.0) - 1e-12

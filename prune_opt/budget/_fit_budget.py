@@ -18,6 +18,7 @@ from .._validation import (
     fits_budget,
     refuse_train_for_boosted,
 )
+from ..objectives.accuracy import PredictError
 from ..solvers._baseline_masks import LATE_FAMILIES, MASK_FAMILIES
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
@@ -45,7 +46,7 @@ MIN_SEARCH_SHARE = 0.05
 AUTO_FINAL_SHARE = 0.3
 # objective="auto": the loss that ranks the final run's fitting candidates (and the
 # remembered prunings) before the forest's own loss, for a classifier
-AUTO_RANK = "accuracy"
+AUTO_RANK = PredictError()
 # objective="auto": at most this many remembered prunings that fit the budget join the
 # final own-loss run as candidates (the lowest-loss ones)
 AUTO_INCUMBENT_STARTS = 4
