@@ -52,7 +52,7 @@ import numpy as np
 
 from ._leaf_records import node_levels, sum_up
 from ._router import route_leaves
-from ._routing import DEFAULT_CHUNK, ErrorRouting, regression_scale
+from ._routing import DEFAULT_CHUNK, ErrorRouting
 from ._validation import check_features, check_labels, check_weights
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
@@ -227,8 +227,9 @@ def fit_node_values(forest, values, n_rows):
 def boosted_error_routing(forest, X, y, weight=None, *, leaves=None, chunk_size=DEFAULT_CHUNK):
     """:class:`~prune_opt._routing.ErrorRouting` of a boosted forest on checked error
     data, with ``forest`` the forest whose node values the errors assume: a copy
-    with values fitted by the node-value rule when ``forest``'s are the source
-    library's (``node_value_fit`` None), else ``forest`` itself.
+    with values fitted by the node-value rule when ``forest``'s are still the source
+    library's (:meth:`~prune_opt._ensemble.Ensemble.values_to_fit`), else ``forest``
+    itself.
 
     ``y``: class indices or real targets; ``leaves``: the rows' leaf matrix when
     already routed.  The moments are summed over blocks of ``chunk_size`` rows in
@@ -250,17 +251,14 @@ def boosting_scale(forest, y, w):
     variance for a regression loss, 1 otherwise).  In-process and Dask compiles both
     call this on all the targets."""
     unit = boosting_unit(forest, y)
-    scale = 1.0
-    if forest.ensemble.loss.regression:  # errors in units of the targets' variance
-        _, scale, _ = regression_scale(np.asarray(y, dtype=float) / unit, w)
-    return unit, scale
+    return unit, forest.ensemble.loss.error_scale(np.asarray(y, dtype=float) / unit, w)
 
 
 def errors_from_moments(forest, stats, unit, scale, n_rows):
     """The :class:`ErrorRouting` of the per-leaf moments ``stats`` summed over every block
     of the error data, with the forest of its fitted node values (when ``forest``'s are
     still the source library's)."""
-    refit = forest.node_value_fit is None
+    refit = forest.ensemble.values_to_fit(forest)
     err, values = boosting_errors(forest, stats, unit=unit, scale=scale, refit=refit)
     err.forest = fit_node_values(forest, values, n_rows) if refit else forest
     return err
@@ -284,7 +282,7 @@ def fitted_forest(forest, X, y, *, sample_weight=None, train=None, routed=None):
     >>> f.node_value_fit["n_rows"], fitted_forest(f, X, y) is f
     (569, True)
     """
-    if not forest.ensemble.fits_node_values or forest.node_value_fit is not None:
+    if not forest.ensemble.values_to_fit(forest):
         return forest
     if train is not None:
         if not isinstance(train, (tuple, list)) or len(train) != 2:
@@ -314,3 +312,14 @@ def routed_error_routing(forest, routed, y, weight):
                np.ascontiguousarray(weight, dtype=float).tobytes()).hexdigest())
     return routed.memo(key, lambda: boosted_error_routing(
         forest, routed.X, y, weight, leaves=routed.local_leaves()))
+
+
+def routed_loss_expansion(forest, routed, X, y, weight, *, leaves=None,
+                          chunk_size=DEFAULT_CHUNK):
+    """The "loss expansion" error rule on rows already routed (``routed``): the moments
+    the node-value fit summed (:func:`routed_error_routing`), unless ``forest`` already
+    carries node values fitted elsewhere, whose errors those moments do not give."""
+    err = routed_error_routing(forest, routed, y, weight)
+    if err.forest is forest or forest.ensemble.values_to_fit(forest):
+        return err
+    return boosted_error_routing(forest, X, y, weight, leaves=leaves, chunk_size=chunk_size)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _memory
-from ._boosting import boosted_error_routing, routed_error_routing
+from ._boosting import boosted_error_routing, routed_loss_expansion
 from ._costs import as_feature_costs
 from ._forest import as_forest
 from ._memory import (
@@ -33,12 +33,11 @@ def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None, routed=None
     loss's node terms (:func:`~prune_opt._boosting.boosted_error_routing`; its
     ``forest`` carries the fitted node values)."""
     if train is None:
-        if routed is not None and forest.ensemble.error_rule == "loss expansion":
-            err = routed_error_routing(forest, routed, yc, w)  # the node-value fit's own
-            return err if err.forest is forest or forest.node_value_fit is None else \
-                boosted_error_routing(forest, Xc, yc, w, leaves=leaves, chunk_size=chunk_size)
-        return ERROR_RULES[forest.ensemble.error_rule](forest, Xc, yc, w, leaves=leaves,
-                                                      chunk_size=chunk_size)
+        rule = forest.ensemble.error_rule
+        if routed is not None and rule in ROUTED_ERROR_RULES:  # the rows' routing's own
+            return ROUTED_ERROR_RULES[rule](forest, routed, Xc, yc, w, leaves=leaves,
+                                            chunk_size=chunk_size)
+        return ERROR_RULES[rule](forest, Xc, yc, w, leaves=leaves, chunk_size=chunk_size)
     refuse_train_for_boosted(forest, train)  # a booster's errors: on the cost data
     if not isinstance(train, (tuple, list)) or len(train) != 2:
         raise TypeError("train must be a pair (X_train, y_train)")
@@ -56,6 +55,9 @@ def _tree_errors(forest, Xc, yc, w, *, leaves, chunk_size):
 
 #: how each ensemble kind's node errors are counted on the cost rows (its error_rule)
 ERROR_RULES = {"tree errors": _tree_errors, "loss expansion": boosted_error_routing}
+#: the error rules with a faster way for rows already routed (the moments kept on the
+#: routed rows, shared with the node-value fit)
+ROUTED_ERROR_RULES = {"loss expansion": routed_loss_expansion}
 #: the error rules that read the rows' leaves one block of rows at a time, in order
 #: (``leaves[a:b]``), so that a sampled compile can route them as they are read
 BLOCKWISE_ERROR_RULES = frozenset({"loss expansion"})

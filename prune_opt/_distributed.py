@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._boosting import MOMENTS, boosting_scale, boosting_statistics, errors_from_moments
+from ._ensemble import regression_scale
 from ._problem import PruningProblem
 from ._routing import (
     CostRouting,
@@ -30,7 +31,6 @@ from ._routing import (
     paid_feature_units,
     record_chunk_rows,
     record_tables,
-    regression_scale,
     sum_up,
 )
 from ._sampling import draw_cost_sample, resolve_cost_sample

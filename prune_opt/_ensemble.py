@@ -29,6 +29,7 @@ boosted program these answers compile.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
@@ -57,6 +58,41 @@ def target_unit(y):
     return float(2.0 ** np.floor(np.log2(top)))
 
 
+def regression_scale(y, w):
+    """``(unit, scale, centre)`` of regression targets with row weights ``w``: the error
+    term works on ``y / unit - centre`` (``centre`` the weighted mean) and divides
+    squared errors by ``scale`` (the weighted variance), all in units of ``unit`` (a
+    power of two, :func:`target_unit`: squares of targets near 1e160 would overflow).
+
+    A variance of 0 (constant targets) would make the normalised error undefined:
+    the scale is then 1 (the error term is the plain mean squared error, in units
+    of ``unit**2``) and a warning says so.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt._ensemble import regression_scale
+    >>> regression_scale(np.array([1.0, 3.0]), np.ones(2))
+    (1.0, 1.0, 2.0)
+    """
+    unit = target_unit(y)
+    y = y / unit
+    w = np.asarray(w, dtype=float)
+    total = w.sum()
+    if total <= 0:
+        return unit, 1.0, 0.0
+    centre = float(w @ y / total)
+    var = float(w @ (y - centre) ** 2 / total)
+    if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
+        units = "squared target units" if unit == 1.0 else f"units of ({unit:.6g})^2"
+        warnings.warn("the regression targets of the error data are constant (variance 0), "
+                      "so the error term cannot be normalised by their variance; it is the "
+                      f"plain mean squared error ({units}): choose lam on that "
+                      "scale", RuntimeWarning, stacklevel=2)
+        return unit, 1.0, centre
+    return unit, var, centre
+
+
 class Loss:
     """The loss a boosted model minimises, in its raw score: the link, the per-row loss
     and its first and second derivatives (the diagonal of the Hessian).
@@ -76,6 +112,12 @@ class Loss:
     def unit(self, y, init_score):
         """The power of two targets, scores and values are divided by (1 for a
         classifier; see :func:`target_unit`)."""
+        return 1.0
+
+    def error_scale(self, y, w):
+        """What the node errors of targets ``y`` (in units of :meth:`unit`, weights
+        ``w``) are divided by: 1, or a regression loss's target variance
+        (:func:`regression_scale`)."""
         return 1.0
 
     def pointwise(self, raw, y):
@@ -103,6 +145,9 @@ class SquaredErrorLoss(Loss):
 
     def unit(self, y, init_score):
         return target_unit(np.concatenate([np.asarray(y, float), np.atleast_1d(init_score)]))
+
+    def error_scale(self, y, w):
+        return regression_scale(np.asarray(y, dtype=float), w)[1]
 
     def pointwise(self, raw, y):
         return (raw[:, 0] - y) ** 2
@@ -214,6 +259,12 @@ class Ensemble:
     def is_regression(self, task):
         """Whether the forest predicts a real target."""
         return task == "regression"
+
+    def values_to_fit(self, forest):
+        """Whether ``forest``'s node values are still the source library's and the kind
+        fits its own (:attr:`fits_node_values`; a booster read from its library,
+        before :func:`~prune_opt._boosting.fitted_forest`)."""
+        return self.fits_node_values and forest.node_value_fit is None
 
     def own_loss(self, task):
         """The objective of the forest's own loss (``objective=`` name)."""

@@ -369,7 +369,7 @@ def _refuse_junk(values, unit):
     if raw.dtype.kind in "USV":
         raise TypeError(f"acquire returned non-numeric text ({raw.dtype}) for unit {unit.name!r}; return "
                         "numbers, with NaN for a missing value")
-    if raw.dtype.kind == "O":
+    if raw.dtype == object:
         kinds = set(map(type, raw.ravel()))  # one C-level pass over the values
         if type(None) in kinds:
             raise TypeError(f"acquire returned None among the values for unit {unit.name!r}; "

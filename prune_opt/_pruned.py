@@ -290,7 +290,7 @@ class PrunedForest:
         if self.forest.task == "regression":
             from sklearn.metrics import r2_score
 
-            from ._routing import target_unit
+            from ._ensemble import target_unit
 
             pred = self.predict(X)
             y = check_labels(self.forest, y, pred.shape[0])

@@ -37,10 +37,11 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from ._ensemble import target_unit
 from ._leaf_records import node_levels, sum_up
 from ._pruned import PrunedForest
 from ._router import route_leaves
-from ._routing import require_in_bag, target_unit
+from ._routing import require_in_bag
 from ._validation import check_features, check_labels, check_nonneg_scalar
 
 __all__ = ["refit_leaves"]

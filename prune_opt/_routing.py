@@ -15,14 +15,13 @@
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._ensemble import target_unit
+from ._ensemble import regression_scale
 from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
 from ._router import route_leaves
 
@@ -499,41 +498,6 @@ def squared_error(value, moments):
     sse = n * value * value - 2.0 * value * s1 + s2
     roundoff = 8 * np.finfo(float).eps * (n * value * value + 2.0 * np.abs(value * s1) + s2)
     return np.where(sse > roundoff, sse, 0.0)
-
-
-def regression_scale(y, w):
-    """``(unit, scale, centre)`` of regression targets with row weights ``w``: the error
-    term works on ``y / unit - centre`` (``centre`` the weighted mean) and divides
-    squared errors by ``scale`` (the weighted variance), all in units of ``unit`` (a
-    power of two, :func:`target_unit`: squares of targets near 1e160 would overflow).
-
-    A variance of 0 (constant targets) would make the normalised error undefined:
-    the scale is then 1 (the error term is the plain mean squared error, in units
-    of ``unit**2``) and a warning says so.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from prune_opt._routing import regression_scale
-    >>> regression_scale(np.array([1.0, 3.0]), np.ones(2))
-    (1.0, 1.0, 2.0)
-    """
-    unit = target_unit(y)
-    y = y / unit
-    w = np.asarray(w, dtype=float)
-    total = w.sum()
-    if total <= 0:
-        return unit, 1.0, 0.0
-    centre = float(w @ y / total)
-    var = float(w @ (y - centre) ** 2 / total)
-    if not var > 1e-24 * max(float(w @ (y * y) / total), np.finfo(float).tiny):
-        units = "squared target units" if unit == 1.0 else f"units of ({unit:.6g})^2"
-        warnings.warn("the regression targets of the error data are constant (variance 0), "
-                      "so the error term cannot be normalised by their variance; it is the "
-                      f"plain mean squared error ({units}): choose lam on that "
-                      "scale", RuntimeWarning, stacklevel=2)
-        return unit, 1.0, centre
-    return unit, var, centre
 
 
 def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):

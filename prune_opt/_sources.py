@@ -58,8 +58,10 @@ SOURCES = {
 }
 
 
-def source_classes(*, kind=None, task=None, library=None, exporter=None, single_tree=None):
-    """The source class names matching every criterion given, in table order.
+def source_classes(*, task=None, **fields):
+    """The source class names whose :class:`Source` has every field given (``library``,
+    ``kind``, ``exporter``, ``single_tree``) and, when given, serves ``task``, in table
+    order.
 
     Examples
     --------
@@ -67,11 +69,14 @@ def source_classes(*, kind=None, task=None, library=None, exporter=None, single_
     ...                single_tree=True)
     ('DecisionTreeRegressor', 'ExtraTreeRegressor')
     """
+    unknown = sorted(set(fields) - set(Source._fields))
+    if unknown:
+        raise TypeError(f"source_classes: no Source field {unknown}; choose among "
+                        f"{list(Source._fields)}")
+    want = tuple(fields.items())
     return tuple(name for name, s in SOURCES.items()
-                 if (kind is None or s.kind == kind) and (task is None or task in s.tasks)
-                 and (library is None or s.library == library)
-                 and (exporter is None or s.exporter == exporter)
-                 and (single_tree is None or s.single_tree == single_tree))
+                 if (task is None or task in s.tasks)
+                 and all(getattr(s, field) == value for field, value in want))
 
 
 def exporter_of_source(name):

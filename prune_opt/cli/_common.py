@@ -166,7 +166,7 @@ def detect_task(requested, ds):
     if requested == "regression" and y.dtype.kind not in "biuf":
         raise ValueError("--task regression needs a numeric target; this target holds "
                          f"{y.dtype} values (use --task classification)")
-    continuous = y.dtype.kind == "f" and not np.all(y == np.round(y))
+    continuous = np.issubdtype(y.dtype, np.floating) and not np.all(y == np.round(y))
     if requested is None and continuous:  # a command without --task
         raise ValueError("this command fits a classifier and needs class labels, but the "
                          "target holds non-integer real values; prune, compare, curve and "
@@ -181,7 +181,7 @@ def detect_task(requested, ds):
     if getattr(ds, "task", "classification") == "regression":
         return "regression", "the dataset's task"
     n_distinct = np.unique(y).size
-    if y.dtype.kind == "f" and n_distinct > MAX_CLASSES_AUTO:
+    if np.issubdtype(y.dtype, np.floating) and n_distinct > MAX_CLASSES_AUTO:
         return "regression", f"detected: float target with {n_distinct} distinct values"
     return "classification", f"detected: target with {n_distinct} distinct labels"
 
