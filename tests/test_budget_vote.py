@@ -66,6 +66,10 @@ def test_scoring_also_another_objective_matches_two_separate_scorings(case, seed
         loss, cost, other = brier.score(mask, t, also=acc)
         assert (loss, cost) == brier.score(mask, t)
         assert other == acc.score(mask, t)[0]
+    # the first rounds in both objectives, from one pass, as each scorer alone
+    both = brier.prefix_scores(also=acc)
+    assert [b[:3] for b in both] == brier.prefix_scores()
+    assert [(m, r, c) for m, _, c, r in both] == acc.prefix_scores()
 
 
 @settings(deadline=None)

@@ -148,8 +148,10 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     # the anchors first, whatever the time: the prior and the first rounds (trees)
     root = np.zeros(f.n_nodes, dtype=bool)
     pool = {"baseline:root-only": (*scorer.score(root), root)}
-    prefixes = scorer.prefix_scores()
-    rank_prefixes = None if rank is None else rank.prefix_scores()
+    # the first rounds in both losses, from one pass over the trees
+    prefixes = scorer.prefix_scores(also=rank)
+    rank_prefixes = None if rank is None else [(m, r, c) for m, _, c, r in prefixes]
+    prefixes = [p[:3] for p in prefixes]
     # the end ranks every fitting candidate: that time is kept out of the searches'
     end = deadline if deadline is None else deadline - _ranking_time(rank, f)
     names = (solver_options or {}).get("baselines")

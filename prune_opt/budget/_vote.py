@@ -104,13 +104,17 @@ class VoteScorer:
         out = self.loss_of_total(total, T), float(row_costs.mean())
         return out if also is None else (*out, also.loss_of_total(total, T))
 
-    def prefix_scores(self):
+    def prefix_scores(self, also=None):
         """``[(m, loss, average cost)]`` of the unpruned sub-forest of the first m trees,
         for every whole round: m = K, 2K, .., n_trees with K the trees per round (1 for a
-        forest; what :func:`fewer_trees_prunings` returns)."""
+        forest; what :func:`fewer_trees_prunings` returns); with ``also`` (a VoteScorer
+        of the same forest and rows, another objective), ``[(m, loss, average cost,
+        also's loss)]`` from the same pass over the trees."""
         f, r = self.forest, self.routed
         full = f.full_split_mask()
-        obj, K = self.objective, f.round_size
+        K = f.round_size
+        scorers = [self] if also is None else [self, also]
+        keep = any(s.objective.separable for s in scorers)
         values, out = [], []
         total = np.zeros((self.n, f.value_width))
         tc = f.ensemble.columns_of_trees(f.n_trees)
@@ -122,16 +126,13 @@ class VoteScorer:
                 total += v
             else:
                 total[:, tc[t]] += f.value[r.leaf[t], tc[t]]
-            if obj.separable:
+            if keep:
                 values.append(v)
             if (t + 1) % K:
                 continue
-            if obj.separable:
-                loss = self.loss_of(values)
-            else:
-                pred = f.ensemble.output(total, t + 1, out=total.copy())
-                loss = float(self.weight @ obj.loss(pred, self.y))
-            out.append((t + 1, loss, float(row_costs.mean())))
+            losses = [s.loss_of(values) if s.objective.separable
+                      else s.loss_of_total(total, t + 1) for s in scorers]
+            out.append((t + 1, losses[0], float(row_costs.mean()), *losses[1:]))
         return out
 
 
