@@ -430,7 +430,7 @@ def estimator(ctx):
     patch = {k[len("module."):]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
     if isinstance(params.get("candidates"), list) and "default" in params["candidates"]:
-        from forest_builders._families import resolve_families
+        from forest_builders.estimator._families import resolve_families
 
         # "default": the families the estimator grows by default for this task
         named = params["candidates"]
@@ -457,8 +457,8 @@ def estimator(ctx):
 
 class _patched:
     """Set module constants of the estimator for one fit (``--estimator-params``' keys
-    ``"module.NAME"``: ``NAME`` in ``forest_builders.budget_pruned`` or, when it is not
-    there, in ``forest_builders._pruning``, ``_boosted_candidates``,
+    ``"module.NAME"``: ``NAME`` in ``forest_builders.estimator._estimator`` or, when it is not
+    there, in ``forest_builders.estimator._pruning``, ``_boosted_candidates``,
     ``_forest_candidates`` or ``_catboost_candidates``), restored afterwards."""
 
     def __init__(self, values):

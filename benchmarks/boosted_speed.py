@@ -220,7 +220,7 @@ def million_rows(X, pool, n, rng):
 def run_million(args):
     import lightgbm as lgb
 
-    from prune_opt._sampling import AUTO_HALF_WIDTH, auto_sample_rows
+    from prune_opt.program._sampling import AUTO_HALF_WIDTH, auto_sample_rows
 
     ds, X, y = _binary_data("magic")
     rng = np.random.default_rng(args.seed)

@@ -25,7 +25,7 @@ of *its* average acquisition cost on validation.  Families:
   penalties on a grid (``benchmarks/_families.py``; ``--no-catboost`` skips it).
 
 ``--expansion final`` compiles the boosted program around the final model
-instead of stagewise (``prune_opt._boosting.EXPANSION``; see
+instead of stagewise (``prune_opt.program._boosted.EXPANSION``; see
 ``docs/math/boosting.md``), for the comparison the docs report.
 
 Usage::
@@ -203,7 +203,7 @@ def _widened(forest, cols, n_features):
 
 def run_seed(name, X, y, costs, seed, args, *, task):
     import prune_opt as po
-    from prune_opt import _boosting
+    from prune_opt.program import _boosted as _boosting
 
     _boosting.EXPANSION = args.expansion
     t0 = time.perf_counter()

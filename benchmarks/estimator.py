@@ -45,12 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import prune_opt as po  # noqa: E402
 from benchmarks import _families as fam  # noqa: E402
-from forest_builders import (  # noqa: E402
-    BudgetPrunedForestClassifier,
-    SubsetForestClassifier,
-    budget_pruned,
-    rank_features_by_cost,
-)
+from forest_builders import BudgetPrunedForestClassifier
+from forest_builders import SubsetForestClassifier
+from forest_builders.estimator import _estimator as budget_pruned
+from forest_builders import rank_features_by_cost
 from prune_opt.datasets import load_dataset  # noqa: E402
 
 ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True
@@ -175,7 +173,7 @@ def main(argv=None):
     p.add_argument("--variants", default=None,
                    help="estimator variants as name=json;... (e.g. 'base={};regrow="
                         "{\"regrow\": true}'), each a column 'estimator:name'; a key "
-                        "'module.NAME' sets forest_builders.budget_pruned.NAME for the fit")
+                        "'module.NAME' sets forest_builders.estimator._estimator.NAME for the fit")
     p.add_argument("--json", default=None)
     p.add_argument("--candidates-json", default=None,
                    help="write every estimator candidate's select and test scores here")

@@ -197,7 +197,7 @@ def solve_problem(path, solver, time_limit):
     hwm = _rss_kb("VmHWM")
     sampled = {}
     if problem.cost_sample is not None:
-        from prune_opt._sampling import cost_sample_report
+        from prune_opt.program._sampling import cost_sample_report
 
         t_true = time.process_time()
         rep = cost_sample_report(problem, pruned.split_mask, np.load(path + ".X.npy"))

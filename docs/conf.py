@@ -91,7 +91,7 @@ OPTIONAL_MODULES = (
     "forest_builders.lightgbm_import",
     "forest_builders.lazy_cost_rf",
     "forest_builders.feature_subset",
-    "forest_builders.budget_pruned",
+    "forest_builders.estimator",
 )
 
 

@@ -27,10 +27,10 @@ This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
 imports it.
 """
 
-from ._candidates import register_family
-from ._families import CANDIDATE_FAMILIES
+from .estimator._registry import register_family
+from .estimator._families import CANDIDATE_FAMILIES
 from .act import ACTClassifier, ACTForestClassifier
-from .budget_pruned import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
+from .estimator._estimator import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier

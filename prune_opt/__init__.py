@@ -5,16 +5,16 @@ NIPS 2016), solve it exactly, and get back a cheaper forest.
 """
 
 from . import importers  # noqa: F401  (registers the model importers with as_forest)
-from ._compile import compile_problem
-from ._costs import FeatureCosts, as_feature_costs
-from ._forest import Forest, as_forest
-from ._lazy import LazyPrediction, LazyPredictor
-from ._node_stats import training_node_stats
-from ._problem import ObjectiveBreakdown, PruningProblem
+from .program._compile import compile_problem
+from .forest._costs import FeatureCosts, as_feature_costs
+from .forest._forest import Forest, as_forest
+from .model._lazy import LazyPrediction, LazyPredictor
+from .forest._node_stats import training_node_stats
+from .program._problem import ObjectiveBreakdown, PruningProblem
 from ._prune import prune, solve
-from ._pruned import PrunedForest, acquisition_cost, load
-from ._refit import refit_leaves
-from ._routed import route
+from .model._pruned import PrunedForest, acquisition_cost, load
+from .model._refit import refit_leaves
+from .routing._routed import route
 from .budget import fit_budget, tradeoff_curve
 from .checks import is_totally_unimodular, vertex_integrality
 from .solvers import SolverError, available_solvers, list_solvers

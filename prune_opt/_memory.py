@@ -181,7 +181,7 @@ def estimate_compile_memory(forest, n_rows, costs, *, uses_per_row=None, pairs_p
     --------
     >>> import numpy as np
     >>> from prune_opt import Forest
-    >>> from prune_opt._costs import as_feature_costs
+    >>> from prune_opt.forest._costs import as_feature_costs
     >>> from prune_opt._memory import estimate_compile_memory
     >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
     ...              threshold=[0.5, 0, 0], value=[[2, 2], [2, 0], [0, 2]])

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from ._compile import compile_problem
-from ._costs import estimator_costs
-from ._forest import as_forest
-from ._sampling import cost_sample_report, local_rows
-from ._solve import OBJECTIVE_RTOL, solve
+from .program._compile import compile_problem
+from .forest._costs import estimator_costs
+from .forest._forest import as_forest
+from .program._sampling import cost_sample_report, local_rows
+from .solvers._solve import OBJECTIVE_RTOL, solve
 from ._validation import refuse_train_for_boosted
 
 __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._costs import FeatureCosts
+from .forest._costs import FeatureCosts
 
 __all__ = ["Dataset", "load_dataset", "list_datasets", "dataset_catalog", "shared_data_dir",
            "load_csv", "read_table", "encode_table"]

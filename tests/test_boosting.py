@@ -11,15 +11,15 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, softmax
 
 import prune_opt as po
-from prune_opt._boosting import (
+from prune_opt.program._boosted import (
     MOMENTS,
     boosting_statistics,
     expansion_term,
     fitted_forest,
     node_value_rule,
 )
-from prune_opt._ensemble import Ensemble
-from prune_opt._leaf_records import node_levels, sum_up
+from prune_opt.forest._ensemble import Ensemble
+from prune_opt.routing._leaf_records import node_levels, sum_up
 from prune_opt.budget import fewer_trees_prunings, get_baseline
 
 REL = 1e-9
@@ -212,7 +212,7 @@ def test_default_objective_is_the_model_loss(task):
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
 def test_fit_budget_meets_the_budget_and_beats_every_truncation(task):
-    from prune_opt.budget._vote import VoteScorer
+    from prune_opt.objectives._scorer import VoteScorer
 
     rng = np.random.default_rng(4)
     X, y = boosting_data(rng, task, 400, 5)

@@ -9,7 +9,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 import prune_opt as po
 from prune_opt.budget import fit_budget
 from prune_opt.budget._fit_budget import AUTO_MIN_ROWS
-from prune_opt.budget._vote import VoteScorer
+from prune_opt.objectives._scorer import VoteScorer
 
 
 def _case(seed=0, n=400, positives=0.5, trees=8):
@@ -141,7 +141,7 @@ def test_budget_curve_rows_meet_their_budgets_and_improve_with_them():
 def test_held_out_rows_scored_on_the_routed_subset_match_a_fresh_scorer():
     """auto routes X once and scores its held-out half (and sub-forest results) on a
     subset of those paths: the same loss and cost as scoring the result afresh."""
-    from prune_opt._routed import RoutedData
+    from prune_opt.routing._routed import RoutedData
     from prune_opt.budget._fit_budget import _full_mask
 
     rf, X, y, costs = _case(4)

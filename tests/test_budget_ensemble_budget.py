@@ -122,7 +122,7 @@ def test_a_winning_sub_forest_exports_and_predicts():
 
 def test_tree_subset_votes_with_the_kept_trees_only():
     from prune_opt.budget import sub_forest as tree_subset
-    from prune_opt.budget._vote import VoteScorer
+    from prune_opt.objectives._scorer import VoteScorer
 
     rf, Xv, yv = _digits(5)
     f = po.Forest.from_sklearn(rf)

@@ -178,7 +178,7 @@ def test_the_tree_error_objective_runs_under_a_budget():
 
 
 def test_primal_dual_cannot_trace_the_hull_and_says_so_up_front(monkeypatch):
-    from prune_opt import _compile
+    from prune_opt.program import _compile
 
     rf, Xt, yt, X, y, costs = _case(0)
 

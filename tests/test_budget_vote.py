@@ -6,14 +6,14 @@ from hypothesis import strategies as st
 
 import prune_opt as po
 from prune_opt.budget import fewer_trees_prunings
-from prune_opt.budget._vote import VoteScorer
+from prune_opt.objectives._scorer import VoteScorer
 from prune_opt.objectives import evaluate_objective
 from tests.boosted_cases import boosted_cases
 from tests.forest_cases import forest_cases
 
 
 def _random_mask(forest, rng):
-    from prune_opt._problem import close_under_parents
+    from prune_opt.program._problem import close_under_parents
 
     return close_under_parents(forest, ~forest.is_leaf & (rng.random(forest.n_nodes) < 0.7))
 

@@ -11,15 +11,13 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes
 
-from forest_builders import (
-    BudgetPrunedForestClassifier,
-    BudgetPrunedForestRegressor,
-    _boosted_candidates,
-    _candidates,
-    budget_pruned,
-)
-from forest_builders._families import CANDIDATE_FAMILIES, family_status, resolve_families
-from forest_builders._pruning import COST_MARGIN
+from forest_builders import BudgetPrunedForestClassifier
+from forest_builders import BudgetPrunedForestRegressor
+from forest_builders.estimator import _boosted as _boosted_candidates
+from forest_builders.estimator import _registry as _candidates
+from forest_builders.estimator import _estimator as budget_pruned
+from forest_builders.estimator._families import CANDIDATE_FAMILIES, family_status, resolve_families
+from forest_builders.estimator._pruning import COST_MARGIN
 from tests.estimator_walk import export_agrees, walk_cost, walk_output
 
 ROOMY = dict(n_estimators=4, time_limit=30, max_subsets=2, random_state=0)
@@ -139,7 +137,7 @@ def test_a_prefix_that_fits_grows_on_the_prune_rows_too_and_is_never_pruned(monk
     cost more than it: it grows on the grow and prune rows (every round: no early
     stopping on rows it learnt from) and is kept as grown; any other prefix grows on the
     grow rows only; the select rows grow nothing."""
-    from forest_builders import _forest_candidates
+    from forest_builders.estimator import _forests as _forest_candidates
 
     X, y = load_breast_cancer(return_X_y=True)
     costs = 1.0 + np.arange(X.shape[1]) % 5
@@ -289,7 +287,7 @@ def test_scores_and_costs_read_off_the_routed_rows_are_the_models_own(cls, monke
     """Each candidate's rows are routed once and shared by its cost columns and its
     select-row scores: every scored row holds what its model says when asked directly
     (forests and boosted models, as grown, pruned and with their leaves refit)."""
-    from forest_builders._pruning import prune_row_loss
+    from forest_builders.estimator._pruning import prune_row_loss
 
     X, y = load_diabetes(return_X_y=True)
     y = (y > np.median(y)).astype(int) if cls is BudgetPrunedForestClassifier else y

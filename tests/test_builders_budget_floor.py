@@ -13,15 +13,13 @@ import pytest
 from sklearn.datasets import load_digits
 
 import prune_opt as po
-from forest_builders import (
-    BudgetPrunedForestClassifier,
-    BudgetPrunedForestRegressor,
-    _candidates,
-    _fit_clock,
-)
-from forest_builders._families import CANDIDATE_FAMILIES
-from forest_builders._forest_candidates import random_forest
-from forest_builders._selection import choose, prior_score
+from forest_builders import BudgetPrunedForestClassifier
+from forest_builders import BudgetPrunedForestRegressor
+from forest_builders.estimator import _registry as _candidates
+from forest_builders.estimator import _clock as _fit_clock
+from forest_builders.estimator._families import CANDIDATE_FAMILIES
+from forest_builders.estimator._forests import random_forest
+from forest_builders.estimator._selection import choose, prior_score
 
 KW = dict(n_estimators=10, max_subsets=2, random_state=0)
 #: about 10% of a 40-tree random forest's cost on digits (uniform costs: 46.7 features)

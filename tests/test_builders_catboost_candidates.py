@@ -4,8 +4,9 @@ its registration, when it applies, what it grows and that it is used only when n
 import numpy as np
 import pytest
 
-from forest_builders import _candidates, _catboost_candidates
-from forest_builders._families import CANDIDATE_FAMILIES, resolve_families
+from forest_builders.estimator import _registry as _candidates
+from forest_builders.estimator import _catboost as _catboost_candidates
+from forest_builders.estimator._families import CANDIDATE_FAMILIES, resolve_families
 
 
 @pytest.fixture
@@ -93,7 +94,8 @@ def test_named_the_family_grows_penalised_catboost_models_around_the_budget(canc
     most penalised one above it, which is pruned with its own loss; every candidate was
     grown with a coefficient, and the winner fits."""
     pytest.importorskip("catboost")
-    from forest_builders import BudgetPrunedForestClassifier, _boosted_candidates
+    from forest_builders import BudgetPrunedForestClassifier
+    from forest_builders.estimator import _boosted as _boosted_candidates
     from prune_opt.budget import fits_budget
 
     monkeypatch.setattr(_boosted_candidates, "ROUNDS", 20)  # small models, same search
@@ -120,7 +122,8 @@ def test_a_regressor_grows_the_catboost_family_too(monkeypatch):
     pytest.importorskip("catboost")
     from sklearn.datasets import load_diabetes
 
-    from forest_builders import BudgetPrunedForestRegressor, _boosted_candidates
+    from forest_builders import BudgetPrunedForestRegressor
+    from forest_builders.estimator import _boosted as _boosted_candidates
 
     monkeypatch.setattr(_boosted_candidates, "ROUNDS", 20)
     X, y = load_diabetes(return_X_y=True)
@@ -139,8 +142,8 @@ def test_a_grown_model_is_catboost_s_under_the_penalties(cancer, monkeypatch):
     pytest.importorskip("catboost")
     import catboost as cb
 
-    from forest_builders._candidates import GrowContext
-    from forest_builders._fit_clock import FitClock
+    from forest_builders.estimator._registry import GrowContext
+    from forest_builders.estimator._clock import FitClock
     from prune_opt import FeatureCosts
 
     X, y, costs = cancer

@@ -26,7 +26,7 @@ def test_mtx_roundtrip(tmp_path):
 
 @pytest.mark.parametrize("budget", [None, 1.0])
 def test_mps_export_of_a_pruning_problem_roundtrips(tmp_path, budget):
-    from prune_opt._program_files import write_program
+    from prune_opt.program._files import write_program
 
     rf, X, y = small_forest(seed=0, trees=2, depth=2, n=20)
     problem = po.compile_problem(rf, X, y, lam=0.01, costs=[1.0, 2.5, 0.5, 3.0], budget=budget)

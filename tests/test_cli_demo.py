@@ -41,7 +41,7 @@ def test_demo_small(tmp_path, capsys):
             assert 0 <= r["test_accuracy"] <= 1 and r["test_cost"] >= 0
     # the estimator's rows name the winner's family and list every family it tried (the
     # boosted ones too when installed), exactly one of them the winner's
-    from forest_builders._families import CANDIDATE_FAMILIES
+    from forest_builders.estimator._families import CANDIDATE_FAMILIES
 
     for r in budgets:
         if r["method"] == "budget estimator":
@@ -146,7 +146,7 @@ def test_zero_objective_with_float_noise_in_the_bound_has_no_gap():
     from sklearn.ensemble import RandomForestClassifier
 
     import prune_opt as po
-    from prune_opt._solve import _relative_gap
+    from prune_opt.solvers._solve import _relative_gap
 
     assert _relative_gap(0.0, -5.242659605053657e-16) == 0.0
     assert _relative_gap(0.1, 0.09) == pytest.approx(0.1)

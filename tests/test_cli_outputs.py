@@ -119,7 +119,7 @@ def test_full_disk_is_one_line_and_keeps_the_old_file(argv, flag, tmp_path, caps
 def test_full_disk_while_saving_the_pruned_forest(tmp_path, capsys, monkeypatch):
     import inspect
 
-    import prune_opt._persistence as persistence
+    import prune_opt.model._codec as persistence
 
     if "atomic_write" not in inspect.getsource(persistence):
         pytest.skip("PrunedForest.save does not write through atomic_write in this build")

@@ -10,8 +10,8 @@ from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt._problem import PruningProblem, close_under_parents
-from prune_opt._routed import RoutedData
+from prune_opt.program._problem import PruningProblem, close_under_parents
+from prune_opt.routing._routed import RoutedData
 from prune_opt.solvers import mincut
 from prune_opt.solvers.mincut import build_closure_graph
 
@@ -138,7 +138,7 @@ def test_fit_budget_reads_the_rows_a_problem_was_compiled_from(digits, monkeypat
     """A problem compiled with routed= lends those routed rows to fit_budget's ensemble
     objectives (X is not routed again) and the pruning is the one fit_budget finds from
     the problem alone; other rows of the same count are routed afresh."""
-    import prune_opt._prepare as prep
+    import prune_opt.program._prepare as prep
 
     rf, X, y, costs = digits
     Xv, yv = X[900:], y[900:]
@@ -154,7 +154,7 @@ def test_fit_budget_reads_the_rows_a_problem_was_compiled_from(digits, monkeypat
         return real(model, X, y, **kwargs)
 
     monkeypatch.setattr(prep, "prepare", spy)
-    import prune_opt.budget._ensemble_budget as eb
+    import prune_opt.budget._own_loss as eb
 
     monkeypatch.setattr(eb, "prepare", spy)
     kw = dict(budget=8.0, objective="brier", time_limit=None)

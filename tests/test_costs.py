@@ -10,7 +10,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
 from prune_opt import FeatureCosts
-from prune_opt._costs import as_feature_costs
+from prune_opt.forest._costs import as_feature_costs
 
 NAMES = ["f0", "f1", "f2", "f3", "f4", "f5"]
 

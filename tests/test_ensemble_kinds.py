@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prune_opt._ensemble import (
+from prune_opt.forest._ensemble import (
     Additive,
     Averaged,
     BinaryLogLoss,
@@ -21,8 +21,8 @@ from prune_opt.objectives import get_objective
 
 ROOT = Path(__file__).resolve().parents[1]
 # the kinds themselves, the importers and the file codecs may look at the kind
-ALLOWED = ("prune_opt/_ensemble.py", "prune_opt/importers/", "prune_opt/exporters/",
-           "prune_opt/_persistence.py", "prune_opt/_forest.py")
+ALLOWED = ("prune_opt/forest/_ensemble.py", "prune_opt/importers/", "prune_opt/exporters/",
+           "prune_opt/model/_codec.py", "prune_opt/forest/_forest.py")
 
 
 def _asks_the_kind(node):

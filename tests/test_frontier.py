@@ -533,8 +533,8 @@ def test_estimator_params_name_the_catboost_family_beside_the_defaults(cancer_ct
     families and CatBoost's; a "module.CATBOOST_..." key sets that family's constant for
     the fits only."""
     import forest_builders
-    from forest_builders import _catboost_candidates
-    from forest_builders._families import resolve_families
+    from forest_builders.estimator import _catboost as _catboost_candidates
+    from forest_builders.estimator._families import resolve_families
 
     ctx, _ = cancer_ctx
     seen = []

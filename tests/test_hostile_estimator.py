@@ -19,7 +19,7 @@ from sklearn.model_selection import GridSearchCV
 
 import prune_opt as po
 from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
-from forest_builders._estimator_input import normalised_costs as _normalised_costs
+from forest_builders.estimator._input import normalised_costs as _normalised_costs
 from prune_opt import as_feature_costs
 from tests.estimator_walk import export_agrees, features_met, walk_cost, walk_output
 

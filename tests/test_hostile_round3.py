@@ -327,7 +327,7 @@ def test_i05_csv_output_of_the_cli_helper_follows_the_umask(tmp_path):
 
 
 def test_i06_program_file_follows_the_umask(rf, data, tmp_path):
-    from prune_opt._program_files import write_program
+    from prune_opt.program._files import write_program
 
     problem = po.compile_problem(rf, data[2][:30], data[3][:30], lam=0.01)
     old = os.umask(0o002)

@@ -70,7 +70,11 @@ def import_graph(mods):
 
 
 def documented_layers():
-    """[(level, name, patterns)] from the layers block of docs/architecture.md."""
+    """[(level, name, folders)] from the layers block of docs/architecture.md.
+
+    A folder entry ends in ``/`` (every module below it, subfolders included), or
+    names one file (``prune_opt/__init__.py``) or a glob of a folder's flat files
+    (``prune_opt/_*.py``: the base helpers)."""
     text = (ROOT / "docs" / "architecture.md").read_text()
     block = re.search(r"<!-- layers: read by tests/test_layers.py -->\n```text\n(.*?)```",
                       text, re.S)
@@ -83,19 +87,27 @@ def documented_layers():
     return layers
 
 
+def _path_of(module):
+    path, is_pkg = MODS[module]
+    return path.relative_to(ROOT).as_posix()
+
+
 def layer_of(module, layers):
-    """Level of a module: an exact pattern wins, then the longest wildcard."""
+    """Level of a module: the most specific entry naming its file wins (a file over a
+    glob over a folder; the deeper folder over the shallower)."""
+    rel = _path_of(module)
     best = None
-    for level, _, patterns in layers:
-        for pat in patterns:
-            exact = not pat.endswith("*")
-            if exact and pat == module:
-                return level
-            if not exact and (fnmatch.fnmatchcase(module, pat)
-                              or module == pat.removesuffix(".*")):
-                rank = len(pat)
-                if best is None or rank > best[0]:
-                    best = (rank, level)
+    for level, _, entries in layers:
+        for entry in entries:
+            if entry.endswith("/"):
+                rank = (0, len(entry)) if rel.startswith(entry) else None
+            elif any(c in entry for c in "*?["):
+                rank = (1, len(entry)) if fnmatch.fnmatchcase(rel, entry) and \
+                    "/" not in rel[len(entry.rpartition("/")[0]) + 1:] else None
+            else:
+                rank = (2, len(entry)) if rel == entry else None
+            if rank is not None and (best is None or rank > best[0]):
+                best = (rank, level)
     return None if best is None else best[1]
 
 
@@ -211,11 +223,32 @@ def test_every_module_imports_in_a_fresh_interpreter():
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}
 
 
-@pytest.mark.parametrize("module, level", [("prune_opt._forest", 1),
+@pytest.mark.parametrize("module, level", [("prune_opt._validation", 0),
+                                           ("prune_opt.forest._forest", 1),
                                            ("prune_opt.importers._sklearn", 2),
-                                           ("prune_opt._pruned", 3),
-                                           ("prune_opt.solvers.mincut", 5),
-                                           ("prune_opt.budget", 7), ("prune_opt", 8),
-                                           ("forest_builders.cegb", 9)])
+                                           ("prune_opt.routing._routed", 3),
+                                           ("prune_opt.model._pruned", 5),
+                                           ("prune_opt.solvers.mincut", 7),
+                                           ("prune_opt.budget", 9), ("prune_opt", 10),
+                                           ("prune_opt._prune", 10),
+                                           ("forest_builders.cegb", 11),
+                                           ("forest_builders.estimator._pruning", 11)])
 def test_layer_lookup(module, level):
     assert layer_of(module, LAYERS) == level
+
+
+def test_folders_are_the_stages():
+    """Every folder of the two packages is a listed stage, and a flat private module of
+    prune_opt is a base helper (few of them: a concept lives in its folder)."""
+    listed = {e for _, _, entries in LAYERS for e in entries if e.endswith("/")}
+    folders = {p.relative_to(ROOT).as_posix() + "/" for pkg in PACKAGES
+               for p in (ROOT / pkg).rglob("*") if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= listed | {f"{pkg}/" for pkg in PACKAGES} | {
+        f for f in folders if any(f.startswith(e) for e in listed)}, (
+        f"folders without a stage in docs/architecture.md: {sorted(folders - listed)}")
+    flat = sorted(p.name for p in (ROOT / "prune_opt").glob("_*.py") if p.name != "__init__.py")
+    assert len(flat) <= 6, f"prune_opt holds {len(flat)} flat private modules: {flat}"
+    for pkg in {e for e in listed if e.startswith("prune_opt/")}:
+        init = ROOT / pkg / "__init__.py"
+        assert init.exists() and ast.get_docstring(ast.parse(init.read_text())), (
+            f"{pkg}__init__.py must state its stage in a docstring")

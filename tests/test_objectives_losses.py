@@ -48,7 +48,7 @@ def _combiner(T, ensemble=None):
     """The part of a Forest the objectives read: its trees and how they combine."""
     from types import SimpleNamespace
 
-    from prune_opt._ensemble import Ensemble
+    from prune_opt.forest._ensemble import Ensemble
 
     ens = Ensemble() if ensemble is None else ensemble
     return SimpleNamespace(n_trees=T, ensemble=ens,
@@ -77,7 +77,7 @@ def test_pair_loss_is_the_forest_loss_with_one_tree_swapped():
 def test_pair_loss_of_a_booster_links_the_summed_raw_scores():
     from scipy.special import softmax
 
-    from prune_opt._ensemble import Ensemble
+    from prune_opt.forest._ensemble import Ensemble
 
     rng = np.random.default_rng(1)
     T, n, C = 3, 6, 3

@@ -46,7 +46,7 @@ def test_evaluate_matches_brute_force_objective(case, data):
     f = problem.forest
     # a random valid pruning: random mask, then closed under parents
     raw = np.array(data.draw(st.lists(st.booleans(), min_size=f.n_nodes, max_size=f.n_nodes)))
-    from prune_opt._problem import close_under_parents
+    from prune_opt.program._problem import close_under_parents
 
     mask = close_under_parents(f, raw & ~f.is_leaf)
     pf = po.PrunedForest(f, mask, costs=case["costs"])

@@ -9,7 +9,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
 from forest_builders import LazyCostRandomForestClassifier
-from prune_opt._refit import refit_leaves
+from prune_opt.model._refit import refit_leaves
 
 
 def _data(seed=0, n=240):

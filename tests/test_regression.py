@@ -18,7 +18,7 @@ from sklearn.tree import DecisionTreeRegressor, ExtraTreeRegressor
 
 import prune_opt as po
 from prune_opt import FeatureCosts
-from prune_opt._problem import close_under_parents
+from prune_opt.program._problem import close_under_parents
 from tests.test_persistence import _METADATA, _apply, _paths, json_values
 
 

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prune_opt as po
-from prune_opt._problem import close_under_parents
-from prune_opt._routed import NestedScorer, RoutedData
+from prune_opt.program._problem import close_under_parents
+from prune_opt.routing._routed import NestedScorer, RoutedData
 from prune_opt.budget import baseline_curve, sub_forest
 from tests.forest_cases import forest_cases
 

@@ -9,7 +9,7 @@ from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt._routing import merge_identical_rows
+from prune_opt.routing._records import merge_identical_rows
 from tests.forest_cases import forest_cases
 
 
@@ -103,9 +103,9 @@ def test_dense_first_use_table_equals_path_matrices(case):
     """The leaf-gather routing (dense first-use table) and the path-matrix routing
     (per-tree CSR tables, used when the table would be too large) give the same
     records, pairs and node weights."""
-    import prune_opt._routing as routing
-    from prune_opt._costs import as_feature_costs
-    from prune_opt._forest import as_forest
+    import prune_opt.routing._records as routing
+    from prune_opt.forest._costs import as_feature_costs
+    from prune_opt.forest._forest import as_forest
 
     forest = as_forest(case["est"])
     fc = as_feature_costs(case["costs"], forest.n_features, forest.feature_names)
@@ -123,7 +123,7 @@ def test_dense_first_use_table_equals_path_matrices(case):
 
 def test_compile_without_dense_table_is_identical(monkeypatch):
     """Forcing the path-matrix routing (as for many-unit forests) compiles the same problem."""
-    import prune_opt._routing as routing
+    import prune_opt.routing._records as routing
 
     X, y = load_digits(return_X_y=True)
     rf = RandomForestClassifier(n_estimators=4, max_depth=6, random_state=0).fit(X, y)

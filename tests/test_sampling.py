@@ -11,7 +11,7 @@ from sklearn.datasets import load_digits, load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt._sampling import (
+from prune_opt.program._sampling import (
     cost_sample_report,
     full_average_cost,
     resolve_cost_sample,
@@ -110,7 +110,7 @@ def test_fit_budget_passes_cost_sample_through(forest_data):
 @given(case=forest_cases(), lam=st.sampled_from([1e-3, 0.05]), chunk=st.sampled_from([7, 4096]))
 @settings(max_examples=15, deadline=None)
 def test_streaming_true_cost_equals_the_pruned_forests_cost(case, lam, chunk):
-    from prune_opt._pruned import PrunedForest
+    from prune_opt.model._pruned import PrunedForest
 
     p = po.compile_problem(case["est"], case["X_val"], case["y_val"], costs=case["costs"],
                            lam=lam)
@@ -124,7 +124,7 @@ def test_streaming_true_cost_equals_the_pruned_forests_cost(case, lam, chunk):
 def test_auto_rule_follows_the_interval_and_the_memory_cap():
     from statistics import NormalDist
 
-    from prune_opt._sampling import auto_sample_rows
+    from prune_opt.program._sampling import auto_sample_rows
 
     z = NormalDist().inv_cdf(0.975)
     n = 10**8
@@ -139,7 +139,7 @@ def test_auto_rule_follows_the_interval_and_the_memory_cap():
 
 
 def test_auto_compiles_on_the_rule_s_sample(monkeypatch):
-    from prune_opt import _sampling
+    from prune_opt.program import _sampling
 
     X, y = load_iris(return_X_y=True)
     rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
@@ -163,7 +163,7 @@ def booster_data():
 def test_a_boosters_sampled_compile_streams_its_rows(booster_data, monkeypatch):
     """The error term of a booster compiled with cost_sample reads every row, block by
     block, and no leaf matrix of every row is made: only blocks and the sample."""
-    from prune_opt import _compile, _compile_steps
+    from prune_opt.program import _compile, _compile_steps
 
     gb, X, y = booster_data
     whole = po.compile_problem(gb, X, y, lam=0.01, chunk_size=256)
@@ -188,7 +188,7 @@ def test_a_boosters_sampled_compile_streams_its_rows(booster_data, monkeypatch):
 
 
 def test_a_boosters_budget_on_a_sample_reports_its_true_cost(booster_data):
-    from prune_opt._pruned import PrunedForest
+    from prune_opt.model._pruned import PrunedForest
 
     gb, X, y = booster_data
     f = po.as_forest(gb)
@@ -208,7 +208,7 @@ def test_streaming_true_cost_skips_only_trees_that_add_nothing(booster_data, lam
     """The true-cost pass routes only the trees that pay a unit not every row pays:
     the same cost as the pruned model's, for prunings that cut some trees to the root
     and pay a root's units in others."""
-    from prune_opt._pruned import PrunedForest
+    from prune_opt.model._pruned import PrunedForest
 
     gb, X, y = booster_data
     p = po.compile_problem(gb, X, y, lam=lam)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer
 
 import prune_opt as po
-from prune_opt._problem import close_under_parents
+from prune_opt.program._problem import close_under_parents
 from prune_opt.solvers._fixing import cost_at_nodes, fixed_splits, record_weight_at_nodes
 from prune_opt.solvers.mincut import build_closure_graph, unprofitable_nodes
 from tests.boosted_cases import boosted_cases
@@ -128,8 +128,9 @@ def test_multiplier_closure_reductions_keep_every_multipliers_optimum(case, lam,
     ``J + mu C`` exactly at every ``mu``, with forbidden nodes or not: against the
     same closure built without the reductions, and without forbidden nodes against
     ``mincut`` at ``lam + mu``."""
-    from prune_opt.solvers import _closure, mincut
-    from prune_opt.solvers._closure import MultiplierClosure
+    from prune_opt.budget import _closure
+    from prune_opt.solvers import mincut
+    from prune_opt.budget._closure import MultiplierClosure
 
     model, _, _, Xv, yv, costs, _ = case
     problem = po.compile_problem(model, Xv, yv, costs=costs, lam=lam)

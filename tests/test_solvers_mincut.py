@@ -11,7 +11,7 @@ from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt._problem import close_under_parents
+from prune_opt.program._problem import close_under_parents
 from prune_opt.solvers._prefix_hubs import kept_counts, prefix_hubs
 from prune_opt.solvers.mincut import (
     FINITE_TOTAL,

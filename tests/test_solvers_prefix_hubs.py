@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import prune_opt as po
-from prune_opt._problem import close_under_parents
+from prune_opt.program._problem import close_under_parents
 from prune_opt.solvers import mincut
 from prune_opt.solvers._prefix_hubs import prefix_hubs
 from prune_opt.solvers.mincut import build_closure_graph, unprofitable_nodes

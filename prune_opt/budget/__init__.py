@@ -31,7 +31,7 @@ from ._baselines import (
 from ._budget_curve import budget_curve
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
 from ._fit_budget import fit_budget
-from ._vote import within_one_standard_error
+from ..objectives._scorer import within_one_standard_error
 
 __all__ = [
     "BASELINES",

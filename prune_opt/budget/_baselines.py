@@ -30,13 +30,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._compile import compile_problem
-from .._forest import as_forest
+from ..program._compile import compile_problem
+from ..forest._forest import as_forest
 from .._frames import records_frame
-from .._pruned import PrunedForest
-from .._routed import NestedScorer, RoutedData
+from ..model._pruned import PrunedForest
+from ..routing._routed import NestedScorer, RoutedData
 from .._validation import check_labels
-from ..solvers._baseline_masks import (
+from ._mask_families import (
     CCP_ALPHAS,
     IMPURITY_THRESHOLDS,
     MASK_FAMILIES,
@@ -322,7 +322,7 @@ class _Baselines(Mapping):
     ``(parameter, PrunedForest)`` pairs, costliest first, for every family of
     the one baseline registry (``"fewer-rounds"`` also names ``"fewer-trees"``: a
     booster truncated to its first rounds)
-    (:data:`prune_opt.solvers._baseline_masks.MASK_FAMILIES`): a family
+    (:data:`prune_opt.budget._mask_families.MASK_FAMILIES`): a family
     registered with :func:`register_baseline` appears here too."""
 
     def __getitem__(self, name):

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from .._frames import records_frame
-from .._problem import PruningProblem
+from ..program._problem import PruningProblem
 from .._validation import check_labels
 from ._fit_budget import fit_budget
 

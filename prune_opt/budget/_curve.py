@@ -26,10 +26,10 @@ import math
 
 import numpy as np
 
-from .._compile import compile_problem
+from ..program._compile import compile_problem
 from .._frames import records_frame
-from .._problem import PruningProblem
-from .._prune import solve
+from ..program._problem import PruningProblem
+from ..solvers._solve import solve
 from .._validation import check_labels
 
 __all__ = ["problem_at_lam", "HullPoint", "LagrangianHull", "tradeoff_curve", "lam_upper_bound"]

@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 
-from .._compile import compile_problem
-from .._problem import PruningProblem
-from .._pruned import PrunedForest
-from .._sampling import cost_sample_report, local_rows
+from ..program._compile import compile_problem
+from ..program._problem import PruningProblem
+from ..model._pruned import PrunedForest
+from ..program._sampling import cost_sample_report, local_rows
 from .._validation import (
     check_nonneg_scalar,
     check_time_limit,
@@ -19,10 +19,10 @@ from .._validation import (
     refuse_train_for_boosted,
 )
 from ..objectives.accuracy import PredictError
-from ..solvers._baseline_masks import LATE_FAMILIES, MASK_FAMILIES
+from ._mask_families import LATE_FAMILIES, MASK_FAMILIES
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
-from ._ensemble_budget import fit_budget_objective
+from ._own_loss import fit_budget_objective
 
 __all__ = ["fit_budget", "DEFAULT_TIME_LIMIT"]
 
@@ -65,7 +65,7 @@ def split_problem_or_forest(problem_or_forest, *, costs=None, train=None, cost_s
             raise ValueError("pass a fitted forest (with X and y) or a compiled "
                              "PruningProblem as the first argument")
         if train is not None:  # for every objective alike (see prune)
-            from .._forest import as_forest
+            from ..forest._forest import as_forest
 
             refuse_train_for_boosted(as_forest(problem_or_forest), train)
         return None, problem_or_forest
@@ -362,7 +362,7 @@ def _report_sampled_cost(pf, problem, budget, X):
 
 
 def _fit_search(problem, budget, time_limit, verbose, solver_options):
-    from .._prune import solve
+    from ..solvers._solve import solve
 
     p = problem.with_lam(0.0).with_budget(budget)
     pf = solve(p, solver="budget", time_limit=time_limit, verbose=verbose,
@@ -466,9 +466,9 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     X is routed once: the problems of the fitting half and of all rows are
     compiled from those paths, the held-out half and the final loss are scored
     on subsets of them, and the own-loss runs reuse them."""
-    from .._costs import as_feature_costs, estimator_costs
-    from .._prepare import prepare
-    from ._vote import VoteScorer
+    from ..forest._costs import as_feature_costs, estimator_costs
+    from ..program._prepare import prepare
+    from ..objectives._scorer import VoteScorer
 
     t0 = time.perf_counter()
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
@@ -542,7 +542,7 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     runs)``; ``({}, [])`` when the rows leave no honest hold-out.  The two runs share one
     problem compiled on the fitting half from the routed paths (and its cached
     baseline families)."""
-    from ._vote import VoteScorer
+    from ..objectives._scorer import VoteScorer
 
     halves = _halves(yv, forest, np.random.default_rng(random_state))
     if halves is None:
@@ -584,7 +584,7 @@ def warm_starts(forest, warm_start):
     of ``forest``."""
     if warm_start is None:
         return []
-    from .._forest import as_forest
+    from ..forest._forest import as_forest
 
     forest = as_forest(forest)
     items = (list(warm_start) if isinstance(warm_start, (list, tuple)) else [warm_start])

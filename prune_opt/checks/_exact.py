@@ -8,7 +8,7 @@ from math import gcd, lcm
 import numpy as np
 import scipy.sparse as sp
 
-from .._problem import PruningProblem
+from ..program._problem import PruningProblem
 
 __all__ = ["exact_determinant", "verified_counterexample", "scale_rows_to_integers",
            "as_integer_matrix"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._problem import PruningProblem
+from ..program._problem import PruningProblem
 
 __all__ = ["max_fractionality", "vertex_integrality", "IntegralityReport"]
 

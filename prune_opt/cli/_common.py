@@ -613,7 +613,7 @@ def naming_errors(path):
 
 def write_json(path, obj):
     """Write ``obj`` as indented JSON, atomically (whole file or none)."""
-    from .._persistence import _jsonable
+    from ..model._codec import _jsonable
 
     text = json.dumps(_jsonable(obj), indent=2)
     with naming_errors(path), atomic_write(path, "w") as fh:

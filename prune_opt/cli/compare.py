@@ -283,7 +283,7 @@ def run(args):
     if args.examples is not None and args.examples < len(y_val):
         pick = np.random.default_rng(args.seed).choice(len(y_val), args.examples, replace=False)
         X_val, y_val = X_val[np.sort(pick)], y_val[np.sort(pick)]
-    from .._compile_steps import memory_report
+    from ..program._compile_steps import memory_report
 
     print(memory_report(exp["forest"], X_val, exp["costs"]))  # before compiling
     t0 = time.perf_counter()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .._compile import compile_problem
+from ..program._compile import compile_problem
 from ..budget import BASELINES, baseline_curve, budget_curve, get_baseline, tradeoff_curve
 from ._common import (
     add_data_arguments,

@@ -25,7 +25,7 @@ def add_parser(sub):
 
 def run(args):
     from .. import compile_problem
-    from .._program_files import write_program
+    from ..program._files import write_program
     from ._common import error_data, naming_errors, setup_experiment, task_line
 
     if args.format is None and not args.out.lower().endswith((".mps", ".lp")):

@@ -73,7 +73,7 @@ def add_parser(sub):
 
 
 def run(args):
-    from .._compile_steps import memory_report
+    from ..program._compile_steps import memory_report
 
     _check_goal(args)
     exp = setup_experiment(args)

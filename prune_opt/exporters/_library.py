@@ -3,14 +3,14 @@ from: the name a refusal points to."""
 
 from __future__ import annotations
 
-from .._sources import exporter_of_source
+from ..forest._sources import exporter_of_source
 
 __all__ = ["exporter_of"]
 
 def exporter_of(forest):
     """The ``PrunedForest`` method that exports ``forest``'s source library's model
     (``"to_lightgbm()"``, ``"to_xgboost()"``, ``"to_catboost()"``, ``"to_sklearn()"``),
-    or None for a forest built from arrays (the table of :mod:`prune_opt._sources`).
+    or None for a forest built from arrays (the table of :mod:`prune_opt.forest._sources`).
 
     Examples
     --------

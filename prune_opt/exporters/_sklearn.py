@@ -11,7 +11,7 @@ import copy
 
 import numpy as np
 
-from .._sources import source_classes
+from ..forest._sources import source_classes
 from ._library import exporter_of
 
 __all__ = ["pruned_to_sklearn", "build_sklearn_tree"]

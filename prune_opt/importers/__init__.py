@@ -12,7 +12,7 @@ without the library installed), and a LightGBM random forest into an averaged fo
 (:func:`forest_from_lightgbm`).
 """
 
-from .._forest import register_importer, supported_models
+from ..forest._forest import register_importer, supported_models
 from . import _catboost, _lightgbm, _sklearn, _xgboost
 from ._catboost import from_catboost
 from ._files import model_file_kind, read_model_file

@@ -8,7 +8,7 @@ JSON text or bytes, or the parsed document are read directly.  Reading a file
 needs no CatBoost and executes nothing; the binary ``.cbm`` format is refused
 with the way to save JSON.
 
-The forest is additive (see :class:`~prune_opt._ensemble.Ensemble`): identity
+The forest is additive (see :class:`~prune_opt.forest._ensemble.Ensemble`): identity
 link for RMSE, logistic for Logloss and CrossEntropy, softmax for MultiClass.
 Splits compare float32 feature values (``split_dtype="float32"``) as CatBoost
 does, and NaN goes where the feature's ``nan_mode`` sends it.  CatBoost's
@@ -39,8 +39,8 @@ import tempfile
 
 import numpy as np
 
-from .._ensemble import Ensemble
-from .._forest import Forest
+from ..forest._ensemble import Ensemble
+from ..forest._forest import Forest
 from ._catboost_json import LOSSES, NAN_TO_LEFT, SUPPORTED, load_document, parse_model
 
 __all__ = ["from_catboost", "is_catboost_model", "oblivious_levels", "catboost_source_info",

@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._costs import as_feature_costs
-from .._ensemble import Ensemble
-from .._forest import Forest
-from .._node_stats import training_node_stats
+from ..forest._costs import as_feature_costs
+from ..forest._ensemble import Ensemble
+from ..forest._forest import Forest
+from ..forest._node_stats import training_node_stats
 from ._lightgbm_text import MAX_MODEL_BYTES
 from ._lightgbm_trees import (
     BELOW_ZERO_BAND,

@@ -14,15 +14,15 @@
 An internal node's value is what it predicts once pruned to a leaf: for a
 forest its class distribution (or mean), for a booster the value the library
 recorded at that node (learning rate included) until pruning replaces it by the
-rule of :mod:`prune_opt._boosting`.
+rule of :mod:`prune_opt.program._boosted`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._ensemble import Ensemble
-from .._forest import NODE_STATS, Forest, detached_estimator
+from ..forest._ensemble import Ensemble
+from ..forest._forest import NODE_STATS, Forest, detached_estimator
 
 __all__ = ["from_sklearn_forest", "from_gradient_boosting", "from_hist_gradient_boosting",
            "is_sklearn_forest", "is_gradient_boosting", "is_hist_gradient_boosting"]

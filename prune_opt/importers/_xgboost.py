@@ -6,7 +6,7 @@ Every input goes through one parser of XGBoost's JSON model
 file path, JSON text or bytes, or the parsed document directly.  Reading a file
 needs no XGBoost and executes nothing.
 
-The forest is additive (see :class:`~prune_opt._ensemble.Ensemble`): identity
+The forest is additive (see :class:`~prune_opt.forest._ensemble.Ensemble`): identity
 link for ``reg:squarederror``, logistic for ``binary:logistic`` and
 ``binary:logitraw``, softmax for ``multi:softprob`` and ``multi:softmax`` (tree
 ``t`` adds to class ``tree_info[t]``); the initial score is XGBoost's
@@ -22,8 +22,8 @@ import os
 
 import numpy as np
 
-from .._ensemble import Ensemble
-from .._forest import Forest
+from ..forest._ensemble import Ensemble
+from ..forest._forest import Forest
 from ._xgboost_json import load_document, parse_model
 
 __all__ = ["from_xgboost", "is_xgboost_model", "XGBOOST", "MAX_MODEL_BYTES"]

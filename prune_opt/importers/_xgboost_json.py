@@ -24,7 +24,7 @@ arrays) are dropped.
 An internal node's value, what it predicts once pruned, is the mean of its
 children's values weighted by their ``sum_hessian`` (the training Hessians
 XGBoost recorded), i.e. the Hessian-weighted mean of its subtree's leaf
-values: the same rule :mod:`prune_opt._boosting` applies to the pruning data.
+values: the same rule :mod:`prune_opt.program._boosted` applies to the pruning data.
 The file does not record the learning rate, which XGBoost's own pruner
 multiplies into ``base_weights`` (stored unshrunk for internal nodes), so
 ``base_weights`` cannot give a pruned node's value.

@@ -1,7 +1,7 @@
 """The ensemble optimiser's moves: tree blocks, budgeted tree blocks, unit moves.
 
 * :func:`block_descent` -- exact block coordinate descent over trees at a
-  fixed ``lam`` (the shared :func:`~prune_opt.solvers._budget_state.descend`
+  fixed ``lam`` (the shared :func:`~prune_opt.objectives._ledger.descend`
   without a budget), with a round of unit moves at each fixed point;
 * :func:`budget_descent` -- the same descent on the loss alone subject to
   average cost <= B (the move the paper's budget search makes, with the
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from .._validation import fits_budget
-from ..solvers._budget_state import IMPROVE_RTOL, descend, without_unit
+from ._ledger import IMPROVE_RTOL, descend, without_unit
 
 __all__ = ["block_descent", "budget_descent", "unit_round", "greedy_repair", "run_starts",
            "check_max_iter"]

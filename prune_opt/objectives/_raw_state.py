@@ -35,9 +35,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._pruning_maps import tree_stop_map
-from .._router import tree_paths
-from ..solvers._budget_state import IMPROVE_RTOL, CostLedger
+from ..routing._maps import tree_stop_map
+from ..forest._router import tree_paths
+from ._ledger import IMPROVE_RTOL, CostLedger
 from ..solvers._tree_dp import best_tree_within, pruning_value
 from ._state import EnsembleState
 

@@ -17,11 +17,11 @@ import time
 
 import numpy as np
 
-from .._compile import compile_problem
-from .._costs import as_feature_costs, estimator_costs
-from .._prepare import prepare
-from .._problem import PruningProblem
-from .._pruned import PrunedForest
+from ..program._compile import compile_problem
+from ..forest._costs import as_feature_costs, estimator_costs
+from ..program._prepare import prepare
+from ..program._problem import PruningProblem
+from ..model._pruned import PrunedForest
 from .._validation import (
     check_labels,
     check_nonneg_scalar,
@@ -29,7 +29,7 @@ from .._validation import (
     check_weights,
     fits_budget,
 )
-from ..solvers._budget_state import tree_layouts
+from ._ledger import tree_layouts
 from ..solvers._tree_dp import best_tree_pruning
 from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
@@ -110,7 +110,7 @@ class Setup:
         """
         if lam == 0:
             return tree_optimum(self.paper_problem())
-        from .._solve import solve
+        from ..solvers._solve import solve
 
         return solve(self.paper_problem().with_lam(lam), solver=self.solver).split_mask
 

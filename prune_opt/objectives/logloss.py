@@ -41,7 +41,7 @@ class LogLoss(Objective):
 
     def raw_derivatives(self, raw, y, forest):
         """A booster's log-loss derivatives in its raw scores (logistic or softmax
-        link, :meth:`prune_opt._ensemble.Ensemble.gradients`); zero for the rows whose
+        link, :meth:`prune_opt.forest._ensemble.Ensemble.gradients`); zero for the rows whose
         true class's probability is below ``eps``, where this loss is flat."""
         loss = forest.ensemble.loss
         if loss is None or loss.name != self.name:

@@ -225,7 +225,7 @@ class Solver:
 
     def check_problem(self, problem):
         """Refuse a problem this backend cannot solve faithfully (type, budget row)."""
-        from .._problem import PruningProblem
+        from ..program._problem import PruningProblem
 
         if not isinstance(problem, PruningProblem):
             raise TypeError(f"problem must be a PruningProblem (from compile_problem), got "

@@ -25,6 +25,10 @@ __all__ = ["BACKEND_MODULES", "register_solver", "solver_classes", "list_solvers
 # the backend modules of this package, in registry order
 BACKEND_MODULES = ("mincut", "highs", "ortools_lp", "cbc", "mincut_networkx", "primal_dual",
                    "budget")
+# backends that live with their stage, not in this package: the hard-budget search is
+# the budget stage's own method (it seeds from the baselines and runs their descent), and
+# registers here like any backend; the registry imports it by name, never statically
+STAGE_BACKENDS = {"budget": "prune_opt.budget._backend"}
 
 _REGISTRY: dict[str, type[Solver]] = SOLVER_CLASSES  # the one table, shared with _base
 _loaded = False
@@ -54,8 +58,13 @@ def register_solver(cls):
     return cls
 
 
+def _module(mod):
+    """Full dotted name of a listed backend module."""
+    return STAGE_BACKENDS.get(mod, f"{__package__}.{mod}")
+
+
 def _import(mod):
-    full = f"{__package__}.{mod}"
+    full = _module(mod)
     try:
         importlib.import_module(full)
     except Exception as exc:
@@ -94,12 +103,10 @@ def solver_classes():
     'mincut'
     """
     _load()
-    order = {m: i for i, m in enumerate(BACKEND_MODULES)}
+    order = {_module(m): i for i, m in enumerate(BACKEND_MODULES)}
 
     def key(cls):
-        mod = cls.__module__.rpartition(".")[2]
-        listed = cls.__module__.startswith(__package__) and mod in order
-        return (order[mod] if listed else len(order),)
+        return (order.get(cls.__module__, len(order)),)
 
     ranked = sorted(_REGISTRY.values(), key=key)  # stable: registration order within a module
     return {cls.name: cls for cls in ranked}

@@ -93,7 +93,7 @@ class CbcLpSolver(_PulpCbc):
     def _solve(self, problem, *, time_limit, verbose):
         import pulp
 
-        from .._program_files import program_text
+        from ..program._files import program_text
 
         n = problem.n_nodes + problem.n_uses + problem.n_pairs
         with tempfile.TemporaryDirectory(prefix="prune-opt-cbc-") as tmp:

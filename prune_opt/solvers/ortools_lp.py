@@ -33,7 +33,7 @@ class _OrToolsLP(Solver):
     def _solve(self, problem, *, time_limit, verbose):
         from ortools.linear_solver.python import model_builder as mb
 
-        from .._program_files import build_program
+        from ..program._files import build_program
 
         model = build_program(problem, names=False)
         solver = mb.Solver(self.backend)

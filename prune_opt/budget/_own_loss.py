@@ -1,0 +1,363 @@
+"""fit_budget with an ensemble objective: the best candidate in the forest's own loss.
+
+Candidates, all fitting the budget on the pruning data ``(X, y)``:
+
+* the paper objective's candidate: budget descent on the error term from the
+  fitting baseline with the lowest error term (at most a third of the time);
+* every member of every baseline that fits (GreedyPrune on the problem's error
+  data, cost-complexity pruning, impurity thresholds, the first m trees both
+  as a sub-forest and as a mask with the other trees cut to their roots), the
+  best of each family by the chosen objective;
+* the ensemble search (:func:`~prune_opt.objectives._search.search_budget`, on
+  the same routed rows) started from those candidates: budget descent from the
+  best of them (exact block moves, loss never increasing, every iterate within
+  the budget), then its lambda continuation, greedy repair and descent again.
+
+Every candidate is scored exactly by :class:`VoteScorer` (the arithmetic of
+``PrunedForest.predict_proba``; ``predict``'s error for ``"accuracy"``) and
+the lowest wins, so the result is never worse than any fitting baseline.
+Each candidate is also scored with its root-only trees dropped from the vote
+(they add the same in-bag class shares to every example's vote, a bias towards
+the frequent classes, and cost nothing); the result may then be a pruning of
+that smaller forest (``solve_info["trees_kept"]``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..program._compile import compile_problem
+from ..forest._costs import estimator_costs
+from ..program._prepare import prepare
+from ..program._problem import PruningProblem
+from ..model._pruned import PrunedForest
+from .._validation import fits_budget
+from ..objectives import check_objective_task, get_objective
+from ..objectives._raw_state import ensemble_state
+from ..objectives._search import BudgetSearch, tree_optimum
+from ._mask_families import (
+    LATE_FAMILIES,
+    MASK_FAMILIES,
+    best_in_nested,
+    mask_families,
+)
+from ..objectives._ledger import ProblemState, descend
+from ._baselines import sub_forest
+from ..objectives._scorer import VoteScorer
+
+__all__ = ["fit_budget_objective", "PAPER_SHARE"]
+
+# share of the time left after the baselines given to the paper-objective search
+PAPER_SHARE = 1.0 / 3.0
+# share of the time left after the anchors (the prior, the first rounds) that the other
+# baseline families may take; members beyond it are not scored
+BASELINE_SHARE = 0.25
+# share of the time left that the first budget descent (from the best baseline) may take
+FIRST_POLISH_SHARE = 0.4
+#: baseline families built and scored whatever the clock says, with the prior and the
+#: first rounds: cheap to build (one ranking of the features, 0.01 s on 1,000 trees) and
+#: strong where the budget leaves room for a few features only, where the prior is the
+#: only other anchor (no round of a multiclass model fits)
+ANCHOR_FAMILIES = ("feature-prefix",)
+#: the searches end early enough for this many scores of the full model by the ranking
+#: objective (``select``): the distinct fitting candidates ranked at the end (6-9 on
+#: boosted models: the searches', the paper's and the baselines')
+RANKED_CANDIDATES = 8
+
+
+def _check_problem(problem, scorer):
+    if problem.depth_cost != 0:
+        raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
+                         "bounds acquisition cost only)")
+    if getattr(problem, "cost_sample", None) is not None:
+        # the cost term was estimated on a sample of X's rows: the budget is measured on
+        # every row of X by the scorer, so only the row count can be checked
+        n_pop = problem.cost_sample.get("n_population") if isinstance(
+            problem.cost_sample, dict) else None
+        if n_pop is not None and n_pop != scorer.n:
+            raise ValueError(f"problem= was compiled (with cost_sample) on {n_pop} rows but X "
+                             f"has {scorer.n}: pass the rows it was compiled on")
+        return
+    full = problem.forest.full_split_mask()
+    mine, theirs = scorer.score(full)[1], problem.evaluate(full).average_cost
+    if not math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12):
+        raise ValueError(f"problem= measures the unpruned forest's average cost as {theirs:g} "
+                         f"but X gives {mine:g}: compile the problem on the same X (the "
+                         "budget and the objective are both measured on X)")
+
+
+def _compiled_from(problem, X):
+    """The :class:`RoutedData` ``problem`` was compiled from (``compile_problem(...,
+    routed=)``) when it is still held and holds the rows of ``X``, else None: a caller
+    that routed the rows once and compiled from them does not have them routed again."""
+    source = getattr(problem, "routed_from", None)
+    routed = None if source is None else source()
+    if routed is None or routed.n_rows != np.shape(X)[0]:
+        return None
+    Xc = routed.forest.check_X(X)
+    same = Xc is routed.X or np.array_equal(Xc, routed.X, equal_nan=True)
+    return routed if same else None
+
+
+def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objective,
+                         time_limit, verbose, solver_options, cost_sample=None, client=None,
+                         routed=None, paper=None, extra=None, select=None):
+    """``fit_budget`` with an ensemble objective: the lowest-loss fitting candidate (see
+    the module docstring); a PrunedForest.
+
+    ``routed``: ``X`` already routed through the forest (:class:`RoutedData`);
+    ``paper``: the paper search's result on this problem and budget, when already
+    run (it is then the paper candidate, instead of budget descent on the error
+    term); ``extra``: more named split masks of the same forest (e.g. earlier
+    results on part of the rows) that join the candidates and the ensemble
+    search's starts; ``select``: an objective
+    whose loss on ``(X, y)`` ranks the fitting candidates first (ties, then
+    everything else, by ``objective``'s loss), e.g. ``"accuracy"`` when the
+    result is judged by its accuracy."""
+    if cost_sample is not None or client is not None:
+        raise ValueError("cost_sample= and client= apply to objective='paper' (an ensemble "
+                         "objective scores every row of X in process); compile the "
+                         "problem with cost_sample and pass it first instead")
+    obj = get_objective(objective)  # a clear error listing the objectives for a wrong name
+    if X is None or y is None:
+        raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass the "
+                         "pruning data X and y (with a problem, the data it was compiled on)")
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
+    if routed is None and problem is not None:  # the rows the problem was compiled from
+        routed = _compiled_from(problem, X)
+    # X is read and routed once (or not at all, when the caller holds its routed rows)
+    ready = prepare(problem.forest if problem is not None else problem_or_forest, X,
+                    None if problem is not None else y, train=train, routed=routed)
+    f = problem.forest if problem is not None else ready.forest
+    routed = ready.routed
+    check_objective_task(obj, f)
+    if problem is None:
+        problem = compile_problem(f, ready.X, y, costs=estimator_costs(problem_or_forest, costs),
+                                  lam=0.0, train=train, routed=routed)
+    scorer = VoteScorer(f, ready.X, y, problem.costs, obj, routed=routed)
+    source = getattr(problem, "routed_from", None)
+    if source is None or source() is not routed:  # a problem compiled elsewhere
+        _check_problem(problem, scorer)
+    rank = (VoteScorer(f, ready.X, y, problem.costs, select, routed=routed)
+            if select is not None and get_objective(select).name != obj.name else None)
+    # the anchors first, whatever the time: the prior and the first rounds (trees)
+    root = np.zeros(f.n_nodes, dtype=bool)
+    pool = {"baseline:root-only": (*scorer.score(root), root)}
+    # the first rounds in both losses, from one pass over the trees
+    prefixes = scorer.prefix_scores(also=rank)
+    rank_prefixes = None if rank is None else [(m, r, c) for m, _, c, r in prefixes]
+    prefixes = [p[:3] for p in prefixes]
+    # the end ranks every fitting candidate: that time is kept out of the searches'
+    end = deadline if deadline is None else deadline - _ranking_time(rank, f)
+    names = (solver_options or {}).get("baselines")
+    if names is None:
+        names = f.ensemble.baseline_families(MASK_FAMILIES)
+    # the families quick to build, within their share of the time; the anchor families
+    # first and always (at least their first fitting member): a busy machine that
+    # leaves the searches no time still returns more than the prior
+    quick = [n for n in names if n not in LATE_FAMILIES]
+    share = _share(end, BASELINE_SHARE)
+    pool.update(_baseline_pool(problem, scorer, rank, budget,
+                               [n for n in quick if n in ANCHOR_FAMILIES], share, always=True))
+    pool.update(_baseline_pool(problem, scorer, rank, budget,
+                               [n for n in quick if n not in ANCHOR_FAMILIES], share))
+    for name, mask in extra or ():
+        pool[name] = (*scorer.score(f.check_split_mask(mask, name=f"extra[{name!r}]")), mask)
+    pool, paper_info, ens = _search(problem, scorer, pool, budget, paper, routed, end,
+                                    verbose)
+    ens["baselines_skipped"] = _late_families(problem, scorer, rank, pool, budget, names,
+                                              end)
+    return _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=rank,
+                   prefixes=prefixes, rank_prefixes=rank_prefixes, deadline=deadline,
+                   keep_scoring={name for name, _ in extra or ()})
+
+
+def _ranking_time(rank, f):
+    """Seconds :func:`_choose` is expected to spend ranking the fitting candidates: one
+    score of the full model by ``rank``, timed, per :data:`RANKED_CANDIDATES` (0 without
+    a ranking)."""
+    if rank is None:
+        return 0.0
+    t = time.perf_counter()
+    rank.score(f.full_split_mask())
+    return RANKED_CANDIDATES * (time.perf_counter() - t)
+
+
+def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
+    """The ensemble search on the routed rows: budget descent from the best of ``pool``
+    first (the most a short time buys), then from the paper objective's candidate
+    (``paper`` when already run), then the continuation in lam from the starts'
+    optimum.  ``(pool with "paper" and "ensemble-search", paper info, search info)``."""
+    f = problem.forest
+    if _past(deadline) and paper is None:  # no time left for a search: the anchors stand
+        return pool, {"status": "skipped"}, {"start": None, "n_lams": 0,
+                                             "status": "time_limit"}
+    state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
+                           lam=0.0, routed=routed)
+    search = BudgetSearch(state, budget, deadline=_share(deadline, FIRST_POLISH_SHARE),
+                          verbose=verbose)
+    for name, (_, _, mask) in pool.items():
+        search.add(name, mask)
+    search.polish(n_points=1)
+    if paper is not None:
+        paper_mask, paper_info = paper.split_mask, paper.solve_info
+    elif not _past(deadline):
+        paper_mask, paper_info = _paper_descent(problem, pool, budget,
+                                                _share(deadline, PAPER_SHARE))
+    else:
+        paper_mask, paper_info = None, {"status": "skipped"}
+    if paper_mask is not None:
+        pool = {"paper": (*scorer.score(paper_mask), paper_mask), **pool}
+        search.add("paper", paper_mask)
+    search.deadline = deadline
+    search.polish(n_points=1)
+    if not _past(deadline):
+        search.explore([("paper", tree_optimum(problem)), ("full", f.full_split_mask())])
+    _, run = search.best()
+    pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
+    return pool, paper_info, {"start": run["start"], "n_lams": search.n_lams,
+                              "status": "time_limit" if _past(deadline) else "within_budget"}
+
+
+def _late_families(problem, scorer, rank, pool, budget, names, deadline):
+    """Add the best members of the families that take long to build (in ``names``) to
+    ``pool``, each only when its expected time fits before ``deadline``; the names of
+    those skipped."""
+    late = [n for n in names if n in LATE_FAMILIES]
+    fit = [n for n in late if deadline is None or (
+        not _past(deadline) and LATE_FAMILIES[n](problem) < deadline - time.perf_counter())]
+    pool.update(_baseline_pool(problem, scorer, rank, budget, fit, deadline))
+    return [n for n in late if not any(
+        k == f"baseline:{n}" or k.startswith(f"baseline:{n}(") for k in pool)]
+
+
+def _past(deadline):
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _share(deadline, share):
+    """A deadline ``share`` of the time left before ``deadline`` from now (None: none)."""
+    if deadline is None:
+        return None
+    now = time.perf_counter()
+    return now + share * max(deadline - now, 0.0)
+
+
+def _baseline_pool(problem, scorer, rank, budget, names, deadline=None, always=False):
+    """The best fitting member of every baseline family in ``names`` in the scorer's
+    loss, and with ``rank`` (a
+    VoteScorer), the best in its loss too: ``{name: (loss, cost, mask)}``.  Past
+    ``deadline`` no further family is built (``always``: every family is) and no
+    further member scored (a family's first fitting member always is)."""
+    pool = {}
+    for name, masks in mask_families(problem, names=names,
+                                     deadline=None if always else deadline,
+                                     skip_late=True).items():
+        ranked = []
+
+        def score(mask, ranked=ranked):
+            loss, cost, other = scorer.score(mask, also=rank)
+            if fits_budget(cost, budget):
+                ranked.append(((other, loss, cost), mask))
+            return loss, cost
+
+        best = best_in_nested(masks, budget, scorer.score if rank is None else score,
+                              deadline=deadline)
+        if best is not None:
+            pool[f"baseline:{name}"] = best
+        if ranked:  # the family's best member by the ranking loss too
+            (_, loss, cost), mask = min(ranked, key=lambda e: e[0])
+            if mask is not best[2]:
+                pool[f"baseline:{name}(by {rank.objective.name})"] = (loss, cost, mask)
+    return pool
+
+
+def _paper_descent(problem, pool, budget, deadline):
+    """The paper objective's candidate: budget descent on the error term (the paper
+    search's local-search move, the shared tree descent) from the fitting candidate
+    with the lowest error term.  ``(mask, info)``."""
+    p0 = problem.with_lam(0.0)
+    best = None
+    for name, (_, cost, m) in pool.items():  # the error term alone: no record is read
+        if not fits_budget(cost, budget):
+            continue
+        err = p0.error_term(m)
+        if best is None or err < best[0]:
+            best = (err, name, m)
+    _, name, start = best or (None, "root-only", np.zeros(p0.n_nodes, dtype=bool))
+    run = descend(ProblemState(p0, start), start, budget, deadline=deadline)
+    return run["mask"], {"status": "converged" if run["converged"] else "stopped",
+                         "found_by": f"descent({name})", "gap": None, "bound": None}
+
+
+def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
+            prefixes=None, rank_prefixes=None, deadline=None, keep_scoring=()):
+    """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
+    (a VoteScorer), the lowest in ``rank``'s loss first, then as above.  Past
+    ``deadline`` only the candidates named in ``keep_scoring`` (the caller's warm
+    starts) are also scored without their root-only trees."""
+    f = problem.forest
+    fitting = {k: (*v, None) for k, v in pool.items() if fits_budget(v[1], budget)}
+    # each candidate with its root-only trees dropped from the vote, when that scores
+    # better: a tree cut to its root adds the same class distribution (its in-bag class
+    # shares) to every example's vote, a bias towards the frequent classes that weighs
+    # more the more trees are cut; dropping those trees costs nothing
+    for name, (loss, _, mask) in pool.items():
+        kept = np.flatnonzero(mask[f.node_offset[:-1]]).tolist()
+        if 0 < len(kept) < f.n_trees and (not _past(deadline) or name in keep_scoring):
+            d_loss, d_cost = scorer.score(mask, kept)
+            if fits_budget(d_cost, budget) and d_loss < loss:
+                fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
+    # the first m trees (a booster: its first rounds, the model truncated as the
+    # libraries' num_iteration does)
+    prefixes = scorer.prefix_scores() if prefixes is None else prefixes
+    subs = [(loss, cost, m) for m, loss, cost in prefixes if fits_budget(cost, budget)]
+    name = f.ensemble.truncation_name
+    if subs:
+        loss, cost, m = min(subs)
+        fitting[f"baseline:{name}(sub-forest)"] = (loss, cost, f.full_split_mask(),
+                                                   list(range(m)))
+    if subs and rank is not None:  # the best truncation by the ranking loss too
+        own = {m: loss for loss, _, m in subs}
+        by_rank = [(r_loss, own[m], cost, m) for m, r_loss, cost in (
+                   rank.prefix_scores() if rank_prefixes is None else rank_prefixes)
+                   if m in own]
+        _, loss, cost, m = min(by_rank)
+        fitting.setdefault(f"baseline:{name}(sub-forest, by {rank.objective.name})",
+                           (loss, cost, f.full_split_mask(), list(range(m))))
+    ranked, seen = {}, {}
+    for k, (_, _, mask, trees) in fitting.items():
+        if rank is None:
+            ranked[k] = 0.0
+            continue
+        same = (mask.tobytes(), None if trees is None else tuple(trees))
+        if same not in seen:  # candidates often repeat (a search returning its start)
+            seen[same] = rank.score(mask, trees)[0]
+        ranked[k] = seen[same]
+    name = min(fitting, key=lambda k: (ranked[k], *fitting[k][:2]))
+    loss, cost, mask, trees = fitting[name]
+    info = {"objective": obj.name, "budget": budget,
+            "candidates_loss": {k: v[0] for k, v in fitting.items()},
+            **({} if rank is None else {"candidates_rank": ranked,
+                                        "ranked_by": rank.objective.name}),
+            "paper": {k: paper_info.get(k) for k in ("gap", "bound", "status", "found_by")},
+            "ensemble_search": ens}
+    if trees is None:
+        out = PrunedForest(f, mask, costs=problem.costs, breakdown=problem.evaluate(mask),
+                           lam=0.0)
+    else:
+        sub = sub_forest(f, trees)
+        est = f.source
+        out = PrunedForest(sub, np.concatenate([mask[f.tree_slice(t)] for t in trees]),
+                           costs=problem.costs, estimator_class=est)
+        info.update(n_trees_kept=len(trees), trees_kept=[int(t) for t in trees])
+    info.update(found_by=name, found_by_objective=name, ensemble_loss=loss,
+                achieved_cost=cost, budget_slack=budget - cost, method="search",
+                status="within_budget", seconds=time.perf_counter() - t0)
+    out.objective, out.solve_info = loss, info
+    return out
