@@ -5,6 +5,7 @@ NIPS 2016), solve it exactly, and get back a cheaper forest.
 """
 
 from . import importers  # noqa: F401  (registers the model importers with as_forest)
+from ._clock import Deadline
 from .program._compile import compile_problem
 from .forest._costs import FeatureCosts, as_feature_costs
 from .forest._forest import Forest, as_forest
@@ -22,6 +23,7 @@ from .solvers import SolverError, available_solvers, list_solvers
 __version__ = "0.1.0"
 
 __all__ = [
+    "Deadline",
     "FeatureCosts",
     "Forest",
     "LazyPrediction",
