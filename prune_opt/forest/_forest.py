@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._ensemble import Ensemble
+from ._router import same_routing
 from .._validation import check_features
 
 __all__ = ["Forest", "as_forest", "detached_estimator", "register_importer",
@@ -313,8 +314,10 @@ class Forest:
         return mask
 
     def same_splits(self, other):
-        """Whether ``other`` is this forest node for node (the same trees, features and
-        thresholds), so masks, routings and prunings of one apply to the other.
+        """Whether ``other`` routes every row as this forest does: equal in every field
+        routing reads (the trees, features, thresholds, split dtype and the side NaN
+        goes to, see :func:`~prune_opt.forest._router.same_routing`), so masks, routed
+        rows and prunings of one apply to the other.
 
         Examples
         --------
@@ -326,12 +329,7 @@ class Forest:
         >>> po.as_forest(tree).same_splits(po.as_forest(tree))
         True
         """
-        return other is self or (
-            other.n_trees == self.n_trees and other.n_nodes == self.n_nodes
-            and np.array_equal(other.node_offset, self.node_offset)
-            and other.split_dtype == self.split_dtype
-            and np.array_equal(other.feature, self.feature)
-            and np.array_equal(other.threshold, self.threshold))
+        return same_routing(self, other)
 
     def leaves_of(self, split_mask):
         """Boolean (n_nodes,): the leaves of the pruning ``split_mask`` (a checked mask):

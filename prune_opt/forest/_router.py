@@ -28,7 +28,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Router", "router_of", "route_leaves", "tree_paths"]
+__all__ = ["ROUTING_FIELDS", "Router", "router_of", "route_leaves", "same_routing",
+           "tree_paths"]
+
+#: every array of a forest that decides which leaf a row reaches (beside ``n_features``
+#: and ``split_dtype``): the trees' shapes, split features and thresholds, and the side
+#: NaN goes to.  Two forests equal in all of them route every row alike, so routed rows
+#: and prunings of one apply to the other (:func:`same_routing`); the router is rebuilt
+#: when any of them is replaced.
+ROUTING_FIELDS = ("node_offset", "left", "right", "feature", "threshold", "missing_go_to_left")
 
 # features per rank table beyond which a float32 rank would not be exact
 _MAX_EXACT_RANK = 1 << 24
@@ -62,6 +70,7 @@ class Router:
         f = forest
         self.n_trees, self.n_features = f.n_trees, f.n_features
         self.split_dtype = f.split_dtype
+        self.fields = tuple(getattr(f, name) for name in ROUTING_FIELDS)
         internal = f.left >= 0
         rank_threshold = np.full(f.n_nodes, -2.0)
         self.tables = []
@@ -128,10 +137,32 @@ def router_of(forest):
     """The :class:`Router` of ``forest``, built on first use and kept on it (a copy of
     the forest made with ``copy.copy`` shares it: the same splits)."""
     r = getattr(forest, "_router", None)
-    if r is None or r.n_trees != forest.n_trees:
+    if r is None or r.split_dtype != forest.split_dtype or any(
+            a is not getattr(forest, name) for a, name in zip(r.fields, ROUTING_FIELDS)):
         r = Router(forest)
         forest._router = r
     return r
+
+
+def same_routing(a, b):
+    """Whether forests ``a`` and ``b`` send every row to the same leaves: equal in
+    every field the router reads (:data:`ROUTING_FIELDS`, ``n_features`` and
+    ``split_dtype``), the missing-value side included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt import Forest
+    >>> stump = dict(left=[1, -1, -1], right=[2, -1, -1], feature=[0, -1, -1],
+    ...              threshold=[0.5, 0, 0], value=[[1, 1], [1, 0], [0, 1]])
+    >>> a = Forest([stump], classes=[0, 1], n_features=1)
+    >>> b = Forest([dict(stump, missing_go_to_left=[1, 1, 1])], classes=[0, 1], n_features=1)
+    >>> same_routing(a, a), same_routing(a, b)
+    (True, False)
+    """
+    return a is b or (
+        a.n_features == b.n_features and a.split_dtype == b.split_dtype
+        and all(np.array_equal(getattr(a, name), getattr(b, name)) for name in ROUTING_FIELDS))
 
 
 def route_leaves(forest, X, trees=None, by_tree=False):
