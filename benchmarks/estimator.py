@@ -45,10 +45,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import prune_opt as po  # noqa: E402
 from benchmarks import _families as fam  # noqa: E402
-from forest_builders import BudgetPrunedForestClassifier
-from forest_builders import SubsetForestClassifier
+from forest_builders import (
+    BudgetPrunedForestClassifier,
+    SubsetForestClassifier,
+    rank_features_by_cost,
+)
 from forest_builders.estimator import _estimator as budget_pruned
-from forest_builders import rank_features_by_cost
 from prune_opt.datasets import load_dataset  # noqa: E402
 
 ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True

@@ -27,13 +27,13 @@ This package depends on ``prune_opt``'s public API only; ``prune_opt`` never
 imports it.
 """
 
-from .estimator._registry import register_family
-from .estimator._families import CANDIDATE_FAMILIES
 from .act import ACTClassifier, ACTForestClassifier
-from .estimator._estimator import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
+from .estimator._estimator import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
+from .estimator._families import CANDIDATE_FAMILIES
+from .estimator._registry import register_family
 from .feature_subset import SubsetForestClassifier, rank_features_by_cost, subset_costs
 from .lazy_cost_rf import LazyCostRandomForestClassifier
 from .lightgbm_import import (

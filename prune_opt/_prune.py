@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 
-from .program._compile import compile_problem
+from ._validation import refuse_train_for_boosted
 from .forest._costs import estimator_costs
 from .forest._forest import as_forest
+from .program._compile import compile_problem
 from .program._sampling import cost_sample_report, local_rows
 from .solvers._solve import OBJECTIVE_RTOL, solve
-from ._validation import refuse_train_for_boosted
 
 __all__ = ["prune", "solve", "OBJECTIVE_RTOL"]
 

@@ -9,8 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, softmax
+from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
+from prune_opt.budget import fewer_trees_prunings, get_baseline
+from prune_opt.forest._ensemble import Ensemble
 from prune_opt.program._boosted import (
     MOMENTS,
     boosting_statistics,
@@ -18,9 +21,7 @@ from prune_opt.program._boosted import (
     fitted_forest,
     node_value_rule,
 )
-from prune_opt.forest._ensemble import Ensemble
 from prune_opt.routing._leaf_records import node_levels, sum_up
-from prune_opt.budget import fewer_trees_prunings, get_baseline
 
 REL = 1e-9
 
@@ -320,8 +321,12 @@ def test_refit_leaves_lowers_the_boosted_loss():
     info = refit.solve_info["refit"]
     assert info["method"] == "newton" and info["loss_after"] <= info["loss_before"]
     assert np.array_equal(refit.acquisition_cost(X), pruned.acquisition_cost(X))
-    with pytest.raises(ValueError, match="raw scores, refit by method='newton'"):
+    with pytest.raises(ValueError, match=r"hold raw scores\): use one of \('newton',\)"):
         po.refit_leaves(pruned, X, y, method="counts")
+    rf = po.prune(RandomForestClassifier(3, max_depth=3, random_state=0).fit(X, y), X, y,
+                  lam=0.01)
+    with pytest.raises(ValueError, match=r"hold predictions\): use one of \('counts', "):
+        po.refit_leaves(rf, X, y, method="newton")
 
 
 def test_dask_compile_of_a_booster_is_the_in_process_one():

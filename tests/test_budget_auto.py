@@ -141,8 +141,8 @@ def test_budget_curve_rows_meet_their_budgets_and_improve_with_them():
 def test_held_out_rows_scored_on_the_routed_subset_match_a_fresh_scorer():
     """auto routes X once and scores its held-out half (and sub-forest results) on a
     subset of those paths: the same loss and cost as scoring the result afresh."""
-    from prune_opt.routing._routed import RoutedData
     from prune_opt.budget._fit_budget import _full_mask
+    from prune_opt.routing._routed import RoutedData
 
     rf, X, y, costs = _case(4)
     f = po.Forest.from_sklearn(rf)

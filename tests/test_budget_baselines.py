@@ -8,7 +8,6 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import prune_opt as po
-from prune_opt.program._problem import close_under_parents
 from prune_opt.budget import (
     BASELINES,
     baseline_curve,
@@ -21,6 +20,7 @@ from prune_opt.budget import (
     sub_forest,
 )
 from prune_opt.budget._mask_families import ccp_alphas, ccp_masks, node_impurity, node_risk
+from prune_opt.program._problem import close_under_parents
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
 

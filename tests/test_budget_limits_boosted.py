@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_digits
 
 import prune_opt as po
-from prune_opt.program._prepare import prepare
 from prune_opt.budget import fewer_trees_prunings, fits_budget
+from prune_opt.program._prepare import prepare
 from tests.boosted_cases import boosted_cases
 
 

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prune_opt as po
-from prune_opt.program._problem import close_under_parents
 from prune_opt.budget import (
     ccp_prunings,
     fewer_trees_prunings,
@@ -21,6 +20,7 @@ from prune_opt.budget._mask_families import greedy_path
 from prune_opt.budget._mip import BudgetProgram, budget_scale, objective_scale
 from prune_opt.budget._search import budget_search
 from prune_opt.objectives._ledger import ProblemState
+from prune_opt.program._problem import close_under_parents
 from prune_opt.solvers._tree_dp import best_tree_within
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 from tests.test_budget_curve import all_prunings

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 import prune_opt as po
 from prune_opt.budget import fewer_trees_prunings
-from prune_opt.objectives._scorer import VoteScorer
 from prune_opt.objectives import evaluate_objective
+from prune_opt.objectives._scorer import VoteScorer
 from tests.boosted_cases import boosted_cases
 from tests.forest_cases import forest_cases
 

@@ -11,11 +11,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes
 
-from forest_builders import BudgetPrunedForestClassifier
-from forest_builders import BudgetPrunedForestRegressor
+from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from forest_builders.estimator import _boosted as _boosted_candidates
-from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator import _estimator as budget_pruned
+from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator._families import CANDIDATE_FAMILIES, family_status, resolve_families
 from forest_builders.estimator._pruning import COST_MARGIN
 from tests.estimator_walk import export_agrees, walk_cost, walk_output

@@ -13,10 +13,9 @@ import pytest
 from sklearn.datasets import load_digits
 
 import prune_opt as po
-from forest_builders import BudgetPrunedForestClassifier
-from forest_builders import BudgetPrunedForestRegressor
-from forest_builders.estimator import _registry as _candidates
+from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from forest_builders.estimator import _clock as _fit_clock
+from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator._families import CANDIDATE_FAMILIES
 from forest_builders.estimator._forests import random_forest
 from forest_builders.estimator._selection import choose, prior_score

@@ -370,8 +370,8 @@ def test_regrow_repeats_the_winning_recipe_on_more_rows_within_the_budget():
 def test_row_split_shares_per_task():
     """A classifier grows on 60% of the rows and prunes and selects on 20% each, per
     class; a regressor keeps 50/25/25 (the measured defaults); the parts are disjoint."""
-    from forest_builders.estimator._input import three_way_split as _three_way_split
     from forest_builders.estimator._estimator import SPLIT
+    from forest_builders.estimator._input import three_way_split as _three_way_split
 
     y = np.repeat([0, 1], [400, 600])
     rng = np.random.default_rng(0)

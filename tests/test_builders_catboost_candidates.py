@@ -4,8 +4,8 @@ its registration, when it applies, what it grows and that it is used only when n
 import numpy as np
 import pytest
 
-from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator import _catboost as _catboost_candidates
+from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator._families import CANDIDATE_FAMILIES, resolve_families
 
 
@@ -142,8 +142,8 @@ def test_a_grown_model_is_catboost_s_under_the_penalties(cancer, monkeypatch):
     pytest.importorskip("catboost")
     import catboost as cb
 
-    from forest_builders.estimator._registry import GrowContext
     from forest_builders.estimator._clock import FitClock
+    from forest_builders.estimator._registry import GrowContext
     from prune_opt import FeatureCosts
 
     X, y, costs = cancer

@@ -20,21 +20,71 @@ from prune_opt.forest._ensemble import (
 from prune_opt.objectives import get_objective
 
 ROOT = Path(__file__).resolve().parents[1]
-# the kinds themselves, the importers and the file codecs may look at the kind
+# the kinds themselves, the importers, the exporters and the file codec may look at the kind
 ALLOWED = ("prune_opt/forest/_ensemble.py", "prune_opt/importers/", "prune_opt/exporters/",
-           "prune_opt/model/_codec.py", "prune_opt/forest/_forest.py")
+           "prune_opt/model/_codec.py")
+#: attributes that say which kind (or loss) an ensemble is
+KIND_ATTRIBUTES = {"kind", "link", "regression", "refit_method", "error_rule", "is_additive"}
+#: the kinds' own words
+KIND_WORDS = {"identity", "logistic", "softmax", "counts", "newton", "loss expansion",
+              "tree errors", "averaged", "additive"}
 
 
-def _asks_the_kind(node):
-    """Whether an AST node reads ``.is_additive`` or compares ``.kind`` / ``.link``."""
-    if isinstance(node, ast.Attribute) and node.attr == "is_additive":
-        return True
-    if isinstance(node, ast.Compare):
-        sides = [node.left, *node.comparators]
-        return any(isinstance(s, ast.Attribute) and s.attr in ("kind", "link")
-                   and isinstance(getattr(s, "value", None), ast.Attribute)
-                   and s.value.attr == "ensemble" for s in sides)
-    return False
+def _owner(expr):
+    """The last name of what an attribute is read from (``forest.ensemble`` -> ensemble)."""
+    v = expr.value
+    return v.attr if isinstance(v, ast.Attribute) else getattr(v, "id", "")
+
+
+def _names_the_kind(expr):
+    """Whether an expression reads a kind attribute, a loss's name or a kind's word (an
+    array's ``dtype.kind`` and a solver's ``self.kind`` are other kinds)."""
+    if isinstance(expr, ast.Attribute):
+        if expr.attr == "kind":
+            return _owner(expr) in ("ensemble", "ens")
+        if expr.attr in KIND_ATTRIBUTES:
+            return True
+        return expr.attr == "name" and (
+            (isinstance(expr.value, ast.Name) and expr.value.id == "loss")
+            or (isinstance(expr.value, ast.Attribute) and expr.value.attr == "loss"))
+    return isinstance(expr, ast.Constant) and expr.value in KIND_WORDS
+
+
+def kind_branches(tree):
+    """Line numbers of the comparisons and branches on the ensemble's kind: a comparison
+    with a kind attribute, a loss's name or a kind's word on either side, and an
+    ``if``/conditional/``and``/``or``/``not`` whose test is a kind attribute itself."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            # a rule looked up in a table (``rule in ERROR_RULES``) asks the table
+            lookup = all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and all(
+                isinstance(c, ast.Name) and c.id.isupper() for c in node.comparators)
+            if not lookup and any(_names_the_kind(s) for s in (node.left, *node.comparators)):
+                found.append(node.lineno)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            if _names_the_kind(node.test) and not isinstance(node.test, ast.Constant):
+                found.append(node.lineno)
+        elif isinstance(node, ast.BoolOp):
+            found += [v.lineno for v in node.values
+                      if isinstance(v, ast.Attribute) and _names_the_kind(v)]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            if isinstance(node.operand, ast.Attribute) and _names_the_kind(node.operand):
+                found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_the_guard_sees_every_form_of_asking():
+    src = """
+if loss.regression: pass
+x = a if ens.kind == "additive" else b
+ok = f.ensemble.link == "softmax"
+ok = loss is None or loss.name != self.name
+ok = method == "newton"
+ok = forest.ensemble.refit_method
+ok = forest.ensemble.refits_by_counts()
+"""
+    assert kind_branches(ast.parse(src)) == [2, 3, 4, 5, 6]
 
 
 def test_no_module_outside_the_kinds_asks_which_kind():
@@ -44,9 +94,7 @@ def test_no_module_outside_the_kinds_asks_which_kind():
             rel = path.relative_to(ROOT).as_posix()
             if rel.startswith(ALLOWED):
                 continue
-            for node in ast.walk(ast.parse(path.read_text())):
-                if _asks_the_kind(node):
-                    found.append(f"{rel}:{node.lineno}")
+            found += [f"{rel}:{line}" for line in kind_branches(ast.parse(path.read_text()))]
     assert found == [], "ask the kind's policy instead: " + ", ".join(found)
 
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import prune_opt as po
 from prune_opt import Forest, PrunedForest
-from prune_opt.forest._ensemble import Ensemble
 from prune_opt.exporters import lightgbm_model_text
 from prune_opt.exporters._lightgbm import float64_threshold
+from prune_opt.forest._ensemble import Ensemble
 from prune_opt.importers import from_lightgbm, lightgbm_acquisition_cost, lightgbm_trees
 
 lgb = pytest.importorskip("lightgbm", reason="lightgbm not installed (pip install "

@@ -10,9 +10,9 @@ from sklearn.datasets import load_digits
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
-from prune_opt.solvers._solve import GAP_NOISE
 from prune_opt.solvers import STATUSES, SolverError, get_solver, solver_classes
 from prune_opt.solvers._base import SolveResult
+from prune_opt.solvers._solve import GAP_NOISE
 
 
 @pytest.fixture(scope="module")

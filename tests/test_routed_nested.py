@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prune_opt as po
+from prune_opt.budget import baseline_curve, sub_forest
 from prune_opt.program._problem import close_under_parents
 from prune_opt.routing._routed import NestedScorer, RoutedData
-from prune_opt.budget import baseline_curve, sub_forest
 from tests.forest_cases import forest_cases
 
 

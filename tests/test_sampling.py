@@ -11,13 +11,13 @@ from sklearn.datasets import load_digits, load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 import prune_opt as po
+from prune_opt.budget import fit_budget
 from prune_opt.program._sampling import (
     cost_sample_report,
     full_average_cost,
     resolve_cost_sample,
     sampled_cost_interval,
 )
-from prune_opt.budget import fit_budget
 from tests.forest_cases import forest_cases
 
 

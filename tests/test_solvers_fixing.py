@@ -129,8 +129,8 @@ def test_multiplier_closure_reductions_keep_every_multipliers_optimum(case, lam,
     same closure built without the reductions, and without forbidden nodes against
     ``mincut`` at ``lam + mu``."""
     from prune_opt.budget import _closure
-    from prune_opt.solvers import mincut
     from prune_opt.budget._closure import MultiplierClosure
+    from prune_opt.solvers import mincut
 
     model, _, _, Xv, yv, costs, _ = case
     problem = po.compile_problem(model, Xv, yv, costs=costs, lam=lam)

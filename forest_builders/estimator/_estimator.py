@@ -66,7 +66,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
-from ._registry import GrowContext
+from ._clock import FitClock
+from ._families import CANDIDATE_FAMILIES, resolve_families
 from ._input import (
     check_numeric_features,
     normalised_costs,
@@ -75,9 +76,6 @@ from ._input import (
     target_scale,
     three_way_split,
 )
-from ._record import CANDIDATE_COLUMNS, RECORD_KEY, make_record, read_record
-from ._families import CANDIDATE_FAMILIES, resolve_families
-from ._clock import FitClock
 from ._pruning import (
     COST_COLUMNS,
     MIN_CALL,
@@ -89,6 +87,8 @@ from ._pruning import (
     unscored_row,
     zero_cost_model,
 )
+from ._record import CANDIDATE_COLUMNS, RECORD_KEY, make_record, read_record
+from ._registry import GrowContext
 from ._selection import choose, prior_score
 
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]

@@ -5,8 +5,6 @@ Importing this module registers the built-in families in
 boosted models); the estimator and the benchmarks read the registry from here.
 """
 
-from . import _boosted as _boosted_candidates
-from . import _catboost as _catboost_candidates
 from . import _forests as _forest_candidates  # noqa: F401  (they register)
 from ._registry import CANDIDATE_FAMILIES, family_status, resolve_families
 

@@ -23,9 +23,9 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from prune_opt import Forest
 from prune_opt.budget import fits_budget
 
-from ._registry import register_family
 from ..feature_subset import SubsetForestClassifier, _widened_forest
 from ..lazy_cost_rf import LazyCostRandomForestClassifier
+from ._registry import register_family
 
 __all__ = ["SHALLOW_RF", "LAZY_GRID", "random_forest"]
 

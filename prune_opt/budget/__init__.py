@@ -16,6 +16,7 @@
 """
 
 from .._validation import fits_budget
+from ..objectives._scorer import within_one_standard_error
 from ._baselines import (
     BASELINES,
     baseline_curve,
@@ -31,7 +32,6 @@ from ._baselines import (
 from ._budget_curve import budget_curve
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
 from ._fit_budget import fit_budget
-from ..objectives._scorer import within_one_standard_error
 
 __all__ = [
     "BASELINES",

@@ -13,9 +13,9 @@ registered baseline families, CP-SAT warm-started from the incumbent) lives in
 from __future__ import annotations
 
 from ..solvers._base import Solver, SolveResult
-from ._search import budget_search
 from ..solvers._registry import register_solver
 from ..solvers.mincut import MinCutSolver
+from ._search import budget_search
 
 __all__ = ["BudgetSearchSolver"]
 

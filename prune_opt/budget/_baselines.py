@@ -30,12 +30,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..program._compile import compile_problem
-from ..forest._forest import as_forest
 from .._frames import records_frame
-from ..model._pruned import PrunedForest
-from ..routing._routed import NestedScorer, RoutedData
 from .._validation import check_labels
+from ..forest._forest import as_forest
+from ..model._pruned import PrunedForest
+from ..program._compile import compile_problem
+from ..routing._routed import NestedScorer, RoutedData
 from ._mask_families import (
     CCP_ALPHAS,
     IMPURITY_THRESHOLDS,

@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from .._frames import records_frame
-from ..program._problem import PruningProblem
 from .._validation import check_labels
+from ..program._problem import PruningProblem
 from ._fit_budget import fit_budget
 
 __all__ = ["budget_curve"]

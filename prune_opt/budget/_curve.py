@@ -26,11 +26,11 @@ import math
 
 import numpy as np
 
-from ..program._compile import compile_problem
 from .._frames import records_frame
+from .._validation import check_labels
+from ..program._compile import compile_problem
 from ..program._problem import PruningProblem
 from ..solvers._solve import solve
-from .._validation import check_labels
 
 __all__ = ["problem_at_lam", "HullPoint", "LagrangianHull", "tradeoff_curve", "lam_upper_bound"]
 

@@ -8,20 +8,20 @@ import warnings
 
 import numpy as np
 
-from ..program._compile import compile_problem
-from ..program._problem import PruningProblem
-from ..model._pruned import PrunedForest
-from ..program._sampling import cost_sample_report, local_rows
 from .._validation import (
     check_nonneg_scalar,
     check_time_limit,
     fits_budget,
     refuse_train_for_boosted,
 )
+from ..model._pruned import PrunedForest
 from ..objectives.accuracy import PredictError
-from ._mask_families import LATE_FAMILIES, MASK_FAMILIES
+from ..program._compile import compile_problem
+from ..program._problem import PruningProblem
+from ..program._sampling import cost_sample_report, local_rows
 from ._baselines import sub_forest
 from ._curve import LagrangianHull, check_hull_solver
+from ._mask_families import LATE_FAMILIES, MASK_FAMILIES
 from ._own_loss import fit_budget_objective
 
 __all__ = ["fit_budget", "DEFAULT_TIME_LIMIT"]
@@ -467,8 +467,8 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     compiled from those paths, the held-out half and the final loss are scored
     on subsets of them, and the own-loss runs reuse them."""
     from ..forest._costs import as_feature_costs, estimator_costs
-    from ..program._prepare import prepare
     from ..objectives._scorer import VoteScorer
+    from ..program._prepare import prepare
 
     t0 = time.perf_counter()
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import fits_budget
-from ._mask_families import best_in_nested, mask_families
 from ..objectives._ledger import ProblemState, descend, unit_nodes, without_unit
 from ._closure import MultiplierClosure
+from ._mask_families import best_in_nested, mask_families
 
 __all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
 

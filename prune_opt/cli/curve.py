@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..program._compile import compile_problem
 from ..budget import BASELINES, baseline_curve, budget_curve, get_baseline, tradeoff_curve
+from ..program._compile import compile_problem
 from ._common import (
     add_data_arguments,
     add_output_argument,

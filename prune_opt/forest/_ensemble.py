@@ -114,11 +114,20 @@ class Loss:
         classifier; see :func:`target_unit`)."""
         return 1.0
 
+    #: whether :meth:`unit` and :meth:`error_scale` read the targets (a distributed
+    #: compile gathers them first)
+    scales_by_targets = False
+
     def error_scale(self, y, w):
         """What the node errors of targets ``y`` (in units of :meth:`unit`, weights
         ``w``) are divided by: 1, or a regression loss's target variance
         (:func:`regression_scale`)."""
         return 1.0
+
+    def targets(self, y, unit):
+        """The targets as this loss reads them, in units of ``unit``: class indices as
+        given, or real targets divided by ``unit``."""
+        return np.asarray(y)
 
     def pointwise(self, raw, y):
         """Per-row loss of raw scores ``raw`` (n, width)."""
@@ -142,6 +151,10 @@ class SquaredErrorLoss(Loss):
     """``(s - y)^2``: regression, identity link."""
 
     name, link, regression = "squared_error", "identity", True
+    scales_by_targets = True
+
+    def targets(self, y, unit):
+        return np.asarray(y, dtype=float) / unit
 
     def unit(self, y, init_score):
         return target_unit(np.concatenate([np.asarray(y, float), np.atleast_1d(init_score)]))
@@ -277,6 +290,26 @@ class Ensemble:
     def check_objective(self, objective):
         """Refuse an objective this kind cannot be scored by (a clear ValueError)."""
 
+    def is_own_loss(self, objective_name):
+        """Whether the objective named ``objective_name`` is the loss this kind's raw
+        scores minimise (so its derivatives in the raw score are the loss's own)."""
+        return False
+
+    def own_gradients(self, objective_name, raw, y):
+        """``(g, h)`` of the objective named ``objective_name`` in the raw scores ``raw``
+        when it is this kind's own loss (:meth:`is_own_loss`), else None."""
+        return None
+
+    def refit_methods(self):
+        """The leaf-refit methods that apply to this kind's node values, the default
+        first (see :func:`prune_opt.refit_leaves`)."""
+        return self.REFIT_METHODS
+
+    def refits_by_counts(self):
+        """Whether this kind's leaves are refit from the rows' class counts or means (a
+        refit that keeps the structure and only re-estimates each leaf)."""
+        return self.refit_method == "counts"
+
     def baseline_families(self, registered):
         """The registered baseline families (names) that apply to this kind: the impurity
         thresholds only where nodes have an impurity."""
@@ -326,8 +359,10 @@ class Averaged(Ensemble):
     in_bag_errors = True
     #: node values come from the source (class distributions, means): none fitted
     fits_node_values = False
-    #: how refit_leaves refits the pruned leaves
+    #: how refit_leaves refits the pruned leaves (the default), and every method that
+    #: applies
     refit_method = "counts"
+    REFIT_METHODS = ("counts", "global")
     #: how the program's node errors are counted (see prune_opt.program._compile_steps)
     error_rule = "tree errors"
     #: the name of the first-trees baseline
@@ -433,6 +468,7 @@ class Additive(Ensemble):
     in_bag_errors = False  # each tree fits (the gradients of) every training row
     fits_node_values = True  # the Hessian-weighted mean of a pruned node's rows
     refit_method = "newton"
+    REFIT_METHODS = ("newton",)
     error_rule = "loss expansion"
     truncation_name = "fewer-rounds"
     # the expanded program is a second-order model of the own loss: the descent only
@@ -469,6 +505,12 @@ class Additive(Ensemble):
                              "but a boosted model's trees are summed raw scores, not voters; "
                              f"use its own loss ({self.loss.name!r}) or another loss of the "
                              "model's prediction")
+
+    def is_own_loss(self, objective_name):
+        return objective_name == self.loss.name
+
+    def own_gradients(self, objective_name, raw, y):
+        return self.loss.gradients(raw, y) if self.is_own_loss(objective_name) else None
 
     def columns_of_trees(self, n_trees):
         return self.tree_class

@@ -13,9 +13,9 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_features
 from ._ensemble import Ensemble
 from ._router import same_routing
-from .._validation import check_features
 
 __all__ = ["Forest", "as_forest", "detached_estimator", "register_importer",
            "supported_models", "SPLIT_DTYPES"]

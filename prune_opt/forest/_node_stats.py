@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._forest import NODE_STATS
 from .._validation import check_labels
+from ._forest import NODE_STATS
 
 __all__ = ["training_node_stats"]
 

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._io import atomic_write, unique_keys
 from ..forest._costs import FeatureCosts
 from ..forest._ensemble import Ensemble
 from ..forest._forest import NODE_STATS, SPLIT_DTYPES, Forest
-from .._io import atomic_write, unique_keys
 from ..forest._sources import SOURCES, source_classes
 
 __all__ = ["save_pruned", "read_pruned", "encode", "decode", "FORMAT", "SCHEMA_VERSION",

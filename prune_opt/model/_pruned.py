@@ -10,19 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..forest._costs import as_feature_costs, estimator_costs
-from ..forest._forest import as_forest
 from .._frames import records_frame
-from ._lazy import LazyPredictor
-from ._codec import (
-    check_feature_encoding,
-    check_names_agree,
-    read_pruned,
-    save_pruned,
-)
-from ..routing._maps import stop_map
-from ..routing._routed import RoutedData
-from ..forest._router import route_leaves
 from .._validation import check_labels
 from ..exporters import (
     pruned_to_catboost,
@@ -30,6 +18,18 @@ from ..exporters import (
     pruned_to_sklearn,
     pruned_to_xgboost,
 )
+from ..forest._costs import as_feature_costs, estimator_costs
+from ..forest._forest import as_forest
+from ..forest._router import route_leaves
+from ..routing._maps import stop_map
+from ..routing._routed import RoutedData
+from ._codec import (
+    check_feature_encoding,
+    check_names_agree,
+    read_pruned,
+    save_pruned,
+)
+from ._lazy import LazyPredictor
 
 __all__ = ["PrunedForest", "acquisition_cost", "load"]
 

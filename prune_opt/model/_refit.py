@@ -37,16 +37,15 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from ..forest._ensemble import target_unit
-from ..routing._leaf_records import node_levels, sum_up
-from ._pruned import PrunedForest
-from ..forest._router import route_leaves
-from ..routing._records import require_in_bag
 from .._validation import check_features, check_labels, check_nonneg_scalar
+from ..forest._ensemble import target_unit
+from ..forest._router import route_leaves
+from ..routing._leaf_records import node_levels, sum_up
+from ..routing._records import require_in_bag
+from ._pruned import PrunedForest
 
 __all__ = ["refit_leaves"]
 
-METHODS = ("counts", "global", "newton")
 #: sweeps over the trees of the Newton refit of a boosted model
 NEWTON_SWEEPS = 20
 
@@ -161,7 +160,7 @@ def _newton_values(pruned, X, y, weights, smoothing, n_sweeps=NEWTON_SWEEPS):
     w = w / w.sum()
     leaves = pruned._stops(X).T  # (n, T) global ids of the pruned leaves
     unit = ens.loss.unit(y, ens.init_score)
-    yy = y / unit if ens.loss.regression else y
+    yy = ens.loss.targets(y, unit)
     values = f.value / unit
     cols = np.zeros(T, dtype=np.int64) if ens.tree_class is None else ens.tree_class
     total = np.zeros((n, f.value_width))
@@ -193,7 +192,26 @@ def _newton_values(pruned, X, y, weights, smoothing, n_sweeps=NEWTON_SWEEPS):
             step_scale /= 2.0
             if step_scale < 1e-4:
                 break
-    return values * unit, start, best
+    return values * unit, {"loss_before": start, "loss_after": best}
+
+
+def _count_values(pruned, X, y, weights, smoothing):
+    """Every node's (weighted) class frequencies or mean target of the refit rows
+    reaching it, shrunk towards its original value by ``smoothing`` pseudo-rows."""
+    f = pruned.forest
+    # regression: sums of targets near 1e308 overflow; work in units of a power of two
+    unit = target_unit(y) if f.task == "regression" else 1.0
+    counts, n = _node_counts(pruned, X, y / unit if unit != 1.0 else y, weights)
+    v0 = f.value / unit
+    shrunk = (counts + smoothing * v0) / np.where(n + smoothing > 0, n + smoothing, 1.0)
+    return np.where(n > 0, shrunk * unit, f.value), {}
+
+
+#: the refit methods: (pruned, X, y, weights, smoothing) -> (node values, info); the
+#: ensemble kind says which apply to its node values (``refit_methods()``)
+METHODS = {"counts": _count_values,
+           "global": lambda *a: (_global_values(*a), {}),
+           "newton": _newton_values}
 
 
 def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method=None):
@@ -251,31 +269,18 @@ def refit_leaves(pruned, X, y, *, in_bag=True, train=None, smoothing=0.0, method
         raise TypeError(f"pruned must be a PrunedForest (from prune_opt.prune or fit_budget), "
                         f"got {type(pruned).__name__}")
     f = pruned.forest
-    own = f.ensemble.refit_method
+    applies = f.ensemble.refit_methods()
     if method is None:
-        method = own
+        method = applies[0]
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if (method == "newton") != (own == "newton"):
-        raise ValueError(f"method={method!r}: " + (
-            "a boosted model's leaves hold raw scores, refit by method='newton' on its own "
-            "loss" if own == "newton" else "method='newton' refits a boosted model's raw "
-            "scores; a forest's leaves are refit by 'counts' or 'global'"))
+        raise ValueError(f"method must be one of {tuple(METHODS)}, got {method!r}")
+    if method not in applies:
+        raise ValueError(f"method={method!r} does not refit this model's node values (they "
+                         f"hold {'raw scores' if f.ensemble.has_raw_score else 'predictions'}"
+                         f"): use one of {applies}")
     smoothing = check_nonneg_scalar(smoothing, "smoothing")
     Xr, yr, weights = _refit_data(pruned, X, y, in_bag, train)
-    info = {}
-    if method == "newton":
-        values, before, after = _newton_values(pruned, Xr, yr, weights, smoothing)
-        info = {"loss_before": before, "loss_after": after}
-    elif method == "global":
-        values = _global_values(pruned, Xr, yr, weights, smoothing)
-    else:
-        # regression: sums of targets near 1e308 overflow; work in units of a power of two
-        unit = target_unit(yr) if f.task == "regression" else 1.0
-        counts, n = _node_counts(pruned, Xr, yr / unit if unit != 1.0 else yr, weights)
-        v0 = f.value / unit
-        shrunk = (counts + smoothing * v0) / np.where(n + smoothing > 0, n + smoothing, 1.0)
-        values = np.where(n > 0, shrunk * unit, f.value)
+    values, info = METHODS[method](pruned, Xr, yr, weights, smoothing)
     forest = copy.copy(f)  # shares every structure array; only the leaf values differ
     forest.value = values
     out = PrunedForest(forest, pruned.split_mask, costs=pruned.costs, lam=pruned.lam,

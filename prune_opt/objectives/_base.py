@@ -93,6 +93,12 @@ class Objective:
         total = rest + leaf_value
         return self.loss(forest.output(total, out=total), y)
 
+    def has_raw_derivatives(self, forest):
+        """Whether :meth:`raw_derivatives` offers derivatives for ``forest``: the
+        objective is the loss its raw scores minimise (asked of its kind)."""
+        return type(self).raw_derivatives is not Objective.raw_derivatives and \
+            forest.ensemble.is_own_loss(self.name)
+
     def raw_derivatives(self, raw, y, forest):
         """First and second derivatives of :meth:`loss` in a booster's raw scores,
         ``(g, h)`` each (n, value_width), or None when the objective offers none

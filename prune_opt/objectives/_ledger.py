@@ -29,8 +29,8 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from ..program._problem import close_under_parents
 from .._validation import fits_budget
+from ..program._problem import close_under_parents
 from ..solvers._tree_dp import TreeLayout, best_tree_within, pruning_value
 
 __all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit"]

@@ -35,10 +35,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..routing._maps import tree_stop_map
 from ..forest._router import tree_paths
-from ._ledger import IMPROVE_RTOL, CostLedger
+from ..routing._maps import tree_stop_map
 from ..solvers._tree_dp import best_tree_within, pruning_value
+from ._ledger import IMPROVE_RTOL, CostLedger
 from ._state import EnsembleState
 
 __all__ = ["RawScoreState", "ensemble_state", "SWEEP_RTOL"]
@@ -54,9 +54,7 @@ def ensemble_state(forest, X, y, weight, costs, objective, *, lam, depth_cost=0.
     second-order proposals (:class:`RawScoreState`) when the objective offers
     raw-score derivatives for this forest, else exact path terms
     (:class:`~prune_opt.objectives._state.EnsembleState`)."""
-    probe = objective.raw_derivatives(np.zeros((1, forest.value_width)), np.asarray(y)[:1],
-                                      forest) if len(y) else None
-    cls = RawScoreState if probe is not None else EnsembleState
+    cls = RawScoreState if len(y) and objective.has_raw_derivatives(forest) else EnsembleState
     return cls(forest, X, y, weight, costs, objective, lam=lam, depth_cost=depth_cost,
                routed=routed)
 

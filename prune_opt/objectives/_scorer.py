@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import check_labels
 from ..routing._maps import bit_costs
 from ..routing._routed import RoutedData
-from .._validation import check_labels
 from . import get_objective
 
 __all__ = ["VoteScorer", "within_one_standard_error"]

@@ -17,11 +17,6 @@ import time
 
 import numpy as np
 
-from ..program._compile import compile_problem
-from ..forest._costs import as_feature_costs, estimator_costs
-from ..program._prepare import prepare
-from ..program._problem import PruningProblem
-from ..model._pruned import PrunedForest
 from .._validation import (
     check_labels,
     check_nonneg_scalar,
@@ -29,10 +24,15 @@ from .._validation import (
     check_weights,
     fits_budget,
 )
-from ._ledger import tree_layouts
+from ..forest._costs import as_feature_costs, estimator_costs
+from ..model._pruned import PrunedForest
+from ..program._compile import compile_problem
+from ..program._prepare import prepare
+from ..program._problem import PruningProblem
 from ..solvers._tree_dp import best_tree_pruning
 from ._base import check_objective_task, get_objective
 from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
+from ._ledger import tree_layouts
 from ._raw_state import ensemble_state
 
 __all__ = ["optimize_ensemble", "search_budget", "BudgetSearch", "tree_optimum", "Setup"]

@@ -22,12 +22,12 @@ import copy
 
 import numpy as np
 
-from ..model._pruned import PrunedForest
-from ..routing._routed import RoutedData
-from ..routing._records import paid_feature_units
 from .._validation import check_labels, check_nonneg_scalar, check_weights
-from ._ledger import CostLedger, unit_nodes
+from ..model._pruned import PrunedForest
+from ..routing._records import paid_feature_units
+from ..routing._routed import RoutedData
 from ._base import Objective, check_objective_task, get_objective
+from ._ledger import CostLedger, unit_nodes
 
 __all__ = ["EnsembleState", "evaluate_objective"]
 

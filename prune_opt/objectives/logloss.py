@@ -43,10 +43,10 @@ class LogLoss(Objective):
         """A booster's log-loss derivatives in its raw scores (logistic or softmax
         link, :meth:`prune_opt.forest._ensemble.Ensemble.gradients`); zero for the rows whose
         true class's probability is below ``eps``, where this loss is flat."""
-        loss = forest.ensemble.loss
-        if loss is None or loss.name != self.name:
+        gh = forest.ensemble.own_gradients(self.name, raw, y)
+        if gh is None:
             return None
-        g, h = loss.gradients(raw, y)
+        g, h = gh
         # the true class's probability from g: p_y = 1 + g_y (softmax), 1 - |g| (logistic)
         p_true = 1.0 + g[np.arange(y.size), y] if g.shape[1] > 1 else 1.0 - np.abs(g[:, 0])
         flat = p_true < self.eps

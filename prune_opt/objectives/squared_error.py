@@ -53,13 +53,10 @@ class SquaredError(Objective):
         return (proba[:, 0] - y) ** 2 / self.scale
 
     def raw_derivatives(self, raw, y, forest):
-        """A regression booster's derivatives in its raw score: ``2 (s - y) / scale`` and
-        ``2 / scale``."""
-        loss = forest.ensemble.loss
-        if loss is None or loss.name != self.name:
-            return None
-        return (2.0 / self.scale) * (raw[:, :1] - y[:, None]), np.full(
-            (raw.shape[0], 1), 2.0 / self.scale)
+        """A regression booster's derivatives in its raw score, its own loss's divided by
+        ``scale``: ``2 (s - y) / scale`` and ``2 / scale``."""
+        gh = forest.ensemble.own_gradients(self.name, raw, y)
+        return None if gh is None else (gh[0] / self.scale, gh[1] / self.scale)
 
     def __repr__(self):
         return f"SquaredError(scale={self.scale:g})"

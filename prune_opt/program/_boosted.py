@@ -50,10 +50,10 @@ import copy
 
 import numpy as np
 
-from ..routing._leaf_records import node_levels, sum_up
-from ..forest._router import route_leaves
-from ..routing._records import DEFAULT_CHUNK, ErrorRouting
 from .._validation import check_features, check_labels, check_weights
+from ..forest._router import route_leaves
+from ..routing._leaf_records import node_levels, sum_up
+from ..routing._records import DEFAULT_CHUNK, ErrorRouting
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
            "routed_error_routing",
@@ -104,7 +104,7 @@ def boosting_statistics(forest, X, y, weight=None, *, leaves=None, unit=1.0):
     for t in range(f.n_trees):  # the model's raw score, in tree order
         total += f.value[f.tree_slice(t)][by_tree[t]]
     raw = ens.raw(total, f.n_trees)
-    yy = np.asarray(y, dtype=float) / unit if ens.loss.regression else np.asarray(y)
+    yy = ens.loss.targets(y, unit)
     raw_u = raw / unit
     g, h = ens.gradients(raw_u, yy)
     loss = ens.pointwise_loss(raw_u, yy)

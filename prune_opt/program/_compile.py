@@ -6,6 +6,20 @@ import weakref
 
 import numpy as np
 
+from .._validation import (
+    check_features,
+    check_labels,
+    check_nonneg_scalar,
+    check_weights,
+    scale_weights,
+)
+from ..forest._costs import as_feature_costs, estimator_costs
+from ..forest._forest import as_forest
+from ..routing._records import (
+    DEFAULT_CHUNK,
+    leaf_matrix,
+    route_costs,
+)
 from ._compile_steps import (
     BLOCKWISE_ERROR_RULES,
     SampledLeafBlocks,
@@ -14,22 +28,8 @@ from ._compile_steps import (
     resolve_sample,
     sample_info,
 )
-from ..forest._costs import as_feature_costs, estimator_costs
-from ..forest._forest import as_forest
 from ._problem import PruningProblem
-from ..routing._records import (
-    DEFAULT_CHUNK,
-    leaf_matrix,
-    route_costs,
-)
 from ._sampling import draw_cost_sample
-from .._validation import (
-    check_features,
-    check_labels,
-    check_nonneg_scalar,
-    check_weights,
-    scale_weights,
-)
 
 __all__ = ["compile_problem"]
 

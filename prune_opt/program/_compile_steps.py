@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory
-from ._boosted import boosted_error_routing, routed_loss_expansion
-from ..forest._costs import as_feature_costs
-from ..forest._forest import as_forest
 from .._memory import (
     check_fits,
     estimate_compile_memory,
     estimate_solve_sizes,
     format_bytes,
 )
+from .._validation import check_features, check_labels, refuse_train_for_boosted
+from ..forest._costs import as_feature_costs
+from ..forest._forest import as_forest
 from ..forest._router import route_leaves
 from ..routing._records import (
     DENSE_TABLE_ENTRIES,
@@ -23,8 +23,8 @@ from ..routing._records import (
     require_in_bag,
     route_errors,
 )
+from ._boosted import boosted_error_routing, routed_loss_expansion
 from ._sampling import resolve_cost_sample
-from .._validation import check_features, check_labels, refuse_train_for_boosted
 
 
 def error_routing(forest, Xc, yc, w, train, chunk_size, leaves=None, routed=None):

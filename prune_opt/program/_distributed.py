@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._boosted import MOMENTS, boosting_scale, boosting_statistics, errors_from_moments
+from .._validation import check_features, check_labels
 from ..forest._ensemble import regression_scale
-from ._problem import PruningProblem
 from ..routing._records import (
     CostRouting,
     assemble_records,
@@ -33,8 +32,9 @@ from ..routing._records import (
     record_tables,
     sum_up,
 )
+from ._boosted import MOMENTS, boosting_scale, boosting_statistics, errors_from_moments
+from ._problem import PruningProblem
 from ._sampling import draw_cost_sample, resolve_cost_sample
-from .._validation import check_features, check_labels
 
 __all__ = ["check_client", "compile_on_cluster", "scatter_blocks"]
 
@@ -111,14 +111,14 @@ def _gather_targets(client, blocks):
                                          for b in blocks]))
 
 
-def _boosted_error_routing(client, forest, forest_f, blocks, offsets, w):
+def _boosted_error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size=None):
     """A boosted model's node terms on the blocked error data (the moments of every block
     summed in block order), with the forest of its fitted node values, as
     :func:`~prune_opt.program._boosted.boosted_error_routing` computes them in one process."""
     n = int(offsets[-1])
     wt = np.ones(n) if w is None else w
     unit, scale = 1.0, 1.0
-    if forest.ensemble.loss.regression:  # the targets' unit and scale need all of them
+    if forest.ensemble.loss.scales_by_targets:  # the targets' unit and scale need all of them
         unit, scale = boosting_scale(forest, _gather_targets(client, blocks), wt)
     parts = [_submit(client, _boosting_block, forest_f, b, wt[offsets[i]:offsets[i + 1]], unit)
              for i, b in enumerate(blocks)]
@@ -128,12 +128,10 @@ def _boosted_error_routing(client, forest, forest_f, blocks, offsets, w):
     return errors_from_moments(forest, stats, unit, scale, n)
 
 
-def _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
-    """Node errors on the blocked error data: the leaf statistics summed over the blocks
-    in block order (deterministic) and then up every tree; a regression forest's target
-    scale first, from the gathered targets (one float a row)."""
-    if forest.ensemble.error_rule == "loss expansion":
-        return _boosted_error_routing(client, forest, forest_f, blocks, offsets, w)
+def _tree_error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
+    """Per-tree node errors on the blocked error data: the leaf statistics summed over
+    the blocks in block order (deterministic) and then up every tree; a regression
+    forest's target scale first, from the gathered targets (one float a row)."""
     n = int(offsets[-1])
     wt = np.ones(n) if w is None else w
     unit, scale, centre = 1.0, 1.0, 0.0
@@ -151,6 +149,14 @@ def _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size):
         stats += f.result()
     return node_errors(forest, sum_up(node_levels(forest), stats),
                        np.full(forest.n_trees, float(wt.sum())), unit, scale, centre)
+
+
+#: the error rules of :data:`~prune_opt.program._compile_steps.ERROR_RULES`, computed on
+#: blocks of rows that stay on the workers (the kind names its rule)
+CLUSTER_ERROR_RULES = {
+    "tree errors": _tree_error_routing,
+    "loss expansion": _boosted_error_routing,
+}
 
 
 def _record_block(forest, fu, tables, blocks, picks, wc):
@@ -224,7 +230,8 @@ def compile_on_cluster(client, forest, X, y, fc, *, lam, depth_cost, budget, mer
     routing, ws = _cost_routing(client, forest, forest_f, fc, blocks, offsets, sel, w, merge,
                                 chunk_size)
     if train is None:
-        err = _error_routing(client, forest, forest_f, blocks, offsets, w, chunk_size)
+        err = CLUSTER_ERROR_RULES[forest.ensemble.error_rule](client, forest, forest_f, blocks,
+                                                              offsets, w, chunk_size)
     else:
         err = error_routing(forest, None, None, None, train, chunk_size)
     problem = PruningProblem(err.forest or forest, fc, lam=lam, depth_cost=depth_cost,

@@ -11,9 +11,9 @@ compile, the objective state and every scorer read the same
 
 from __future__ import annotations
 
-from ._boosted import fitted_forest
 from ..forest._forest import as_forest
 from ..routing._routed import RoutedData
+from ._boosted import fitted_forest
 
 __all__ = ["Prepared", "prepare"]
 

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ..routing._leaf_records import node_levels
 from ..forest._router import route_leaves
+from ..routing._leaf_records import node_levels
 from ..routing._records import feature_unit_bits
 
 __all__ = ["resolve_cost_sample", "auto_sample_rows", "draw_cost_sample",

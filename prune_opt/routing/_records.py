@@ -22,8 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..forest._ensemble import regression_scale
-from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
 from ..forest._router import route_leaves
+from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
 
 __all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors",
            "chunk_records", "merge_identical_rows", "require_in_bag"]

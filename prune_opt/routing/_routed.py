@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..forest._router import path_indicator, route_leaves
 from ._leaf_records import node_levels, sum_up
 from ._maps import (
     ancestor_bits,
@@ -24,7 +25,6 @@ from ._maps import (
     tree_stop_map,
     unit_bits_of_features,
 )
-from ..forest._router import path_indicator, route_leaves
 from ._records import FirstUseTable, paid_feature_units, record_tables, tree_records
 
 __all__ = ["RoutedData", "NestedScorer", "route"]

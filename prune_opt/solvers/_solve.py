@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..program._problem import PruningProblem
 from ..model._pruned import PrunedForest
+from ..program._problem import PruningProblem
 from . import SolverError, get_solver
 from ._base import normalize_time_limit
 
