@@ -21,7 +21,7 @@ from prune_opt.program._boosted import (
     fitted_forest,
     node_value_rule,
 )
-from prune_opt.routing._leaf_records import node_levels, sum_up
+from prune_opt.routing._records import node_levels, sum_up
 
 REL = 1e-9
 

@@ -22,9 +22,9 @@ import weakref
 import numpy as np
 
 from .._validation import check_labels, fits_budget
+from ..program._compile_steps import node_statistics
 from ..program._problem import close_under_parents
-from ..routing._leaf_records import node_levels, sum_up
-from ..routing._records import node_statistics
+from ..routing._records import node_levels, sum_up
 
 __all__ = ["MASK_FAMILIES", "register_baseline", "mask_families", "best_in_nested",
            "cached_per_problem", "greedy_path", "ccp_path", "ccp_masks", "ccp_alphas",

@@ -21,8 +21,7 @@ from ..exporters import (
 from ..forest._costs import as_feature_costs, estimator_costs
 from ..forest._forest import as_forest
 from ..forest._router import route_leaves
-from ..routing._maps import stop_map
-from ..routing._routed import RoutedData
+from ..routing._routed import RoutedData, stop_map
 from ._codec import (
     check_feature_encoding,
     check_names_agree,
@@ -187,7 +186,7 @@ class PrunedForest:
     def _stops(self, Xc):
         """(n_trees, n) global ids of the pruned leaf of every row of checked ``Xc`` (or
         of routed rows, :func:`prune_opt.route`) in every tree: rows routed once, then
-        one gather (:mod:`prune_opt.routing._maps`)."""
+        one gather (:mod:`prune_opt.routing._routed`)."""
         f = self.forest
         if isinstance(Xc, RoutedData):
             return self._routed(Xc).all_leaves(self.split_mask)

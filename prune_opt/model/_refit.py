@@ -40,8 +40,7 @@ import scipy.sparse as sp
 from .._validation import check_features, check_labels, check_nonneg_scalar
 from ..forest._ensemble import target_unit
 from ..forest._router import route_leaves
-from ..routing._leaf_records import node_levels, sum_up
-from ..routing._records import require_in_bag
+from ..routing._records import node_levels, require_in_bag, sum_up
 from ._pruned import PrunedForest
 
 __all__ = ["refit_leaves"]

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..forest._router import tree_paths
-from ..routing._maps import tree_stop_map
+from ..routing._routed import tree_stop_map
 from ..solvers._tree_dp import best_tree_within, pruning_value
 from ._ledger import IMPROVE_RTOL, CostLedger
 from ._state import EnsembleState

@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_labels
-from ..routing._maps import bit_costs
-from ..routing._routed import RoutedData
+from ..routing._routed import RoutedData, bit_costs
 from . import get_objective
 
 __all__ = ["VoteScorer", "within_one_standard_error"]
@@ -157,7 +156,7 @@ class _RunningScore:
             self.row_costs = r.row_costs(mask, self.costs)
             self.count = None
         elif changed.size:
-            from ..routing._maps import tree_stop_map
+            from ..routing._routed import tree_stop_map
 
             bits = r.unit_bits(self.costs)
             units = self.costs.unit_costs.size

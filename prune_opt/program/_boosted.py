@@ -52,8 +52,8 @@ import numpy as np
 
 from .._validation import check_features, check_labels, check_weights
 from ..forest._router import route_leaves
-from ..routing._leaf_records import node_levels, sum_up
-from ..routing._records import DEFAULT_CHUNK, ErrorRouting
+from ..routing._records import DEFAULT_CHUNK, node_levels, sum_up
+from ._problem import ErrorRouting
 
 __all__ = ["boosting_statistics", "boosting_errors", "boosting_scale", "errors_from_moments",
            "routed_error_routing",

@@ -14,16 +14,21 @@ from .._memory import (
 )
 from .._validation import check_features, check_labels, refuse_train_for_boosted
 from ..forest._costs import as_feature_costs
+from ..forest._ensemble import regression_scale
 from ..forest._forest import as_forest
 from ..forest._router import route_leaves
 from ..routing._records import (
+    DEFAULT_CHUNK,
     DENSE_TABLE_ENTRIES,
     chunk_records,
+    node_levels,
     paid_feature_units,
     require_in_bag,
-    route_errors,
+    sum_up,
+    tree_leaves,
 )
 from ._boosted import boosted_error_routing, routed_loss_expansion
+from ._problem import ErrorRouting
 from ._sampling import resolve_cost_sample
 
 
@@ -231,3 +236,107 @@ def memory_report(forest, X, costs=None, *, merge=True):
     fc = as_feature_costs(costs, forest.n_features, forest.feature_names)
     Xc = check_features(forest, X, name="X")
     return format_memory_plan(estimate_memory_plan(forest, Xc, fc, merge=merge))
+
+
+def route_errors(forest, X, y_index, tree_weights, *, chunk_size=DEFAULT_CHUNK, leaves=None):
+    """Node errors e_h from error data.
+
+    Parameters
+    ----------
+    forest : Forest
+    X : ndarray, validated
+    y_index : ndarray
+        Labels encoded as class indices of the forest; for a regression
+        forest, the real targets (float).
+    tree_weights : list of ndarray
+        Per tree, the weight of each example (e.g. its in-bag multiplicity).
+    leaves : ndarray (n_examples, n_trees), optional
+        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
+
+    Returns
+    -------
+    ErrorRouting
+        Classification: e_h is the weight of the examples reaching h whose
+        label is not h's majority class.  Regression: e_h is h's squared error
+        ``sum_i w_i (y_i - v_h)^2`` divided by ``error_scale``, the weighted
+        variance of the targets (each row weighted by its total weight over
+        the trees; 1 when the targets are constant, with a warning).
+    """
+    tree_weight = np.array([w.sum() for w in tree_weights])
+    unit, scale, centre, y = 1.0, 1.0, 0.0, y_index
+    if forest.task == "regression":
+        pooled = np.zeros(X.shape[0])
+        for w in tree_weights:
+            pooled += w
+        unit, scale, centre = regression_scale(y_index, pooled)
+        y = y_index / unit - centre
+    stats = node_statistics(forest, X, y, tree_weights, chunk_size=chunk_size, leaves=leaves)
+    return node_errors(forest, stats, tree_weight, unit, scale, centre)
+
+
+def node_errors(forest, stats, tree_weight, unit=1.0, scale=1.0, centre=0.0):
+    """:class:`ErrorRouting` from the :func:`node_statistics` of the error data (for a
+    regression forest, of the targets ``y / unit - centre``, see :func:`regression_scale`)."""
+    if forest.task == "regression":
+        node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
+        return ErrorRouting(node_error=node_error, node_weight=stats[:, 0],
+                            tree_weight=tree_weight, error_scale=scale * unit * unit)
+    node_weight = stats.sum(axis=1)
+    majority = np.argmax(forest.value, axis=1)
+    node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
+    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
+
+
+def node_statistics(forest, X, y, tree_weights=None, *, chunk_size=DEFAULT_CHUNK, leaves=None,
+                    at_leaves=False):
+    """Weighted statistics of the rows reaching every node.
+
+    Classification (``y`` class indices): the class weights, (n_nodes, n_classes).
+    Regression (``y`` real): the weighted (count, sum y, sum y^2), (n_nodes, 3), from
+    which node variances (``sum y^2 / n - (sum y / n)^2``) follow where a forest does
+    not carry them.  ``X`` is checked; ``tree_weights[t]``: the rows' weights in tree
+    t (default 1); ``leaves``: the rows' local leaf ids when already routed;
+    ``at_leaves``: the statistics of the rows ending at each leaf only (not yet summed
+    up the trees: blocks of rows are added first).
+    """
+    n = X.shape[0]
+    regression = forest.task == "regression"
+    width = 3 if regression else forest.n_classes
+    stats = np.zeros((forest.n_nodes, width))
+    for t in range(forest.n_trees):
+        wt, sl = np.ones(n) if tree_weights is None else tree_weights[t], forest.tree_slice(t)
+        size = sl.stop - sl.start
+        sel = np.flatnonzero(wt > 0)
+        for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
+            idx = sel[start:start + chunk_size]
+            leaf = (tree_leaves(forest, X[idx], t) if leaves is None
+                    else leaves[idx, t]).astype(np.int64)
+            if regression:
+                yi, wi = y[idx], wt[idx]
+                stats[sl] += np.column_stack([np.bincount(leaf, weights=wi * p, minlength=size)
+                                              for p in (np.ones_like(yi), yi, yi * yi)])
+            else:
+                stats[sl] += np.bincount(leaf * width + y[idx], weights=wt[idx],
+                                         minlength=size * width).reshape(size, width)
+    return stats if at_leaves else sum_up(node_levels(forest), stats)  # ... then up the trees
+
+
+def squared_error(value, moments):
+    """Squared error of predicting ``value`` at nodes with (weight, sum y, sum y^2) moments.
+
+    ``n v^2 - 2 v sum(y) + sum(y^2)``, clipped at 0 (it is a sum of squares);
+    a result below the expression's round-off (a few ulps of its terms) is 0,
+    so a node whose value is its examples' mean gets exactly no error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from prune_opt.routing._records import squared_error
+    >>> y = np.array([1.0, 2.0, 6.0])
+    >>> float(squared_error(np.array([3.0]), np.array([[3, y.sum(), (y * y).sum()]]))[0])
+    14.0
+    """
+    n, s1, s2 = moments[:, 0], moments[:, 1], moments[:, 2]
+    sse = n * value * value - 2.0 * value * s1 + s2
+    roundoff = 8 * np.finfo(float).eps * (n * value * value + 2.0 * np.abs(value * s1) + s2)
+    return np.where(sse > roundoff, sse, 0.0)

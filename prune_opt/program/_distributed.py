@@ -24,15 +24,14 @@ from ..routing._records import (
     chunk_records,
     leaf_matrix,
     merge_identical_rows,
-    node_errors,
     node_levels,
-    node_statistics,
     paid_feature_units,
     record_chunk_rows,
     record_tables,
     sum_up,
 )
 from ._boosted import MOMENTS, boosting_scale, boosting_statistics, errors_from_moments
+from ._compile_steps import node_errors, node_statistics
 from ._problem import PruningProblem
 from ._sampling import draw_cost_sample, resolve_cost_sample
 

@@ -488,10 +488,28 @@ def _sorted_block(pair, node):
 def close_under_parents(forest, mask):
     """Largest sub-mask of ``mask`` closed under parents (a split needs its parent split);
     ``mask`` may also be a stack of masks, (k, n_nodes).  A copy; one pass per depth
-    level (:func:`~prune_opt.routing._leaf_records.node_levels`, cached per forest)."""
-    from ..routing._leaf_records import node_levels
+    level (:func:`~prune_opt.routing._records.node_levels`, cached per forest)."""
+    from ..routing._records import node_levels
 
     mask = np.array(mask, dtype=bool)
     for at, parent in node_levels(forest):  # shallowest first
         mask[..., at] &= mask[..., parent]
     return mask
+
+
+class ErrorRouting:
+    """Error-data routing: node error e_h and N_t per tree.
+
+    ``error_scale`` is what the node errors were divided by: 1 for
+    classification (counts of errors), the target variance of the error data
+    for regression (so ``node_error * error_scale`` is a sum of squared errors).
+    ``forest``: the forest whose node values the errors assume when they are not
+    the routed forest's own (a boosted model's values fitted by the node-value
+    rule, see :mod:`prune_opt.program._boosted`); None otherwise.
+    """
+
+    node_error: np.ndarray
+    node_weight: np.ndarray
+    tree_weight: np.ndarray
+    error_scale: float = 1.0
+    forest: object = None

@@ -16,8 +16,7 @@ import math
 import numpy as np
 
 from ..forest._router import route_leaves
-from ..routing._leaf_records import node_levels
-from ..routing._records import feature_unit_bits
+from ..routing._records import feature_unit_bits, node_levels
 
 __all__ = ["resolve_cost_sample", "auto_sample_rows", "draw_cost_sample",
            "sampled_cost_interval", "full_average_cost", "cost_sample_report",

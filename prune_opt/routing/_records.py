@@ -11,29 +11,42 @@
   sum of squares of the (centred) targets, and e_h is the node's squared error
   ``n v^2 - 2 v sum(y) + sum(y^2)`` for its value ``v``, divided by the target
   variance of the error data so that the error term is a normalised MSE.
+
+First-use records kept in their compact source form: the merged rows' leaves.
+
+Routing cost rows through a forest whose first-use table fits
+(:class:`FirstUseTable`: for every node and paid unit, the
+node on the root path where the unit is first used) makes the records a
+function of the rows' leaves: row r pays unit u in tree t at
+``first[node_offset[t] + leaf[t, r], u]`` when that is >= 0.  The leaves take
+2 bytes per tree and row (for trees below 65,536 nodes), the records 4 bytes
+each, about five per tree and row on real forests: the problem therefore keeps
+the leaves and derives the records only for the code that reads them one by
+one (:attr:`PruningProblem.use_node`).  The exact solver reads each unit's
+(trees x pairs) matrix of first-use nodes straight off the leaves, and the
+evaluation of a pruning reads the same matrices, so neither materialises the
+records.
 """
 
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..forest._ensemble import regression_scale
 from ..forest._router import route_leaves
-from ._leaf_records import FirstUseTable, LeafRecords, node_levels, sum_up
 
-__all__ = ["CostRouting", "ErrorRouting", "pair_ids", "route_costs", "route_errors",
-           "chunk_records", "merge_identical_rows", "require_in_bag"]
+__all__ = ["CostRouting", "pair_ids", "route_costs", "chunk_records", "merge_identical_rows", "require_in_bag", "FirstUseTable", "LeafRecords", "node_levels", "sum_up"]
+
 
 DEFAULT_CHUNK = 65536
+
+
 # the last first-use tables built for each live forest (see record_tables)
 _TABLES = weakref.WeakKeyDictionary()
 
 
-@dataclass
 class CostRouting:
     """Cost-data routing of a forest.
 
@@ -48,7 +61,7 @@ class CostRouting:
         Weighted number of cost examples reaching each node.
     use_node : ndarray of int32 (n_uses,) or None
         First-use records: the global node id of each, sorted by pair, then node;
-        None when ``leaf_records`` (:class:`prune_opt.routing._leaf_records.LeafRecords`)
+        None when ``leaf_records`` (:class:`prune_opt.routing._records.LeafRecords`)
         holds them in compact form.
     pair_start : ndarray of int64 (n_pairs + 1,)
         Record offsets of each pair: pair p's records are
@@ -87,25 +100,6 @@ def pair_ids(pair_start):
     n_pairs = pair_start.size - 1
     dtype = np.int32 if n_pairs < 2**31 else np.int64
     return np.repeat(np.arange(n_pairs, dtype=dtype), np.diff(pair_start))
-
-
-@dataclass
-class ErrorRouting:
-    """Error-data routing: node error e_h and N_t per tree.
-
-    ``error_scale`` is what the node errors were divided by: 1 for
-    classification (counts of errors), the target variance of the error data
-    for regression (so ``node_error * error_scale`` is a sum of squared errors).
-    ``forest``: the forest whose node values the errors assume when they are not
-    the routed forest's own (a boosted model's values fitted by the node-value
-    rule, see :mod:`prune_opt.program._boosted`); None otherwise.
-    """
-
-    node_error: np.ndarray
-    node_weight: np.ndarray
-    tree_weight: np.ndarray
-    error_scale: float = 1.0
-    forest: object = None
 
 
 def tree_leaves(forest, X, t):
@@ -396,110 +390,6 @@ def route_costs(forest, X, costs, *, sample_weight=None, merge=True, chunk_size=
                        total_weight=float(weight.sum()))
 
 
-def route_errors(forest, X, y_index, tree_weights, *, chunk_size=DEFAULT_CHUNK, leaves=None):
-    """Node errors e_h from error data.
-
-    Parameters
-    ----------
-    forest : Forest
-    X : ndarray, validated
-    y_index : ndarray
-        Labels encoded as class indices of the forest; for a regression
-        forest, the real targets (float).
-    tree_weights : list of ndarray
-        Per tree, the weight of each example (e.g. its in-bag multiplicity).
-    leaves : ndarray (n_examples, n_trees), optional
-        Local leaf ids of the rows when already routed (:func:`leaf_matrix`).
-
-    Returns
-    -------
-    ErrorRouting
-        Classification: e_h is the weight of the examples reaching h whose
-        label is not h's majority class.  Regression: e_h is h's squared error
-        ``sum_i w_i (y_i - v_h)^2`` divided by ``error_scale``, the weighted
-        variance of the targets (each row weighted by its total weight over
-        the trees; 1 when the targets are constant, with a warning).
-    """
-    tree_weight = np.array([w.sum() for w in tree_weights])
-    unit, scale, centre, y = 1.0, 1.0, 0.0, y_index
-    if forest.task == "regression":
-        pooled = np.zeros(X.shape[0])
-        for w in tree_weights:
-            pooled += w
-        unit, scale, centre = regression_scale(y_index, pooled)
-        y = y_index / unit - centre
-    stats = node_statistics(forest, X, y, tree_weights, chunk_size=chunk_size, leaves=leaves)
-    return node_errors(forest, stats, tree_weight, unit, scale, centre)
-
-
-def node_errors(forest, stats, tree_weight, unit=1.0, scale=1.0, centre=0.0):
-    """:class:`ErrorRouting` from the :func:`node_statistics` of the error data (for a
-    regression forest, of the targets ``y / unit - centre``, see :func:`regression_scale`)."""
-    if forest.task == "regression":
-        node_error = squared_error(forest.value[:, 0] / unit - centre, stats) / scale
-        return ErrorRouting(node_error=node_error, node_weight=stats[:, 0],
-                            tree_weight=tree_weight, error_scale=scale * unit * unit)
-    node_weight = stats.sum(axis=1)
-    majority = np.argmax(forest.value, axis=1)
-    node_error = np.maximum(node_weight - stats[np.arange(forest.n_nodes), majority], 0.0)
-    return ErrorRouting(node_error=node_error, node_weight=node_weight, tree_weight=tree_weight)
-
-
-def node_statistics(forest, X, y, tree_weights=None, *, chunk_size=DEFAULT_CHUNK, leaves=None,
-                    at_leaves=False):
-    """Weighted statistics of the rows reaching every node.
-
-    Classification (``y`` class indices): the class weights, (n_nodes, n_classes).
-    Regression (``y`` real): the weighted (count, sum y, sum y^2), (n_nodes, 3), from
-    which node variances (``sum y^2 / n - (sum y / n)^2``) follow where a forest does
-    not carry them.  ``X`` is checked; ``tree_weights[t]``: the rows' weights in tree
-    t (default 1); ``leaves``: the rows' local leaf ids when already routed;
-    ``at_leaves``: the statistics of the rows ending at each leaf only (not yet summed
-    up the trees: blocks of rows are added first).
-    """
-    n = X.shape[0]
-    regression = forest.task == "regression"
-    width = 3 if regression else forest.n_classes
-    stats = np.zeros((forest.n_nodes, width))
-    for t in range(forest.n_trees):
-        wt, sl = np.ones(n) if tree_weights is None else tree_weights[t], forest.tree_slice(t)
-        size = sl.stop - sl.start
-        sel = np.flatnonzero(wt > 0)
-        for start in range(0, sel.size, chunk_size):  # statistics at the leaves ...
-            idx = sel[start:start + chunk_size]
-            leaf = (tree_leaves(forest, X[idx], t) if leaves is None
-                    else leaves[idx, t]).astype(np.int64)
-            if regression:
-                yi, wi = y[idx], wt[idx]
-                stats[sl] += np.column_stack([np.bincount(leaf, weights=wi * p, minlength=size)
-                                              for p in (np.ones_like(yi), yi, yi * yi)])
-            else:
-                stats[sl] += np.bincount(leaf * width + y[idx], weights=wt[idx],
-                                         minlength=size * width).reshape(size, width)
-    return stats if at_leaves else sum_up(node_levels(forest), stats)  # ... then up the trees
-
-
-def squared_error(value, moments):
-    """Squared error of predicting ``value`` at nodes with (weight, sum y, sum y^2) moments.
-
-    ``n v^2 - 2 v sum(y) + sum(y^2)``, clipped at 0 (it is a sum of squares);
-    a result below the expression's round-off (a few ulps of its terms) is 0,
-    so a node whose value is its examples' mean gets exactly no error.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from prune_opt.routing._records import squared_error
-    >>> y = np.array([1.0, 2.0, 6.0])
-    >>> float(squared_error(np.array([3.0]), np.array([[3, y.sum(), (y * y).sum()]]))[0])
-    14.0
-    """
-    n, s1, s2 = moments[:, 0], moments[:, 1], moments[:, 2]
-    sse = n * value * value - 2.0 * value * s1 + s2
-    roundoff = 8 * np.finfo(float).eps * (n * value * value + 2.0 * np.abs(value * s1) + s2)
-    return np.where(sse > roundoff, sse, 0.0)
-
-
 def require_in_bag(forest, n_train, alternative="drop train= to count errors on (X, y)"):
     """Per-tree in-bag multiplicities of the training examples.
 
@@ -541,3 +431,224 @@ def require_in_bag(forest, n_train, alternative="drop train= to count errors on 
         "a file, is a sub-forest, a LightGBM import or the to_sklearn() export of one), "
         "so errors cannot be counted on each tree's in-bag rows; pass the estimator as "
         f"fitted, or {alternative}")
+
+
+# (rows x trees) entries handled at a time: bounds every temporary to ~100 MB
+BLOCK_ENTRIES = 1 << 22
+
+
+# the depth levels of each live forest (see node_levels)
+_LEVELS = weakref.WeakKeyDictionary()
+
+
+class FirstUseTable:
+    """For every node h and paid unit u, the node on the root-to-h path (h included)
+    where u is first used, as a global id (-1: none).
+
+    A row's records in tree t are the non-negative entries of the row of its leaf,
+    so routing a block of rows is one ``apply`` per tree and one gather: no path
+    matrix and no sort (:class:`LeafRecords`).
+    """
+
+    def __init__(self, forest, feature_units):
+        self.n_units = feature_units.shape[1]
+        first = np.full((forest.n_nodes, self.n_units), -1, dtype=np.int32)
+        internal = np.flatnonzero(forest.feature >= 0)
+        need = feature_units[forest.feature[internal]].tocoo()  # units of each split's test
+        first[internal[need.row], need.col] = internal[need.row]
+        self.levels = node_levels(forest)
+        for at, par in self.levels:  # shallowest first: an ancestor's use comes first
+            inherited = first[par]
+            first[at] = np.where(inherited >= 0, inherited, first[at])
+        self.first = first
+
+
+def node_levels(forest):
+    """The non-root nodes of each depth with their parents, shallowest level first
+    (computed once per forest)."""
+    levels = _LEVELS.get(forest)
+    if levels is None:
+        levels = _LEVELS[forest] = []
+        for d in range(1, forest.max_depth + 1):
+            at = np.flatnonzero(forest.depth == d)
+            levels.append((at, forest.parent[at]))
+    return levels
+
+
+def sum_up(levels, values):
+    """Add every node's row of ``values`` into its parent's, deepest of the ``levels``
+    (:func:`node_levels`) first, so that each node ends with the sum over its subtree
+    (in place; returned)."""
+    for at, par in reversed(levels):  # children are final before their parents are read
+        np.add.at(values, par, values[at])
+    return values
+
+
+class LeafRecords:
+    """The first-use records of the merged cost rows as leaves plus a first-use table.
+
+    Parameters
+    ----------
+    leaves : ndarray (n_rows, n_trees)
+        Local leaf id of each merged row in each tree.
+    table : FirstUseTable
+    node_offset : ndarray (n_trees + 1,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> p = po.compile_problem(rf, X, y, lam=0.01)
+    >>> src = p.leaf_records
+    >>> bool((src.use_node() == p.use_node).all())
+    True
+    """
+
+    def __init__(self, leaves, table, node_offset):
+        self.leaves_by_tree = np.ascontiguousarray(np.asarray(leaves).T)
+        self.n_trees, self.n_rows = self.leaves_by_tree.shape
+        self.first = table.first  # (n_nodes, n_units) int32
+        self.first_by_unit = np.ascontiguousarray(table.first.T)  # one row per unit
+        self.levels = table.levels
+        self.node_offset = np.asarray(node_offset[:-1], dtype=np.int64)
+        self.n_units = int(table.n_units)
+
+    def _row_blocks(self):
+        """``(a, b)`` bounds of the blocks of rows handled at a time (at least one)."""
+        step = max(1, BLOCK_ENTRIES // max(self.n_trees * max(self.n_units, 1), 1))
+        for a in range(0, max(self.n_rows, 1), step):
+            yield a, min(a + step, self.n_rows)
+
+    def pairs(self, row_weight, n_nodes):
+        """``(pair_row, pair_unit, pair_start, node_weight)`` without the records: the
+        (row, unit) pairs paid in some tree (sorted by row, then unit), the record
+        offsets of each pair, and the weight of the rows reaching each node."""
+        U = self.n_units
+        has = (self.first >= 0).astype(np.uint8)  # (n_nodes, U): the unit is on the path
+        rows, units, counts = [], [], []
+        for a, b in self._row_blocks():
+            cnt = np.zeros((b - a, U), dtype=np.int32)
+            for t in range(self.n_trees):  # records of each (row, unit): trees that pay it
+                cnt += has[self.leaves_by_tree[t, a:b].astype(np.int64) + self.node_offset[t]]
+            flat = cnt.ravel()
+            k = np.flatnonzero(flat)
+            rows.append((k // U + a).astype(np.int32))
+            units.append((k % U).astype(np.int32))
+            counts.append(flat[k])
+        counts = np.concatenate(counts)
+        start = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=start[1:])
+        return np.concatenate(rows), np.concatenate(units), start, self.node_weight(
+            row_weight, n_nodes)
+
+    def node_weight(self, row_weight, n_nodes):
+        """Weight of the rows reaching each node (leaves, then summed up the trees)."""
+        w = np.zeros(n_nodes)
+        ends = np.append(self.node_offset[1:], n_nodes)
+        for t, col in enumerate(self.leaves_by_tree):
+            lo, hi = int(self.node_offset[t]), int(ends[t])
+            w[lo:hi] += np.bincount(col, weights=row_weight, minlength=hi - lo)
+        return sum_up(self.levels, w)
+
+    def by_tree(self, pair_row, pair_unit):
+        """``(rec_node, rec_pair, rec_start)``: the records tree by tree (a tree's
+        records are the first-use entries of its rows' leaves), with each record's
+        (row, unit) pair and the offsets of each tree's records; no sort of the records."""
+        U = max(self.n_units, 1)
+        dense = self.n_rows * U <= BLOCK_ENTRIES * 4
+        if dense:  # each (row, unit)'s pair id in a table
+            pair_of = np.full(self.n_rows * U, -1, dtype=np.int64)
+            pair_of[pair_row.astype(np.int64) * U + pair_unit] = np.arange(pair_row.size)
+        else:
+            pair_key = pair_row.astype(np.int64) * U + pair_unit  # sorted (row, then unit)
+        nodes, pairs, start = [], [], [0]
+        for t in range(self.n_trees):
+            G = self.first[self.node_offset[t]:][self.leaves_by_tree[t]]  # first-use nodes
+            flat = np.flatnonzero(G.ravel() >= 0)  # (row, unit) keys, row-major
+            nodes.append(G.ravel()[flat].astype(np.int64))
+            pairs.append(pair_of[flat] if dense else np.searchsorted(pair_key, flat))
+            start.append(start[-1] + flat.size)
+        return (np.concatenate(nodes), np.concatenate(pairs),
+                np.asarray(start, dtype=np.int64))
+
+    def use_node(self):
+        """Every record's node, in (row, unit, node) order: the records materialised."""
+        parts = []
+        for a, b in self._row_blocks():  # (rows, units, trees): C order is (row, unit, node)
+            G = self.first[self.leaves_by_tree[:, a:b].T.astype(np.int64) + self.node_offset]
+            G = np.ascontiguousarray(G.transpose(0, 2, 1))
+            parts.append(G[G >= 0])
+        return np.concatenate(parts)
+
+    def _per_tree(self, values, rows, dtype, reduce=None):
+        """Per tree t, ``values[offset_t + leaf_t(rows)]``: stacked (n_trees, rows.size)
+        or, with ``reduce`` (a ufunc), folded into one row."""
+        ends = np.append(self.node_offset[1:], values.size)
+        out = None if reduce is None else np.zeros(rows.size, dtype=dtype)
+        M = None if reduce is not None else np.empty((self.n_trees, rows.size), dtype=dtype)
+        for t, col in enumerate(self.leaves_by_tree):
+            # the tree's slice is indexed with the local leaf ids as they are: no offset
+            # array and no int64 copy of the ids
+            got = values[int(self.node_offset[t]):int(ends[t])][col[rows]]
+            if reduce is None:
+                M[t] = got
+            else:
+                reduce(out, got, out=out)
+        return M if reduce is None else out
+
+    def _unit_values(self, unit, drop=None):
+        first = self.first_by_unit[unit]
+        if drop is not None:
+            first = np.where((first >= 0) & ~drop[np.maximum(first, 0)], first, -1)
+        return first
+
+    def unit_matrix(self, unit, rows, drop=None):
+        """(n_trees, rows.size) int32: the first-use node of unit ``unit`` for each row
+        in each tree, -1 where there is none or (``drop``) it is a dropped node."""
+        first = self._unit_values(unit, drop)
+        return self._per_tree(first, rows, first.dtype)
+
+    def unit_counts(self, unit, rows, drop=None):
+        """Records of unit ``unit`` of each row (trees whose first-use node is not
+        dropped): one byte gathered per tree, not the matrix."""
+        kept = (self._unit_values(unit, drop) >= 0).astype(np.int32)
+        return self._per_tree(kept, rows, np.int32, reduce=np.add)
+
+    def pairs_used(self, mask, pair_row, pair_unit):
+        """Boolean (n_pairs,): pairs whose first-use node in some tree stays a split."""
+        used = np.zeros(pair_row.size, dtype=bool)
+        ext = np.append(np.asarray(mask, dtype=bool), False)  # index -1: no record
+        if 0 < self.n_units <= 64:
+            # per node, the units whose first use on the path to it is a split, as one
+            # word: a row's paid units are the OR over trees of its leaves' words (one
+            # gather per tree and row instead of one per tree, row and unit)
+            width = 8 * (1 << max(0, (self.n_units - 1).bit_length() - 3))  # 8..64 bits
+            dtype = np.dtype(f"uint{width}")
+            paid = np.packbits(ext[self.first], axis=1, bitorder="little")
+            words = np.zeros((paid.shape[0], width // 8), dtype=np.uint8)
+            words[:, :paid.shape[1]] = paid
+            # bytes in little-endian order: bit u of the word is unit u
+            words = words.view(f"<u{width // 8}").ravel().astype(dtype)
+            rows = np.arange(self.n_rows)
+            if pair_row.size < self.n_rows // 2:  # a few pairs: only their rows
+                rows, pair_row = np.unique(pair_row, return_inverse=True)
+            bits = self._per_tree(words, rows, dtype, reduce=np.bitwise_or)
+            shift = pair_unit.astype(dtype)
+            return ((bits[pair_row] >> shift) & dtype.type(1)).astype(bool)
+        for u in np.unique(pair_unit):
+            pairs = np.flatnonzero(pair_unit == u)
+            # per node: is the unit's first-use node on the path to it a split?
+            paid = ext[self.first_by_unit[u]]
+            used[pairs] = self._per_tree(paid, pair_row[pairs], bool, reduce=np.logical_or)
+        return used
+
+    def uses_per_node(self, n_nodes):
+        """Records at each node: the rows reaching it times the units first used there
+        (every row through a node pays there each unit first used at it)."""
+        reach = self.node_weight(np.ones(self.n_rows), n_nodes)
+        own = np.count_nonzero(self.first == np.arange(n_nodes)[:, None], axis=1)
+        return np.rint(reach).astype(np.int64) * own
+

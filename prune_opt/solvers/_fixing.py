@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..routing._leaf_records import node_levels
+from ..routing._records import node_levels
 
 __all__ = ["fixed_splits", "record_weight_at_nodes", "cost_at_nodes"]
 

@@ -178,7 +178,7 @@ def prefix_hubs(use_node, starts, pair_unit, live, tree_of_node, n_nodes, drop=N
     unit_matrix : callable, optional
         ``unit_matrix(u, pairs)``: the (trees x pairs) matrix of first-use nodes of
         the given pairs of unit ``u`` (without the ``drop`` nodes), when it can be
-        had without reading the records (see :class:`prune_opt.routing._leaf_records.LeafRecords`).
+        had without reading the records (see :class:`prune_opt.routing._records.LeafRecords`).
     grow : bool
         Build the hubs; ``False`` only gathers the live pairs' records (without the
         ``drop`` nodes), e.g. off ``unit_matrix``.

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from ..routing._leaf_records import node_levels
+from ..routing._records import node_levels
 from ._base import Solver, SolverError, SolveResult
 from ._fixing import fixed_splits
 from ._prefix_hubs import _factorize, kept_counts
