@@ -430,7 +430,7 @@ def estimator(ctx):
     patch = {k[len("module."):]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
     if isinstance(params.get("candidates"), list) and "default" in params["candidates"]:
-        from forest_builders.estimator._families import resolve_families
+        from forest_builders.estimator._registry import resolve_families
 
         # "default": the families the estimator grows by default for this task
         named = params["candidates"]

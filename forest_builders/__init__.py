@@ -32,8 +32,7 @@ from .budget_rf import BudgetRandomForestClassifier
 from .cegb import CEGBClassifier, cegb_curve
 from .cost_sensitive_rf import CostSensitiveRandomForestClassifier
 from .estimator._estimator import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
-from .estimator._families import CANDIDATE_FAMILIES
-from .estimator._registry import register_family
+from .estimator._registry import CANDIDATE_FAMILIES, register_family
 from .feature_subset import SubsetForestClassifier, rank_features_by_cost, subset_costs
 from .lazy_cost_rf import LazyCostRandomForestClassifier
 from .lightgbm_import import (

@@ -19,7 +19,7 @@ from prune_opt.budget import (
     impurity_threshold_prunings,
     sub_forest,
 )
-from prune_opt.budget._mask_families import ccp_alphas, ccp_masks, node_impurity, node_risk
+from prune_opt.budget._baselines import ccp_alphas, ccp_masks, node_impurity, node_risk
 from prune_opt.program._problem import close_under_parents
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
@@ -220,7 +220,7 @@ def test_a_registered_baseline_is_a_candidate_everywhere():
     scored as a candidate of every fit_budget objective, and listed in BASELINES
     (the CLI's and the benchmarks' list)."""
     from prune_opt.budget import BASELINES, register_baseline
-    from prune_opt.budget._mask_families import MASK_FAMILIES
+    from prune_opt.budget._baselines import MASK_FAMILIES
 
     Xt, yt, X, y = _data(3)
     rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(Xt, yt)
@@ -288,7 +288,7 @@ def test_ccp_family_on_a_very_deep_tree_is_the_per_alpha_mask(monkeypatch):
     """The vectorised cost-complexity path equals the per-alpha dynamic programme at
     every alpha, also on a tree thousands of levels deep (one pass over the levels
     per block of alphas) and with several blocks."""
-    import prune_opt.budget._mask_families as bm
+    import prune_opt.budget._baselines as bm
 
     n = 1500
     X = np.arange(n, dtype=float)[:, None]

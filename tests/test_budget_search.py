@@ -16,10 +16,10 @@ from prune_opt.budget import (
     greedy_prunings,
     impurity_threshold_prunings,
 )
-from prune_opt.budget._mask_families import greedy_path
+from prune_opt.budget._baselines import greedy_path
 from prune_opt.budget._mip import BudgetProgram, budget_scale, objective_scale
 from prune_opt.budget._search import budget_search
-from prune_opt.objectives._ledger import ProblemState
+from prune_opt.objectives._descent import ProblemState
 from prune_opt.program._problem import close_under_parents
 from prune_opt.solvers._tree_dp import best_tree_within
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
@@ -177,7 +177,7 @@ def test_fast_greedy_with_more_than_64_features(monkeypatch):
     problem = po.compile_problem(rf, X, y, costs=rng.uniform(1, 3, 80))
     assert np.unique(problem.forest.feature[~problem.forest.is_leaf]).size > 64
     _check_greedy(problem)
-    import prune_opt.budget._mask_families as bm
+    import prune_opt.budget._baselines as bm
 
     whole = greedy_path(problem)
     monkeypatch.setattr(bm, "GREEDY_CHUNK_CELLS", 5)  # many small blocks

@@ -15,8 +15,8 @@ from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegr
 from forest_builders.estimator import _boosted as _boosted_candidates
 from forest_builders.estimator import _estimator as budget_pruned
 from forest_builders.estimator import _registry as _candidates
-from forest_builders.estimator._families import CANDIDATE_FAMILIES, family_status, resolve_families
 from forest_builders.estimator._pruning import COST_MARGIN
+from forest_builders.estimator._registry import CANDIDATE_FAMILIES, family_status, resolve_families
 from tests.estimator_walk import export_agrees, walk_cost, walk_output
 
 ROOMY = dict(n_estimators=4, time_limit=30, max_subsets=2, random_state=0)

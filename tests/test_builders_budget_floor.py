@@ -16,8 +16,8 @@ import prune_opt as po
 from forest_builders import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 from forest_builders.estimator import _clock as _fit_clock
 from forest_builders.estimator import _registry as _candidates
-from forest_builders.estimator._families import CANDIDATE_FAMILIES
 from forest_builders.estimator._forests import random_forest
+from forest_builders.estimator._registry import CANDIDATE_FAMILIES
 from forest_builders.estimator._selection import choose, prior_score
 
 KW = dict(n_estimators=10, max_subsets=2, random_state=0)

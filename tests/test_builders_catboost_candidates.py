@@ -6,7 +6,7 @@ import pytest
 
 from forest_builders.estimator import _catboost as _catboost_candidates
 from forest_builders.estimator import _registry as _candidates
-from forest_builders.estimator._families import CANDIDATE_FAMILIES, resolve_families
+from forest_builders.estimator._registry import CANDIDATE_FAMILIES, resolve_families
 
 
 @pytest.fixture

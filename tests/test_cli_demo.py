@@ -41,7 +41,7 @@ def test_demo_small(tmp_path, capsys):
             assert 0 <= r["test_accuracy"] <= 1 and r["test_cost"] >= 0
     # the estimator's rows name the winner's family and list every family it tried (the
     # boosted ones too when installed), exactly one of them the winner's
-    from forest_builders.estimator._families import CANDIDATE_FAMILIES
+    from forest_builders.estimator._registry import CANDIDATE_FAMILIES
 
     for r in budgets:
         if r["method"] == "budget estimator":

@@ -534,7 +534,7 @@ def test_estimator_params_name_the_catboost_family_beside_the_defaults(cancer_ct
     the fits only."""
     import forest_builders
     from forest_builders.estimator import _catboost as _catboost_candidates
-    from forest_builders.estimator._families import resolve_families
+    from forest_builders.estimator._registry import resolve_families
 
     ctx, _ = cancer_ctx
     seen = []

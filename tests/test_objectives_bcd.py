@@ -18,6 +18,7 @@ from prune_opt.objectives import (
     optimize_ensemble,
     pruning_value,
 )
+from prune_opt.program._problem import close_under_parents
 from tests.forest_cases import brute_force_cost, forest_cases, sklearn_tree_arrays
 
 OBJECTIVES = ["brier", "logloss", "margin", "accuracy", "tree_error"]
@@ -97,7 +98,7 @@ def test_each_block_step_is_optimal_given_the_others(seed, objective, lam, depth
     costs = po.FeatureCosts([1.0, 2.0, 0.5])
     obj = get_objective(objective)
     rng = np.random.default_rng(seed)
-    start = po._problem.close_under_parents(f, rng.random(f.n_nodes) < 0.6) & ~f.is_leaf
+    start = close_under_parents(f, rng.random(f.n_nodes) < 0.6) & ~f.is_leaf
     yi = np.searchsorted(f.classes_, y)
     state = EnsembleState(f, f.check_X(X), yi, np.ones(y.size), costs, obj, lam=lam)
     state.set_mask(start)
@@ -152,7 +153,7 @@ def test_breakdown_if_matches_installing_the_mask(seed, objective):
     rf, X, y = tiny_forest(seed, n_trees=3, depth=3, n=40)
     f = Forest.from_sklearn(rf)
     rng = np.random.default_rng(seed)
-    close = po._problem.close_under_parents
+    close = close_under_parents
     a = close(f, rng.random(f.n_nodes) < 0.7) & ~f.is_leaf
     b = close(f, a & (rng.random(f.n_nodes) < 0.8))
     state = EnsembleState(f, f.check_X(X), np.searchsorted(f.classes_, y), np.ones(y.size),

@@ -128,8 +128,8 @@ def test_multiplier_closure_reductions_keep_every_multipliers_optimum(case, lam,
     ``J + mu C`` exactly at every ``mu``, with forbidden nodes or not: against the
     same closure built without the reductions, and without forbidden nodes against
     ``mincut`` at ``lam + mu``."""
-    from prune_opt.budget import _closure
-    from prune_opt.budget._closure import MultiplierClosure
+    from prune_opt.budget import _search as _closure
+    from prune_opt.budget._search import MultiplierClosure
     from prune_opt.solvers import mincut
 
     model, _, _, Xv, yv, costs, _ = case

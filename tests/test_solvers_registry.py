@@ -11,7 +11,7 @@ from prune_opt.solvers._base import FLAGS, STATUSES, Solver, check_flags
 
 
 def test_every_backend_module_is_listed_and_every_listed_module_is_a_backend():
-    full = {m if "." in m else f"prune_opt.solvers.{m}" for m in _registry.BACKEND_MODULES}
+    full = {_registry._module(m) for m in _registry.BACKEND_MODULES}
     modules = {f"prune_opt.solvers.{m.name}" for m in pkgutil.iter_modules(solvers.__path__)
                if not m.name.startswith("_")}
     assert modules == {m for m in full if m.startswith("prune_opt.solvers.")}

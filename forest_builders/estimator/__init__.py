@@ -7,6 +7,8 @@ clock (``_clock``), prunes each to the budget (``_pruning``), chooses by the
 one-standard-error rule (``_selection``) and records what it tried (``_record``).
 """
 
+# the candidate families register themselves with the registry when imported
+from . import _boosted, _catboost, _forests  # noqa: F401
 from ._estimator import BudgetPrunedForestClassifier, BudgetPrunedForestRegressor
 
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]

@@ -67,7 +67,6 @@ import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
 from ._clock import FitClock
-from ._families import CANDIDATE_FAMILIES, resolve_families
 from ._input import (
     check_numeric_features,
     normalised_costs,
@@ -88,7 +87,7 @@ from ._pruning import (
     zero_cost_model,
 )
 from ._record import CANDIDATE_COLUMNS, RECORD_KEY, make_record, read_record
-from ._registry import GrowContext
+from ._registry import CANDIDATE_FAMILIES, GrowContext, resolve_families
 from ._selection import choose, prior_score
 
 __all__ = ["BudgetPrunedForestClassifier", "BudgetPrunedForestRegressor"]
@@ -547,7 +546,7 @@ _DOC_PARAMS = """
         Acquisition costs (1.0 per feature when None).
     candidates : str, list of str or None, default None
         The candidate families to grow (``forest_builders.CANDIDATE_FAMILIES``,
-        in ``forest_builders.estimator._families``):
+        in ``forest_builders.estimator._registry``):
         ``"rf"``, ``"shallow"``, ``"subset"``, ``"gbm"`` (gradient boosting on
         the cheapest-feature prefixes: LightGBM when installed, else
         HistGradientBoosting), ``"cegb"`` (LightGBM's CEGB; needs lightgbm),

@@ -100,7 +100,7 @@ def _read_params(cls, params, fail):
     if bad:
         fail("params", f"{bad} must be numbers, strings, booleans or null "
                        f"({', '.join(LIST_PARAMS)}: also a list of strings)")
-    from ._families import CANDIDATE_FAMILIES
+    from ._registry import CANDIDATE_FAMILIES
 
     named = kept.get("candidates")
     unknown = [n for n in (named if isinstance(named, list) else [named] if named else [])

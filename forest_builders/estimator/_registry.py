@@ -8,7 +8,7 @@ which grows its models on the grow rows of one fit through a
 :class:`GrowContext`.  The estimator, its ``candidates=`` parameter and the
 benchmarks iterate over the registry; adding a family is one decorated
 function (:func:`register_family`) in a module imported by
-``forest_builders.estimator._families``.
+``forest_builders.estimator._registry``.
 
 A family grows through the context only: :meth:`GrowContext.grow` runs a
 model's recipe (``rows -> Forest``) on the grow rows when the fit's clock
@@ -25,6 +25,12 @@ ranking they need ends by :data:`RANK_SHARE` of ``time_limit``, with coarser
 rounds when time is short), and only then gives the families their shares of
 the growing time; a family's own ``grow`` meets its anchor's model again under
 the same name and keeps it (:meth:`GrowContext.grow` does not grow a name twice).
+
+Every candidate family of the budget-pruned estimator, registered.
+
+Importing this module registers the built-in families in
+:data:`forest_builders.estimator._registry.CANDIDATE_FAMILIES` (the forests, then the
+boosted models); the estimator and the benchmarks read the registry from here.
 """
 
 from __future__ import annotations
@@ -35,11 +41,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
-           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE"]
+__all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status", "resolve_families", "GrowContext", "Candidate", "RANK_SHARE", "CANDIDATE_FAMILIES", "family_status", "resolve_families"]
+
 
 #: name -> CandidateFamily, in the order the estimator grows them
 CANDIDATE_FAMILIES = {}
+
+
 #: the share of time_limit by which the cost ranking the anchors need ends (its
 #: elimination drops more features per round when the rounds would not end by then)
 RANK_SHARE = 0.25
@@ -363,3 +371,4 @@ class GrowContext:
 
         prefix = subset_costs(self.costs, ranking)
         return max(1, int(np.sum(fits_budget(prefix, self.budget))))
+

@@ -29,9 +29,8 @@ from ._baselines import (
     register_baseline,
     sub_forest,
 )
-from ._budget_curve import budget_curve
 from ._curve import HullPoint, LagrangianHull, lam_upper_bound, problem_at_lam, tradeoff_curve
-from ._fit_budget import fit_budget
+from ._fit_budget import budget_curve, fit_budget
 
 __all__ = [
     "BASELINES",

@@ -18,6 +18,8 @@ lines appears (a new hull vertex, and both halves are searched again) or the
 crossing is a breakpoint.  Every hull vertex costs one solve and every
 breakpoint one more, so the whole curve takes about ``2 * n_points`` solves
 of one compiled problem (re-weighted, never re-routed).
+
+budget_curve: fit_budget on a grid of budgets, as curve rows beside the hull's.
 """
 
 from __future__ import annotations
@@ -458,3 +460,5 @@ def tradeoff_curve(problem_or_forest, X=None, y=None, *, costs=None, lams=None, 
     if return_points:
         return curve, points
     return curve
+
+

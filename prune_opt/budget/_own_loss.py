@@ -33,19 +33,19 @@ from .._validation import fits_budget
 from ..forest._costs import estimator_costs
 from ..model._pruned import PrunedForest
 from ..objectives import check_objective_task, get_objective
-from ..objectives._ledger import ProblemState, descend
+from ..objectives._descent import ProblemState, descend
 from ..objectives._raw_state import ensemble_state
 from ..objectives._scorer import VoteScorer
 from ..objectives._search import BudgetSearch, tree_optimum
 from ..program._compile import compile_problem
 from ..program._prepare import prepare
 from ..program._problem import PruningProblem
-from ._baselines import sub_forest
-from ._mask_families import (
+from ._baselines import (
     LATE_FAMILIES,
     MASK_FAMILIES,
     best_in_nested,
     mask_families,
+    sub_forest,
 )
 
 __all__ = ["fit_budget_objective", "PAPER_SHARE"]

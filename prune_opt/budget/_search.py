@@ -15,6 +15,36 @@ time runs out (see ``docs/math/budget.md``):
 3. **binary program** -- OR-Tools CP-SAT on the closure formulation,
    warm-started from the incumbent, for the time left; its bound tightens the
    Lagrangian one.
+
+One closure graph per problem, re-solved at any budget multiplier.
+
+The budget search solves ``min J(s) + mu * C(s)`` many times, with
+``J = E + lam * (C + depth_cost * D)`` the problem's own objective and
+``C`` the average acquisition cost, sometimes with some nodes forbidden
+(forced to be leaves).  The closure graph's *structure* (nodes, paid pairs,
+arcs) does not depend on ``mu``; only vertex weights do::
+
+    node weight = split_weight(lam) + (lam + mu) * folded pair cost   (forbidden: +inf)
+    pair weight = (lam + mu) * merged pair cost
+
+so the graph is reduced once (:func:`~prune_opt.solvers.mincut.build_closure_graph`
+on the cost-only program) and every solve is one max-flow.  The reductions that hold
+for every ``mu >= 0`` apply: prefix hubs (weight-free), and leaving out the nodes
+whose subtree cannot pay for itself on the split weights of ``J`` alone
+(:func:`~prune_opt.solvers.mincut.unprofitable_nodes`: costs, the multiplier's
+included, and a forbidden node's extra weight are never negative, so some optimum
+cuts them at every ``mu``, forbidden nodes or not).
+
+Backend ``"budget"``: the hard-budget search on a problem with a budget row.
+
+Solves ``min J(s)  s.t.  average acquisition cost C(s) <= budget`` for a
+:class:`~prune_opt.PruningProblem` carrying ``budget``
+(``problem.with_budget(B)``), where ``J`` is the problem's own objective;
+without a budget row it solves the plain program exactly (one min-cut).
+The search (Lagrangian bound by min-cuts, primal heuristics seeded by the
+registered baseline families, CP-SAT warm-started from the incumbent) lives in
+:mod:`prune_opt.budget._search`, below the user-facing
+:mod:`prune_opt.budget`; this module adapts it to the solver interface.
 """
 
 from __future__ import annotations
@@ -27,14 +57,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import fits_budget
-from ..objectives._ledger import ProblemState, descend, unit_nodes, without_unit
-from ._closure import MultiplierClosure
-from ._mask_families import best_in_nested, mask_families
+from ..objectives._descent import ProblemState, descend, unit_nodes, without_unit
+from ..solvers._base import Solver, SolveResult
+from ..solvers._registry import register_solver
+from ..solvers.mincut import (
+    INFINITE,
+    SINK,
+    SOURCE,
+    MinCutSolver,
+    build_closure_graph,
+    integer_capacities,
+    unprofitable_nodes,
+)
+from ._baselines import best_in_nested, mask_families
 
-__all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL"]
+__all__ = ["BudgetSearchResult", "budget_search", "GAP_TOL", "MultiplierClosure", "BudgetSearchSolver"]
+
 
 # a relative gap at or below this is reported as "optimal"
 GAP_TOL = 1e-9
+
+
 # CP-SAT model building from Python (one call per implication), measured ~1.5e-5 s/term
 MIP_BUILD_SECONDS_PER_TERM = 2e-5
 
@@ -286,7 +329,7 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
 
 def block_descent(problem, mask, budget, deadline, max_sweeps=20):
     """Local search: re-optimise one tree at a time, the others fixed, within the budget
-    (:func:`~prune_opt.objectives._ledger.descend` on the paper's objective).
+    (:func:`~prune_opt.objectives._descent.descend` on the paper's objective).
 
     Returns
     -------
@@ -301,7 +344,7 @@ def baseline_masks(problem, budget, deadline, names=None):
     """The best fitting pruning of each registered baseline: ``{name: mask or None}``.
 
     Each baseline is a nested family of prunings (see
-    :data:`~prune_opt.budget._mask_families.MASK_FAMILIES`); the best one
+    :data:`~prune_opt.budget._baselines.MASK_FAMILIES`); the best one
     that fits is found by bisection on cost.  GreedyPrune is skipped once the
     deadline has passed.
     """
@@ -432,3 +475,154 @@ def _mip_phase(problem, budget, inc, deadline, workers, verbose):
     if bound is not None and not math.isfinite(bound):
         bound = None
     return bound, out
+
+
+class MultiplierClosure:
+    """Min-cut solves of ``min J + mu * C`` over prunings of one problem.
+
+    Parameters
+    ----------
+    problem : PruningProblem
+        Its ``lam`` and ``depth_cost`` define ``J``; its ``budget`` is ignored.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> p = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5])
+    >>> mask, bound = MultiplierClosure(p).solve(0.0)
+    >>> bool(abs(p.evaluate(mask).objective - bound) < 1e-9)
+    True
+    """
+
+    def __init__(self, problem):
+        self.problem = problem
+        zero = np.zeros(problem.n_nodes)
+        cost_only = problem._replace(node_error=zero, lam=1.0, depth_cost=0.0)
+        cd = problem.closure_weights()
+        g = build_closure_graph(cost_only, prefix_hubs=True,
+                                drop=unprofitable_nodes(problem.forest, cd["split_weight"]))
+        self.graph = g
+        n_int = g.internal_nodes.size
+        self.n_internal = n_int
+        self.node_cost = g.weight[:n_int].copy()
+        self.pair_cost = g.weight[n_int:].copy()  # hubs (weight 0) first, then pairs
+        self.node_base = cd["split_weight"][g.internal_nodes].astype(float)
+        self.constant = float(cd["constant"])
+        self.n_solves = 0
+
+    def weights(self, mu, forbidden=None):
+        """Vertex weights at multiplier ``mu`` (forbidden internal nodes get +big)."""
+        lam = self.problem.lam + float(mu)
+        w = np.concatenate([self.node_base + lam * self.node_cost, lam * self.pair_cost])
+        if forbidden is not None:
+            big = float(np.abs(w).sum()) + 1.0
+            w[: self.n_internal][forbidden[self.graph.internal_nodes]] = big
+        return w
+
+    def solve(self, mu, forbidden=None):
+        """Optimal split mask of ``min J + mu * C`` and a certified lower bound on it.
+
+        Parameters
+        ----------
+        mu : float
+            Multiplier of the average acquisition cost (added to the problem's ``lam``).
+        forbidden : ndarray of bool (n_nodes,), optional
+            Nodes that must not stay splits.  The bound is then the bound of the
+            restricted program.
+
+        Returns
+        -------
+        (mask, bound)
+        """
+        g = self.graph
+        W, K, slack = integer_capacities(self.weights(mu, forbidden))
+        v = np.arange(2, g.n_vertices, dtype=np.int32)
+        neg, pos = W < 0, W > 0
+        tails = np.concatenate([np.full(int(neg.sum()), SOURCE, np.int32), v[pos], g.inf_tail])
+        heads = np.concatenate([v[neg], np.full(int(pos.sum()), SINK, np.int32), g.inf_head])
+        caps = np.concatenate([-W[neg], W[pos], np.full(g.inf_tail.size, INFINITE, np.int64)])
+        self.n_solves += 1
+        if not neg.any():  # nothing pays for itself: every tree cut to its root
+            return np.zeros(self.problem.n_nodes, dtype=bool), self.constant - slack
+        from ortools.graph.python import max_flow
+
+        flow = max_flow.SimpleMaxFlow()
+        flow.add_arcs_with_capacity(tails, heads, caps)
+        if flow.solve(SOURCE, SINK) != flow.OPTIMAL:
+            raise RuntimeError("OR-Tools max-flow did not reach optimality")
+        cut = int(flow.optimal_flow())
+        mask = g.mask_from_source_side(flow.get_source_side_min_cut(), self.problem.n_nodes)
+        bound = self.constant + (cut + int(W[neg].sum())) / K - slack
+        return mask, float(bound)
+
+
+@register_solver
+class BudgetSearchSolver(Solver):
+    """Hard-budget search with a certified gap (OR-Tools max-flow and CP-SAT).
+
+    Every returned pruning fits the budget; ``bound`` is the best of the
+    Lagrangian dual (exact min-cuts) and the CP-SAT bound, so the gap is
+    certified.  ``time_limit`` bounds the whole search (None: run the binary
+    program to optimality); status is ``"optimal"`` when the gap is closed,
+    else ``"time_limit"``.
+
+    Options: ``mip`` (run the CP-SAT phase, default True), ``mip_workers``
+    (CP-SAT search workers, default 1), ``baselines`` (names of the registered
+    baseline families to seed from; default all).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> import prune_opt as po
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    >>> problem = po.compile_problem(rf, X, y, costs=[1, 1, 5, 5]).with_budget(3.0)
+    >>> pruned = po.solve(problem, solver="budget", time_limit=10)
+    >>> bool(pruned.breakdown.average_cost <= 3.0), pruned.solve_info["status"]
+    (True, 'optimal')
+    """
+
+    name = "budget"
+    kind = "closure"
+    requires = ("ortools.graph.python.max_flow", "ortools.sat.python.cp_model")
+    install_hint = "pip install ortools>=9.8"
+    options = {"mip": True, "mip_workers": 1, "baselines": None, "starts": None}
+    exact = True
+    mip = True
+    matrix_based = False
+    reference_only = False
+    supports_budget_row = True
+    auto_rank = None
+    # CP-SAT's status names -> this project's statuses (the search reports
+    # "optimal" only when its certified gap is closed)
+    STATUS_MAP = {"OPTIMAL": "optimal", "FEASIBLE": "time_limit", "UNKNOWN": "time_limit"}
+
+    def search(self, problem, budget, *, time_limit, verbose=False):
+        """:func:`~prune_opt.budget._search.budget_search` with this solver's
+        options (checked as ``solve(solver="budget")`` checks them), without the
+        result wrapping of :func:`prune_opt.solve`: a ``BudgetSearchResult``."""
+        workers = self.params["mip_workers"]
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"solver_options: mip_workers must be an int >= 1, got {workers!r}")
+        return budget_search(problem, budget, time_limit=time_limit,
+                             mip=bool(self.params["mip"]), mip_workers=workers,
+                             verbose=verbose, baselines=self.params["baselines"],
+                             starts=self.params["starts"])
+
+    def _solve(self, problem, *, time_limit, verbose):
+        if problem.budget is None:
+            # without a budget row the program is the plain one: one exact min-cut
+            result = MinCutSolver().solve(problem, time_limit=time_limit, verbose=verbose)
+            result.info["note"] = "no budget row: solved as the plain program by mincut"
+            return result
+        r = self.search(problem, problem.budget, time_limit=time_limit, verbose=verbose)
+        info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
+                    budget=problem.budget)
+        return SolveResult(split_mask=r.split_mask, objective=r.objective, bound=r.bound,
+                           status=r.status, seconds=0.0, info=info)
+

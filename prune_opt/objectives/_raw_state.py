@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..forest._router import tree_paths
 from ..routing._routed import tree_stop_map
 from ..solvers._tree_dp import best_tree_within, pruning_value
-from ._ledger import IMPROVE_RTOL, CostLedger
+from ._descent import IMPROVE_RTOL, CostLedger
 from ._state import EnsembleState
 
 __all__ = ["RawScoreState", "ensemble_state", "SWEEP_RTOL"]

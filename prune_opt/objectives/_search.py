@@ -31,8 +31,14 @@ from ..program._prepare import prepare
 from ..program._problem import PruningProblem
 from ..solvers._tree_dp import best_tree_pruning
 from ._base import check_objective_task, get_objective
-from ._descent import block_descent, budget_descent, check_max_iter, greedy_repair, run_starts
-from ._ledger import tree_layouts
+from ._descent import (
+    block_descent,
+    budget_descent,
+    check_max_iter,
+    greedy_repair,
+    run_starts,
+    tree_layouts,
+)
 from ._raw_state import ensemble_state
 
 __all__ = ["optimize_ensemble", "search_budget", "BudgetSearch", "tree_optimum", "Setup"]

@@ -4,7 +4,7 @@ from-scratch referee :func:`evaluate_objective`.
 Per tree ``t`` the state keeps the decision paths of the evaluation rows and
 the *first-use records* ``(i, h, u)``: the first node on ``i``'s path in ``t``
 whose feature needs acquisition unit ``u``; it is a
-:class:`~prune_opt.objectives._ledger.CostLedger` keyed by ``(i, u)`` (the
+:class:`~prune_opt.objectives._descent.CostLedger` keyed by ``(i, u)`` (the
 ledger of the paper's search too).  For a split mask it maintains
 
 * ``leaf[t]`` -- global id of the pruned leaf each row reaches in tree t;
@@ -27,7 +27,7 @@ from ..model._pruned import PrunedForest
 from ..routing._records import paid_feature_units
 from ..routing._routed import RoutedData
 from ._base import Objective, check_objective_task, get_objective
-from ._ledger import CostLedger, unit_nodes
+from ._descent import CostLedger, unit_nodes
 
 __all__ = ["EnsembleState", "evaluate_objective"]
 

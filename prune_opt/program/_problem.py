@@ -497,6 +497,7 @@ def close_under_parents(forest, mask):
     return mask
 
 
+@dataclass
 class ErrorRouting:
     """Error-data routing: node error e_h and N_t per tree.
 

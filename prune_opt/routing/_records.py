@@ -31,6 +31,7 @@ records.
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,6 +48,7 @@ DEFAULT_CHUNK = 65536
 _TABLES = weakref.WeakKeyDictionary()
 
 
+@dataclass
 class CostRouting:
     """Cost-data routing of a forest.
 

@@ -28,7 +28,7 @@ BACKEND_MODULES = ("mincut", "highs", "ortools_lp", "cbc", "mincut_networkx", "p
 # backends that live with their stage, not in this package: the hard-budget search is
 # the budget stage's own method (it seeds from the baselines and runs their descent), and
 # registers here like any backend; the registry imports it by name, never statically
-STAGE_BACKENDS = {"budget": "prune_opt.budget._backend"}
+STAGE_BACKENDS = {"budget": "prune_opt.budget._search"}
 
 _REGISTRY: dict[str, type[Solver]] = SOLVER_CLASSES  # the one table, shared with _base
 _loaded = False

@@ -237,7 +237,7 @@ def build_closure_graph(problem, *, fold_single=True, merge_pairs=True, prefix_h
         Nodes to leave out as :func:`unprofitable_nodes` does (closed under
         descendants), known by the caller to be cut by some optimum: e.g. the
         unprofitable nodes of a program whose graph is built for other weights
-        (:class:`~prune_opt.budget._closure.MultiplierClosure`).
+        (:class:`~prune_opt.budget._search.MultiplierClosure`).
 
     Returns
     -------
