@@ -72,8 +72,9 @@ def sklearn_tree_arrays(est):
 def ensemble_search(est, X, y, *, budget, objective="brier", costs=None, candidates=()):
     """The budgeted ensemble search (what fit_budget runs for an ensemble objective) on
     its own: ``(forest, search, best run)``."""
+    from prune_opt.budget._own_loss import search_budget
     from prune_opt.objectives import EnsembleState, get_objective
-    from prune_opt.objectives._search import Setup, search_budget
+    from prune_opt.objectives._optimize import Setup
 
     setup = Setup(est, X, y, costs=costs, depth_cost=0.0, sample_weight=None, solver="auto",
                   objective=get_objective(objective))

@@ -99,8 +99,8 @@ def test_argument_errors_name_the_argument():
        objective=st.sampled_from(["brier", "logloss", "accuracy"]))
 @settings(max_examples=6)
 def test_budget_descent_lowers_the_loss_within_budget(seed, share, objective):
+    from prune_opt.budget._own_loss import budget_descent, greedy_repair
     from prune_opt.objectives import EnsembleState, get_objective
-    from prune_opt.objectives._descent import budget_descent, greedy_repair
 
     rf, X, y = data(seed=seed % 1000, n=60, trees=4, depth=4)
     f = po.Forest.from_sklearn(rf)

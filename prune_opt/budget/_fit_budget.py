@@ -215,7 +215,7 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
         time), the best fitting member of every baseline (GreedyPrune on the
         error data of ``train``/``problem``, cost-complexity pruning, impurity
         thresholds, the first m trees -- also as a sub-forest of m trees),
-        and :func:`prune_opt.objectives._search.search_budget` started from them
+        and :func:`prune_opt.objectives._optimize.search_budget` started from them
         (budget descent from the best: exact block moves, loss never rising).
         All are scored exactly on ``(X, y)`` and the lowest loss wins, so the
         result is never worse than any baseline that fits; there is no

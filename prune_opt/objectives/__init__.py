@@ -24,7 +24,7 @@ from ._base import (
                     register_objective,
 )
 from ._descent import block_descent
-from ._search import optimize_ensemble
+from ._optimize import optimize_ensemble
 from ._state import EnsembleState, evaluate_objective
 
 __all__ = ["Objective", "available_objectives", "check_objective_task", "get_objective", "register_objective",

@@ -47,7 +47,7 @@ from .._validation import fits_budget
 from ..program._problem import close_under_parents
 from ..solvers._tree_dp import TreeLayout, best_tree_within, pruning_value
 
-__all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit", "block_descent", "budget_descent", "unit_round", "greedy_repair", "run_starts", "check_max_iter"]
+__all__ = ["CostLedger", "ProblemState", "descend", "unit_nodes", "without_unit", "block_descent", "unit_round", "run_starts", "check_max_iter"]
 
 
 # a sweep may not raise the value by more than this (relative): float round-off only
@@ -366,17 +366,6 @@ def block_descent(state, init_mask, *, max_iter=50, deadline=None, unit_moves=Tr
     return run
 
 
-def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
-    """Loss-decreasing block descent that keeps the average cost within ``budget``.
-
-    ``mask`` must fit the budget.  Returns ``(mask, losses)`` with the loss
-    after each sweep (non-increasing, the start first).
-    """
-    run = descend(state.with_lam(0.0, depth_cost=0.0), mask, budget, max_sweeps=max_iter,
-                  deadline=deadline)
-    return run["mask"], run["trace"]
-
-
 def unit_round(state, J):
     """Try every paid unit; apply the improving removals, best first (re-checked).
 
@@ -397,36 +386,6 @@ def unit_round(state, J):
             state.set_mask(cand)
             J, dropped = J_new, dropped + 1
     return dropped
-
-
-def greedy_repair(state, mask, budget, *, deadline=None):
-    """Drop units until the average cost is at most ``budget`` (hard constraint).
-
-    Each step removes, from every tree, the unit with the smallest loss
-    increase per unit of average cost saved (GreedyPrune's rule applied to
-    the ensemble loss), re-evaluated exactly.  Returns the feasible split mask.
-    """
-    state = state.with_lam(state.lam)
-    state.set_mask(mask)
-    b = state.breakdown()
-    while not fits_budget(b["average_cost"], budget) and not (
-            deadline and time.perf_counter() > deadline):
-        best = None
-        for u in state.paid_units():
-            cand = without_unit(state.forest, state.mask, state.unit_nodes, u)
-            c = state.breakdown_if(cand)
-            saved = b["average_cost"] - c["average_cost"]
-            if saved > 0:
-                ratio = (c["loss"] - b["loss"]) / saved
-                if best is None or ratio < best[0]:
-                    best = (ratio, cand, c)
-        if best is None:
-            break
-        state.set_mask(best[1])
-        b = best[2]
-    if not fits_budget(b["average_cost"], budget):  # out of time: every tree to its root
-        state.set_mask(np.zeros_like(mask))
-    return state.mask.copy()
 
 
 def run_starts(state, starts, *, max_iter, deadline, verbose, unit_moves=True):

@@ -1,18 +1,17 @@
-"""The ensemble optimiser's two searches and their shared input handling.
+"""The ensemble optimiser at a fixed ``lam`` and its input handling.
 
 * :func:`optimize_ensemble` -- block descent at a fixed ``lam`` from the
-  paper's optimum and from the unpruned forest;
-* :func:`search_budget` -- the best-loss pruning within an average-cost
-  budget on a ready state (what :func:`prune_opt.fit_budget` runs for an
-  ensemble objective): given candidates, budget descent from the best of
-  them; a continuation in ``lam``, greedy repair and budget descent again;
+  paper's optimum and from the unpruned forest (what :func:`prune_opt.prune`
+  runs for an ensemble objective);
 * :class:`Setup` -- validated inputs (forest, data, costs, starts) and the
   result, re-evaluated from scratch.
+
+The budgeted search over the same states is the budget stage's
+(:func:`prune_opt.budget._own_loss.search_budget`).
 """
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -22,7 +21,6 @@ from .._validation import (
     check_nonneg_scalar,
     check_time_limit,
     check_weights,
-    fits_budget,
 )
 from ..forest._costs import as_feature_costs, estimator_costs
 from ..model._pruned import PrunedForest
@@ -31,17 +29,10 @@ from ..program._prepare import prepare
 from ..program._problem import PruningProblem
 from ..solvers._tree_dp import best_tree_pruning
 from ._base import check_objective_task, get_objective
-from ._descent import (
-    block_descent,
-    budget_descent,
-    check_max_iter,
-    greedy_repair,
-    run_starts,
-    tree_layouts,
-)
+from ._descent import check_max_iter, run_starts, tree_layouts
 from ._raw_state import ensemble_state
 
-__all__ = ["optimize_ensemble", "search_budget", "BudgetSearch", "tree_optimum", "Setup"]
+__all__ = ["optimize_ensemble", "tree_optimum", "Setup"]
 
 # from-scratch objective of the result vs the optimiser's running value (relative)
 RESULT_RTOL = 1e-9
@@ -252,215 +243,3 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     return setup.result(runs[0], obj, lam, info, state)
 
 
-# lam grows by this factor along the continuation path; the first lam is this
-# fraction of the full forest's loss gain per unit of cost
-LAM_GROWTH = 1.6
-LAM_START = 0.1
-# over-budget end points (the cheapest) made feasible by greedy unit removal
-REPAIR_POINTS = 3
-# feasible end points (lowest loss first) improved by budget descent
-POLISH_POINTS = 4
-
-
-class BudgetSearch:
-    """The lowest-loss pruning within an average-cost budget, searched in phases on a
-    ready state (at lam 0, the rows routed), each stopping at ``deadline``:
-
-    * :meth:`add` -- a candidate pruning joins the end points (scored exactly);
-    * :meth:`polish` -- budget descent (exact block moves, loss never rising, every
-      iterate within the budget) from the lowest-loss fitting end points;
-    * :meth:`explore` -- a continuation in ``lam`` from the starts' optimum at lam 0,
-      greedy repair of the cheapest points over the budget, and polish again.
-
-    The root-only pruning is an end point from the start, so a fitting one always
-    exists; :meth:`best` is the lowest-loss fitting end point.
-    """
-
-    def __init__(self, state, budget, max_iter=50, deadline=None, verbose=False):
-        self.state, self.budget = state, budget
-        self.max_iter, self.deadline, self.verbose = max_iter, deadline, verbose
-        self.points = []  # (lam, run)
-        self.n_lams = 0
-        self._polished = set()
-        self.add("root", np.zeros(state.forest.n_nodes, dtype=bool))
-
-    def fits(self, run):
-        return fits_budget(run["breakdown"]["average_cost"], self.budget)
-
-    def add(self, name, mask):
-        """A candidate pruning (closed mask) as an end point at lam 0; the run."""
-        run = _mask_run(self.state.with_lam(0.0), mask, name)
-        self.points.append((0.0, run))
-        return run
-
-    def solve_at(self, lam, warm):
-        """Block descent at lam warm-started from ``warm``; the run."""
-        run = block_descent(self.state.with_lam(lam), warm, unit_moves=False,
-                            max_iter=self.max_iter, deadline=self.deadline,
-                            verbose=self.verbose)
-        run["start"] = "warm"
-        self.points.append((lam, run))
-        return run
-
-    def out_of_time(self):
-        return self.deadline is not None and time.perf_counter() > self.deadline
-
-    def _distinct(self, field, digits, n_points, fitting):
-        """Indices of the first ``n_points`` end points by ``breakdown[field]``, one per
-        value rounded to ``digits``, among those that fit (``fitting``) or not; the
-        root-only start is never one."""
-        chosen = {}
-        for value, i in sorted([(r["breakdown"][field], i)
-                                for i, (_, r) in enumerate(self.points)
-                                if self.fits(r) == fitting and r["start"] != "root"]):
-            if len(chosen) < n_points:
-                chosen.setdefault(round(value, digits), i)
-        return list(chosen.values())
-
-    def repair(self, n_points=REPAIR_POINTS):
-        """Make the cheapest over-budget end points fit by greedy unit removal."""
-        for i in self._distinct("average_cost", 9, n_points, fitting=False):
-            if self.out_of_time():
-                break
-            lam, run = self.points[i]
-            st = self.state.with_lam(lam)
-            mask = greedy_repair(st, run["mask"], self.budget, deadline=self.deadline)
-            self.points.append((lam, _mask_run(st, mask, "repair")))
-
-    def polish(self, n_points=POLISH_POINTS):
-        """Budget descent from the lowest-loss feasible end points (distinct losses) not
-        polished yet."""
-        for i in self._distinct("loss", 6, n_points, fitting=True):
-            key = self.points[i][1]["mask"].tobytes()
-            if self.out_of_time() or key in self._polished:
-                continue
-            self._polished.add(key)
-            mask, losses = budget_descent(self.state, self.points[i][1]["mask"], self.budget,
-                                          deadline=self.deadline)
-            run = _mask_run(self.state.with_lam(0.0), mask, "budget-descent")
-            run.update(iterations=len(losses) - 1, losses=losses)
-            self._polished.add(mask.tobytes())
-            self.points.append((0.0, run))
-
-    def explore(self, starts, max_lams=24):
-        """Block descent at lam 0 from ``starts`` (tree moves only: at lam 0 a unit move
-        trades loss for nothing), then, when that optimum is over the budget, the
-        continuation in lam, greedy repair and polish."""
-        if self.out_of_time():
-            return
-        state = self.state
-        runs = run_starts(state, starts, max_iter=self.max_iter, deadline=self.deadline,
-                          verbose=self.verbose, unit_moves=state.lam > 0)
-        self.points.extend((0.0, r) for r in runs)
-        n = 0
-        root = self.points[0][1]
-        if not self.fits(runs[0]):
-            n = _continuation(self, LAM_START * _lam_scale(runs[0], root), runs[0]["mask"],
-                              max_lams)
-            self.repair()
-        self.polish()
-        self.n_lams += n + 1
-
-    def best(self):
-        """Lowest-loss end point within the budget (ties: the cheaper one)."""
-        ok = [(r["breakdown"]["loss"], r["breakdown"]["average_cost"], i)
-              for i, (_, r) in enumerate(self.points) if self.fits(r)]
-        return self.points[min(ok)[2]]
-
-
-def _mask_run(state, mask, start):
-    """A given pruning as an end point at the state's lam (no descent from it)."""
-    state.set_mask(mask)
-    b = state.breakdown()
-    return {"mask": state.mask.copy(), "trace": [b["objective"]], "iterations": 0,
-            "converged": False, "changes": [], "breakdown": b, "start": start}
-
-
-def _lam_scale(full_run, root_run):
-    """A first lam: loss gained by the full model per unit of its cost."""
-    gain = root_run["breakdown"]["loss"] - full_run["breakdown"]["loss"]
-    cost = max(full_run["breakdown"]["average_cost"], 1e-12)
-    return max(gain, 1e-6) / cost
-
-
-def _continuation(search, lam, mask, max_lams):
-    """Raise lam geometrically, each block descent warm-started from the previous
-    (costlier) end point, until the chain fits the budget; then bisect the last
-    lam step, again warm-starting from the costlier side.  Returns lams tried."""
-    lo, lo_mask, hi, n, stuck = 0.0, mask, None, 0, 0
-    while hi is None and n < max_lams and stuck < 2 and not search.out_of_time():
-        run = search.solve_at(lam, lo_mask)
-        n += 1
-        if search.fits(run):
-            hi = lam
-        else:
-            stuck = stuck + 1 if np.array_equal(run["mask"], lo_mask) else 0
-            lo, lo_mask, lam = lam, run["mask"], lam * LAM_GROWTH
-    while hi is not None and n < max_lams and not search.out_of_time():
-        mid = math.sqrt(lo * hi) if lo > 0 else hi / LAM_GROWTH
-        if hi / mid < 1.0 + 1e-3:
-            break
-        run = search.solve_at(mid, lo_mask)
-        n += 1
-        if search.fits(run):
-            hi = mid
-        else:
-            lo, lo_mask = mid, run["mask"]
-    return n
-
-
-def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams=24,
-                  deadline=None, verbose=False):
-    """The lowest-loss pruning within an average-cost budget, searched on a ready
-    state (at lam 0, the rows routed): the ensemble search of
-    :func:`prune_opt.fit_budget` with an ensemble objective.
-
-    A continuation in ``lam``: starting from the best pruning at ``lam = 0``
-    (block descent from each of ``starts``), lam grows geometrically and block
-    descent at each lam is warm-started from the previous (costlier) end
-    point, so the chain prunes step by step instead of jumping between
-    "everything" and "root only".  Once the chain fits, the last lam step is
-    bisected; it also stops when two lam steps change nothing.  The cheapest
-    end points over the budget are then made to fit by greedy unit removal
-    (drop, from every tree, the unit with the least loss increase per cost
-    saved until the budget holds), because no lam may give a pruning near the
-    budget, and budget descent runs from the lowest-loss fitting end points.
-
-    ``candidates`` (closed ``[(name, mask)]``, e.g. the baselines') join the end
-    points before anything else runs, and budget descent starts first from
-    the lowest-loss one that fits, so the result's loss is never above any
-    fitting candidate's.  The root-only pruning is always an end point, so a
-    fitting one always exists.
-
-    Returns
-    -------
-    The search: ``points`` holds every end point ``(lam, run)`` (``run["start"]``
-    is ``"root"``, a start's or a candidate's name, ``"warm"``, ``"repair"`` or
-    ``"budget-descent"``; ``run["breakdown"]`` its loss and average cost),
-    ``best()`` the lowest-loss one that fits (ties: the cheaper), ``n_lams`` the
-    lams tried.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.ensemble import RandomForestClassifier
-    >>> import prune_opt as po
-    >>> from prune_opt.objectives import EnsembleState, get_objective
-    >>> X, y = load_iris(return_X_y=True)
-    >>> f = po.Forest.from_sklearn(RandomForestClassifier(5, random_state=0).fit(X, y))
-    >>> state = EnsembleState(f, X, y, np.ones(len(y)), po.FeatureCosts.uniform(4),
-    ...                       get_objective("brier"), lam=0.0)
-    >>> search = search_budget(state, 1.0, [("full", f.full_split_mask())])
-    >>> lam, run = search.best()
-    >>> po.budget.fits_budget(run["breakdown"]["average_cost"], 1.0)  # the one tolerance
-    True
-    """
-    search = BudgetSearch(state, budget, max_iter, deadline, verbose)
-    fitting = 0
-    for name, m in candidates:
-        fitting += search.fits(search.add(name, m))
-    if fitting:
-        search.polish(n_points=1)
-    search.explore(starts, max_lams=max_lams)
-    return search
