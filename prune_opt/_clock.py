@@ -19,7 +19,7 @@ import time
 
 from ._validation import check_time_limit
 
-__all__ = ["Deadline"]
+__all__ = ["Deadline", "UNLIMITED"]
 
 
 class Deadline:
@@ -71,11 +71,12 @@ class Deadline:
         can hand its own clock down), anything else is checked and started now."""
         return time_limit if isinstance(time_limit, Deadline) else cls(time_limit, name=name)
 
-    def _ending(self, end):
-        """A sub-deadline on the same timer ending at ``end`` (never after this one)."""
+    def _ending(self, end, cap=True):
+        """A sub-deadline on the same timer ending at ``end`` (never after this one,
+        unless ``cap`` is False)."""
         child = Deadline.__new__(Deadline)
         child.timer, child.start = self.timer, self.timer()
-        child.end = min(self.end, end)
+        child.end = min(self.end, end) if cap else end
         child.limit = None if math.isinf(child.end) else max(child.end - child.start, 0.0)
         return child
 
@@ -113,12 +114,20 @@ class Deadline:
         now = self.timer()
         return self._ending(now + fraction * max(self.end - now, 0.0))
 
-    def until(self, fraction):
+    def until(self, fraction, at_least=0.0):
         """A sub-deadline: the first ``fraction`` of this deadline's whole time (the
-        rest is kept for what comes after, e.g. assembling the result)."""
+        rest is kept for what comes after, e.g. assembling the result), but at least
+        ``at_least`` seconds from now: a step a caller promises a floor of time runs
+        that long even when that ends after this deadline (the one exception to a
+        sub-deadline ending no later than its parent)."""
         if self.unlimited:
             return self._ending(math.inf)
-        return self._ending(self.start + fraction * (self.end - self.start))
+        end = self.start + fraction * (self.end - self.start)
+        return self._ending(max(end, self.timer() + at_least), cap=at_least <= 0)
+
+    def reserve(self, seconds):
+        """A sub-deadline that ends ``seconds`` before this one (kept for what follows)."""
+        return self._ending(self.end - seconds)
 
     def within(self, seconds):
         """A sub-deadline ``seconds`` from now (``None``: no sooner than this one)."""
@@ -128,3 +137,7 @@ class Deadline:
         if self.unlimited:
             return "Deadline(None)"
         return f"Deadline({self.limit:.6g} s, {self.left():.3g} s left)"
+
+
+#: the deadline of a step given none: it never expires
+UNLIMITED = Deadline(None)

@@ -245,9 +245,9 @@ def test_time_limit_covers_the_compile(monkeypatch):
         time.sleep(0.3)
         return out
 
-    def spy_search(problem, budget, time_limit, verbose, solver_options):
-        seen.append(time_limit)
-        return real_search(problem, budget, time_limit, verbose, solver_options)
+    def spy_search(problem, budget, deadline, verbose, solver_options):
+        seen.append(deadline.left())  # the search's share of the call's one deadline
+        return real_search(problem, budget, deadline, verbose, solver_options)
 
     real_search = fb._fit_search
     monkeypatch.setattr(fb, "compile_problem", slow_compile)
@@ -257,4 +257,4 @@ def test_time_limit_covers_the_compile(monkeypatch):
                         objective="paper")
         assert pf.average_cost(X) <= 2.0 + 1e-12
     assert fb.MIN_SEARCH_SHARE * 1.0 <= seen[0] <= fb.TARGET_SHARE * 1.0 - 0.3
-    assert seen[1] == pytest.approx(fb.MIN_SEARCH_SHARE * 0.2)  # the floor
+    assert seen[1] == pytest.approx(fb.MIN_SEARCH_SHARE * 0.2, abs=5e-3)  # the floor

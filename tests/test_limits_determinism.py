@@ -114,7 +114,7 @@ def test_inconsistent_backend_is_caught(digits_problem, monkeypatch):
     backend = get_solver("highs")
     real = type(backend)._solve
 
-    def lying(self, problem, *, time_limit, verbose):
+    def lying(self, problem, *, deadline, verbose):
         res = real(self, problem, time_limit=time_limit, verbose=verbose)
         return SolveResult(split_mask=res.split_mask, objective=res.objective * 0.5,
                            bound=res.bound * 0.5, status="optimal", seconds=0.0)
@@ -127,7 +127,7 @@ def test_inconsistent_backend_is_caught(digits_problem, monkeypatch):
 def test_crashing_backend_is_named(digits_problem, monkeypatch):
     backend = get_solver("glop")
 
-    def crash(self, problem, *, time_limit, verbose):
+    def crash(self, problem, *, deadline, verbose):
         raise RuntimeError("segfault-like failure")
 
     monkeypatch.setattr(type(backend), "_solve", crash)

@@ -78,7 +78,7 @@ def test_an_over_budget_result_is_caught(budgeted, monkeypatch):
     from prune_opt.solvers._base import SolveResult
     from prune_opt.solvers.highs import HighsSolver
 
-    def ignores_budget(self, problem, *, time_limit, verbose):
+    def ignores_budget(self, problem, *, deadline, verbose):
         mask = problem.forest.full_split_mask()
         obj = problem.evaluate(mask).objective
         return SolveResult(split_mask=mask, objective=obj, bound=obj, status="optimal",

@@ -41,12 +41,12 @@ not a pruning (LightGBM's CEGB) lives with its grower, in
 
 from __future__ import annotations
 
-import time
 import weakref
 from collections.abc import Mapping
 
 import numpy as np
 
+from .._clock import UNLIMITED
 from .._frames import records_frame
 from .._validation import check_labels, fits_budget
 from ..forest._forest import as_forest
@@ -168,14 +168,14 @@ def sklearn_risk(forest):
     return forest.sklearn_trees is not None and forest.ensemble.has_impurity
 
 
-def mask_families(problem, deadline=None, names=None, skip_late=False):
+def mask_families(problem, deadline=UNLIMITED, names=None, skip_late=False):
     """``{name: [mask, ...]}`` of the registered baselines (costliest first), each
     computed once per compiled problem; families that do not apply are left out.
     GreedyPrune is skipped once ``deadline`` has passed (every family with
     ``skip_late``)."""
     out = {}
     for name in MASK_FAMILIES if names is None else names:
-        late = deadline is not None and time.perf_counter() > deadline
+        late = deadline.expired()
         if late and (skip_late or name == "greedy"):
             continue
         masks = cached_per_problem(problem, f"family:{name}", MASK_FAMILIES[name],
@@ -185,7 +185,7 @@ def mask_families(problem, deadline=None, names=None, skip_late=False):
     return out
 
 
-def best_in_nested(masks, budget, score, deadline=None):
+def best_in_nested(masks, budget, score, deadline=UNLIMITED):
     """``(value, cost, mask)`` of the lowest-value member of a nested family that fits.
 
     ``masks`` is nested, costliest first, so the fitting members are a suffix,
@@ -203,8 +203,7 @@ def best_in_nested(masks, budget, score, deadline=None):
             lo = mid + 1
     best = None
     for i in range(lo, len(masks)):
-        if i not in seen and best is not None and deadline is not None \
-                and time.perf_counter() > deadline:
+        if i not in seen and best is not None and deadline.expired():
             break
         value, cost = seen[i] if i in seen else score(masks[i])
         if fits_budget(cost, budget) and (best is None or (value, cost) < best[:2]):

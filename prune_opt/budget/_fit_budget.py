@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
+from .._clock import Deadline
 from .._frames import records_frame
 from .._validation import (
     check_labels,
     check_nonneg_scalar,
-    check_time_limit,
     fits_budget,
     refuse_train_for_boosted,
 )
@@ -34,6 +35,10 @@ __all__ = ["fit_budget", "DEFAULT_TIME_LIMIT", "budget_curve"]
 # limit that lets CP-SAT close the gap
 DEFAULT_TIME_LIMIT = 30.0
 AUTO_TIME_LIMIT = 5.0
+# budget_curve with objective="auto": seconds for the whole grid of budgets (each gets an
+# equal share of what is left; the prunings remembered from the smaller budgets start the
+# larger ones)
+CURVE_TIME_LIMIT = 8.0
 # objective="auto": share of the time for each objective's run on the fitting half
 AUTO_SELECT_SHARE = 0.22
 # objective="auto": fewer rows than this (or a class with fewer than 2 rows) leave no
@@ -275,7 +280,7 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     default_limit = isinstance(time_limit, str) and time_limit == "default"
     if default_limit:
         time_limit = AUTO_TIME_LIMIT if auto else DEFAULT_TIME_LIMIT
-    time_limit = check_time_limit(time_limit)
+    deadline = Deadline.of(time_limit)  # the one clock of this call
     if method not in ("search", "hull") or (objective not in ("paper", "auto")
                                              and method != "search"):
         raise ValueError(f"method must be 'search' or 'hull' (an ensemble objective, here "
@@ -292,53 +297,103 @@ def fit_budget(problem_or_forest, X=None, y=None, *, budget, costs=None, train=N
     if warm_start is not None and method == "hull":
         raise ValueError("warm_start= applies to method='search' (the hull's vertices do not "
                          "depend on a start): drop warm_start or use method='search'")
-    warm = warm_starts(problem.forest if problem is not None else forest, warm_start)
     if auto:
         objective = _auto_objective(problem_or_forest, X, y, method, cost_sample, client)
-        if objective == "auto":
-            return _fit_auto(problem_or_forest, X, y, budget=budget, costs=costs,
-                             train=train, time_limit=time_limit, verbose=verbose,
-                             solver_options=solver_options, random_state=random_state,
-                             warm=warm)
-    target = None if time_limit is None else TARGET_SHARE * time_limit
-    if objective != "paper":
-        return fit_budget_objective(problem_or_forest, X, y, costs=costs, budget=budget,
-                                    train=train, objective=objective, time_limit=target, verbose=verbose,
-                                    solver_options=solver_options, cost_sample=cost_sample,
-                                    client=client, extra=warm)
-    if problem is None and (X is None or y is None):
+    request = _Request(
+        given=problem_or_forest, problem=problem, forest=forest, X=X, y=y, budget=budget,
+        costs=costs, train=train, objective=objective, solver=solver, tol=tol,
+        solver_options=solver_options, cost_sample=cost_sample, client=client,
+        verbose=verbose, random_state=random_state,
+        warm=warm_starts(problem.forest if problem is not None else forest, warm_start),
+        sampled_default=default_limit and cost_sample is not None)
+    return STRATEGIES[_strategy(method, objective)](request, deadline)
+
+
+@dataclass
+class _Request:
+    """One fit_budget call's checked arguments, as every strategy reads them."""
+
+    given: object
+    problem: object
+    forest: object
+    X: object
+    y: object
+    budget: float
+    costs: object
+    train: object
+    objective: object
+    solver: str
+    tol: float
+    solver_options: object
+    cost_sample: object
+    client: object
+    verbose: bool
+    random_state: object
+    warm: list
+    sampled_default: bool
+
+
+def _strategy(method, objective):
+    """The name of the strategy a call runs (a key of :data:`STRATEGIES`)."""
+    if method == "hull":
+        return "hull"
+    if isinstance(objective, str) and objective in ("paper", "auto"):
+        return objective
+    return "own loss"
+
+
+def _paper_problem(r):
+    """The paper program of a request: the given problem, or the forest compiled on its
+    rows at ``lam = 0``."""
+    if r.problem is None and (r.X is None or r.y is None):
         raise ValueError("X and y are needed to prune a forest (pass the validation rows "
                          "and labels), or pass a compiled PruningProblem first")
-    cost_rows = None if X is None else local_rows(X)  # for the true cost
-    t_start = time.perf_counter()
+    problem = r.problem
     if problem is None:
-        problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
-                                  cost_sample=cost_sample, client=client)
-    time_limit = _search_limit(time_limit, t_start, default_limit and cost_sample is not None)
+        problem = compile_problem(r.forest, r.X, r.y, costs=r.costs, lam=0.0, train=r.train,
+                                  cost_sample=r.cost_sample, client=r.client)
     if problem.depth_cost != 0:
         raise ValueError("fit_budget needs a problem compiled with depth_cost=0 (the budget "
                          "bounds acquisition cost only)")
-    if method == "hull":
-        pf = _fit_hull(problem, budget, solver, tol, verbose, solver_options)
-    else:
-        if warm:
-            solver_options = dict(solver_options or {}, starts=warm)
-        pf = _fit_search(problem, budget, time_limit, verbose, solver_options)
-    return _report_sampled_cost(pf, problem, budget, cost_rows)
+    return problem
 
 
-def _search_limit(time_limit, t_start, sampled_default):
-    """The paper search's time limit once the problem is compiled: what is left of the
-    call's target share of ``time_limit`` (the limit covers the compile too), at least
-    :data:`MIN_SEARCH_SHARE` of it; with the default limit and ``cost_sample``, the
-    search's own share of the default (a sampled compile of many rows is fixed work,
-    like routing)."""
-    if sampled_default:
-        return TARGET_SHARE * DEFAULT_TIME_LIMIT
-    if time_limit is None:
-        return None
-    return max(TARGET_SHARE * time_limit - (time.perf_counter() - t_start),
-               MIN_SEARCH_SHARE * time_limit)
+def _fit_paper(r, deadline):
+    """``objective="paper"``, ``method="search"``: the hard-budget search on the paper
+    program with what is left of the call's target share once it is compiled (at least
+    :data:`MIN_SEARCH_SHARE` of the call, however long the compile took)."""
+    cost_rows = None if r.X is None else local_rows(r.X)  # for the true cost
+    problem = _paper_problem(r)
+    if r.sampled_default:  # a sampled compile of many rows is fixed work, like routing:
+        deadline = Deadline(DEFAULT_TIME_LIMIT)  # the default search counts from here
+    search = deadline.until(TARGET_SHARE, at_least=MIN_SEARCH_SHARE * (deadline.limit or 0.0))
+    options = r.solver_options if not r.warm else dict(r.solver_options or {}, starts=r.warm)
+    pf = _fit_search(problem, r.budget, search, r.verbose, options)
+    return _report_sampled_cost(pf, problem, r.budget, cost_rows)
+
+
+def _fit_hull_request(r, deadline):
+    """``method="hull"``: the Lagrangian hull vertex (exact solves; not time-limited)."""
+    cost_rows = None if r.X is None else local_rows(r.X)
+    problem = _paper_problem(r)
+    pf = _fit_hull(problem, r.budget, r.solver, r.tol, r.verbose, r.solver_options)
+    return _report_sampled_cost(pf, problem, r.budget, cost_rows)
+
+
+def _fit_own_loss(r, deadline):
+    """An ensemble objective: the lowest-loss fitting candidate in that loss."""
+    return fit_budget_objective(r.given, r.X, r.y, costs=r.costs, budget=r.budget,
+                                train=r.train, objective=r.objective,
+                                time_limit=deadline.until(TARGET_SHARE), verbose=r.verbose,
+                                solver_options=r.solver_options, cost_sample=r.cost_sample,
+                                client=r.client, extra=r.warm)
+
+
+def _fit_auto_request(r, deadline):
+    """``objective="auto"``: see :func:`_fit_auto`."""
+    return _fit_auto(r.given, r.X, r.y, budget=r.budget, costs=r.costs, train=r.train,
+                     deadline=deadline, verbose=r.verbose, solver_options=r.solver_options,
+                     random_state=r.random_state, warm=r.warm)
 
 
 def _report_sampled_cost(pf, problem, budget, X):
@@ -362,11 +417,11 @@ def _report_sampled_cost(pf, problem, budget, X):
     return pf
 
 
-def _fit_search(problem, budget, time_limit, verbose, solver_options):
+def _fit_search(problem, budget, deadline, verbose, solver_options):
     from ..solvers._solve import solve
 
     p = problem.with_lam(0.0).with_budget(budget)
-    pf = solve(p, solver="budget", time_limit=time_limit, verbose=verbose,
+    pf = solve(p, solver="budget", time_limit=deadline, verbose=verbose,
                solver_options=solver_options)
     info = pf.solve_info
     lag = info.get("lagrangian", {})
@@ -459,7 +514,7 @@ def _halves(y, forest, rng):
     return np.sort(np.concatenate(a)), np.sort(np.concatenate(b))
 
 
-def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verbose,
+def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, deadline, verbose,
               solver_options, random_state, warm=()):
     """``objective="auto"``: pick the paper error term or the forest's own loss on
     held-out rows, then run the pick on all rows (see :func:`fit_budget`).
@@ -484,13 +539,12 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
         costs = as_feature_costs(estimator_costs(problem_or_forest, costs), forest.n_features,
                                  forest.feature_names)
     own, rank = _own_loss(forest), _rank_by(forest)
-    if not forest.ensemble.selects_objective_on_holdout:
-        time_limit_select = 0.0  # the kind runs its own loss, the paper's among its candidates
-    else:
-        time_limit_select = time_limit
-    holdout, starts = ({"_n_rows": 0}, []) if time_limit_select == 0.0 else _select_objective(
-        forest, X, np.asarray(y), costs, train, routed, own, budget, time_limit,
-        solver_options, random_state)
+    # a kind that does not select on held-out rows runs its own loss, the paper's among
+    # its candidates
+    holdout, starts = ({"_n_rows": 0}, []) if not (
+        forest.ensemble.selects_objective_on_holdout and deadline.limit != 0.0) \
+        else _select_objective(forest, X, np.asarray(y), costs, train, routed, own, budget,
+                               deadline, solver_options, random_state)
     halves = holdout.pop("_n_rows", 0)
     # ties (e.g. both cut to the root) go to the own loss: its run on all rows also
     # holds the paper search and every baseline, scored in the loss the pick uses
@@ -498,19 +552,19 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     if problem is None:  # all rows, compiled from the paths routed above
         problem = compile_problem(forest, X, y, costs=costs, lam=0.0, train=train,
                                   routed=routed)
-    left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0),
-                                               AUTO_FINAL_SHARE * time_limit)
+    # the run on all rows: the time left, at least its share of the call
+    final = deadline.until(1.0, at_least=AUTO_FINAL_SHARE * (deadline.limit or 0.0))
     key = _fingerprint(forest, X, y, problem.costs)
     starts += [(f"incumbent-{i}", _full_mask(forest, pf)[0])
                for i, pf in enumerate(_incumbents(key, budget)[:AUTO_INCUMBENT_STARTS])]
     starts += list(warm)
     t_final = time.perf_counter()
     own_run = dict(costs=None, train=None, budget=budget, objective=own,
-                   time_limit=None if left is None else TARGET_SHARE * left,
+                   time_limit=final.until(TARGET_SHARE),
                    solver_options=solver_options, verbose=verbose, routed=routed,
                    extra=starts, select=rank)
     if chosen == "paper":
-        out = fit_budget(problem, X, y, budget=budget, objective=chosen, time_limit=left,
+        out = fit_budget(problem, X, y, budget=budget, objective=chosen, time_limit=final,
                          solver_options=solver_options, verbose=verbose,
                          warm_start=[m for _, m in warm] or None)
         if out.breakdown is not None and out.breakdown.n_splits == 0 and budget > 0:
@@ -536,7 +590,13 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, time_limit, verb
     return out
 
 
-def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_limit,
+#: fit_budget's strategies by name (see :func:`_strategy`): each takes the checked
+#: request and the call's one deadline and returns the PrunedForest
+STRATEGIES = {"paper": _fit_paper, "hull": _fit_hull_request, "own loss": _fit_own_loss,
+              "auto": _fit_auto_request}
+
+
+def _select_objective(forest, X, yv, costs, train, routed, own, budget, deadline,
                       solver_options, random_state):
     """Both objectives run on one half of the rows, scored in the own loss on the other:
     ``({objective: held-out loss, "_n_rows": held-out rows}, [(name, mask)] of both
@@ -549,7 +609,6 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     if halves is None:
         return {}, []
     fit, sel = halves
-    share = None if time_limit is None else AUTO_SELECT_SHARE * time_limit
     # the selection runs compare objectives, not baselines: GreedyPrune (the slowest
     # family) is left to the final run
     quick = dict(solver_options or {},
@@ -562,11 +621,12 @@ def _select_objective(forest, X, yv, costs, train, routed, own, budget, time_lim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         paper = fit_budget(half, X[fit], yv[fit], budget=budget, objective="paper",
-                           time_limit=share, solver_options=quick)
+                           time_limit=deadline.share(AUTO_SELECT_SHARE), solver_options=quick)
         # the own-loss run takes the paper search just run as its paper candidate
         mine = fit_budget_objective(half, X[fit], yv[fit], costs=None,
                                     budget=budget, train=None, objective=own, verbose=False,
-                                    time_limit=None if share is None else TARGET_SHARE * share,
+                                    time_limit=deadline.share(AUTO_SELECT_SHARE).until(
+                                        TARGET_SHARE),
                                     solver_options=quick, paper=paper,
                                     routed=fit_routed)
     holdout, starts = {}, []
@@ -688,12 +748,15 @@ def budget_curve(problem_or_forest, X=None, y=None, *, budgets, costs=None, trai
 
     The budgets are run from the smallest up, so with ``objective="auto"`` a
     larger budget never gets a worse loss than a smaller one (fit_budget keeps
-    its best prunings of the same forest, rows and costs).
+    its best prunings of the same forest, rows and costs).  One deadline covers
+    the whole grid: each budget gets an equal share of the time still left.
 
     Parameters
     ----------
     problem_or_forest, X, y, costs, train, objective, time_limit
-        As for :func:`fit_budget` (``time_limit`` is per budget).
+        As for :func:`fit_budget`, but ``time_limit`` covers every budget of the grid
+        (default: :data:`CURVE_TIME_LIMIT` seconds with ``objective="auto"``, else
+        fit_budget's default per budget).
     budgets : sequence of float
         Average acquisition costs per example (>= 0).
     X_eval, y_eval : array-like, optional
@@ -740,12 +803,17 @@ def budget_curve(problem_or_forest, X=None, y=None, *, budgets, costs=None, trai
         from tqdm import tqdm
 
         bar = tqdm(total=grid.size, desc="budgets", unit="fit")
+    if isinstance(time_limit, str) and time_limit == "default":
+        time_limit = (CURVE_TIME_LIMIT if isinstance(objective, str) and objective == "auto"
+                      else DEFAULT_TIME_LIMIT * grid.size)
+    deadline = Deadline.of(time_limit)  # one clock for the whole grid
     rows = []
     try:
-        for b in np.sort(grid):
+        for i, b in enumerate(np.sort(grid)):
             t0 = time.perf_counter()
             pf = fit_budget(problem_or_forest, X, y, budget=float(b), objective=objective,
-                            time_limit=time_limit, **extra, **fit_kwargs)
+                            time_limit=deadline.share(1.0 / (grid.size - i)), **extra,
+                            **fit_kwargs)
             info = pf.solve_info
             bd = pf.breakdown
             r = {"method": "fit_budget", "budget": float(b),

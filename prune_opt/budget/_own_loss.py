@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+from .._clock import UNLIMITED, Deadline
 from .._validation import fits_budget
 from ..forest._costs import estimator_costs
 from ..model._pruned import PrunedForest
@@ -131,7 +132,7 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
         raise ValueError(f"objective={objective!r} scores the forest's vote on (X, y): pass the "
                          "pruning data X and y (with a problem, the data it was compiled on)")
     t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
+    deadline = Deadline.of(time_limit)
     problem = problem_or_forest if isinstance(problem_or_forest, PruningProblem) else None
     if routed is None and problem is not None:  # the rows the problem was compiled from
         routed = _compiled_from(problem, X)
@@ -158,7 +159,7 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     rank_prefixes = None if rank is None else [(m, r, c) for m, _, c, r in prefixes]
     prefixes = [p[:3] for p in prefixes]
     # the end ranks every fitting candidate: that time is kept out of the searches'
-    end = deadline if deadline is None else deadline - _ranking_time(rank, f)
+    end = deadline.reserve(_ranking_time(rank, f))
     names = (solver_options or {}).get("baselines")
     if names is None:
         names = f.ensemble.baseline_families(MASK_FAMILIES)
@@ -166,7 +167,7 @@ def fit_budget_objective(problem_or_forest, X, y, *, costs, budget, train, objec
     # first and always (at least their first fitting member): a busy machine that
     # leaves the searches no time still returns more than the prior
     quick = [n for n in names if n not in LATE_FAMILIES]
-    share = _share(end, BASELINE_SHARE)
+    share = end.share(BASELINE_SHARE)
     pool.update(_baseline_pool(problem, scorer, rank, budget,
                                [n for n in quick if n in ANCHOR_FAMILIES], share, always=True))
     pool.update(_baseline_pool(problem, scorer, rank, budget,
@@ -199,21 +200,21 @@ def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
     (``paper`` when already run), then the continuation in lam from the starts'
     optimum.  ``(pool with "paper" and "ensemble-search", paper info, search info)``."""
     f = problem.forest
-    if _past(deadline) and paper is None:  # no time left for a search: the anchors stand
+    if deadline.expired() and paper is None:  # no time left for a search: the anchors stand
         return pool, {"status": "skipped"}, {"start": None, "n_lams": 0,
                                              "status": "time_limit"}
     state = ensemble_state(f, None, scorer.y, scorer.weight, problem.costs, scorer.objective,
                            lam=0.0, routed=routed)
-    search = BudgetSearch(state, budget, deadline=_share(deadline, FIRST_POLISH_SHARE),
+    search = BudgetSearch(state, budget, deadline=deadline.share(FIRST_POLISH_SHARE),
                           verbose=verbose)
     for name, (_, _, mask) in pool.items():
         search.add(name, mask)
     search.polish(n_points=1)
     if paper is not None:
         paper_mask, paper_info = paper.split_mask, paper.solve_info
-    elif not _past(deadline):
+    elif not deadline.expired():
         paper_mask, paper_info = _paper_descent(problem, pool, budget,
-                                                _share(deadline, PAPER_SHARE))
+                                                deadline.share(PAPER_SHARE))
     else:
         paper_mask, paper_info = None, {"status": "skipped"}
     if paper_mask is not None:
@@ -221,12 +222,12 @@ def _search(problem, scorer, pool, budget, paper, routed, deadline, verbose):
         search.add("paper", paper_mask)
     search.deadline = deadline
     search.polish(n_points=1)
-    if not _past(deadline):
+    if not deadline.expired():
         search.explore([("paper", tree_optimum(problem)), ("full", f.full_split_mask())])
     _, run = search.best()
     pool["ensemble-search"] = (*scorer.score(run["mask"]), run["mask"])
     return pool, paper_info, {"start": run["start"], "n_lams": search.n_lams,
-                              "status": "time_limit" if _past(deadline) else "within_budget"}
+                              "status": "time_limit" if deadline.expired() else "within_budget"}
 
 
 def _late_families(problem, scorer, rank, pool, budget, names, deadline):
@@ -234,26 +235,13 @@ def _late_families(problem, scorer, rank, pool, budget, names, deadline):
     ``pool``, each only when its expected time fits before ``deadline``; the names of
     those skipped."""
     late = [n for n in names if n in LATE_FAMILIES]
-    fit = [n for n in late if deadline is None or (
-        not _past(deadline) and LATE_FAMILIES[n](problem) < deadline - time.perf_counter())]
+    fit = [n for n in late if deadline.fits(LATE_FAMILIES[n](problem))]
     pool.update(_baseline_pool(problem, scorer, rank, budget, fit, deadline))
     return [n for n in late if not any(
         k == f"baseline:{n}" or k.startswith(f"baseline:{n}(") for k in pool)]
 
 
-def _past(deadline):
-    return deadline is not None and time.perf_counter() > deadline
-
-
-def _share(deadline, share):
-    """A deadline ``share`` of the time left before ``deadline`` from now (None: none)."""
-    if deadline is None:
-        return None
-    now = time.perf_counter()
-    return now + share * max(deadline - now, 0.0)
-
-
-def _baseline_pool(problem, scorer, rank, budget, names, deadline=None, always=False):
+def _baseline_pool(problem, scorer, rank, budget, names, deadline=UNLIMITED, always=False):
     """The best fitting member of every baseline family in ``names`` in the scorer's
     loss, and with ``rank`` (a
     VoteScorer), the best in its loss too: ``{name: (loss, cost, mask)}``.  Past
@@ -261,7 +249,7 @@ def _baseline_pool(problem, scorer, rank, budget, names, deadline=None, always=F
     further member scored (a family's first fitting member always is)."""
     pool = {}
     for name, masks in mask_families(problem, names=names,
-                                     deadline=None if always else deadline,
+                                     deadline=UNLIMITED if always else deadline,
                                      skip_late=True).items():
         ranked = []
 
@@ -301,7 +289,7 @@ def _paper_descent(problem, pool, budget, deadline):
 
 
 def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
-            prefixes=None, rank_prefixes=None, deadline=None, keep_scoring=()):
+            prefixes=None, rank_prefixes=None, deadline=UNLIMITED, keep_scoring=()):
     """Wrap the lowest-loss candidate (ties: cheaper, then pool order); with ``rank``
     (a VoteScorer), the lowest in ``rank``'s loss first, then as above.  Past
     ``deadline`` only the candidates named in ``keep_scoring`` (the caller's warm
@@ -314,7 +302,7 @@ def _choose(problem, scorer, pool, budget, ens, paper_info, obj, t0, rank=None,
     # more the more trees are cut; dropping those trees costs nothing
     for name, (loss, _, mask) in pool.items():
         kept = np.flatnonzero(mask[f.node_offset[:-1]]).tolist()
-        if 0 < len(kept) < f.n_trees and (not _past(deadline) or name in keep_scoring):
+        if 0 < len(kept) < f.n_trees and (not deadline.expired() or name in keep_scoring):
             d_loss, d_cost = scorer.score(mask, kept)
             if fits_budget(d_cost, budget) and d_loss < loss:
                 fitting[f"{name}(stumps dropped)"] = (d_loss, d_cost, mask, kept)
@@ -398,7 +386,7 @@ class BudgetSearch:
     exists; :meth:`best` is the lowest-loss fitting end point.
     """
 
-    def __init__(self, state, budget, max_iter=50, deadline=None, verbose=False):
+    def __init__(self, state, budget, max_iter=50, deadline=UNLIMITED, verbose=False):
         self.state, self.budget = state, budget
         self.max_iter, self.deadline, self.verbose = max_iter, deadline, verbose
         self.points = []  # (lam, run)
@@ -425,7 +413,7 @@ class BudgetSearch:
         return run
 
     def out_of_time(self):
-        return self.deadline is not None and time.perf_counter() > self.deadline
+        return self.deadline.expired()
 
     def _distinct(self, field, digits, n_points, fitting):
         """Indices of the first ``n_points`` end points by ``breakdown[field]``, one per
@@ -532,7 +520,7 @@ def _continuation(search, lam, mask, max_lams):
 
 
 def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams=24,
-                  deadline=None, verbose=False):
+                  deadline=UNLIMITED, verbose=False):
     """The lowest-loss pruning within an average-cost budget, searched on a ready
     state (at lam 0, the rows routed): the ensemble search of
     :func:`prune_opt.fit_budget` with an ensemble objective.
@@ -588,7 +576,7 @@ def search_budget(state, budget, starts, candidates=(), *, max_iter=50, max_lams
     return search
 
 
-def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
+def budget_descent(state, mask, budget, *, max_iter=20, deadline=UNLIMITED):
     """Loss-decreasing block descent that keeps the average cost within ``budget``.
 
     ``mask`` must fit the budget.  Returns ``(mask, losses)`` with the loss
@@ -599,7 +587,7 @@ def budget_descent(state, mask, budget, *, max_iter=20, deadline=None):
     return run["mask"], run["trace"]
 
 
-def greedy_repair(state, mask, budget, *, deadline=None):
+def greedy_repair(state, mask, budget, *, deadline=UNLIMITED):
     """Drop units until the average cost is at most ``budget`` (hard constraint).
 
     Each step removes, from every tree, the unit with the smallest loss
@@ -610,7 +598,7 @@ def greedy_repair(state, mask, budget, *, deadline=None):
     state.set_mask(mask)
     b = state.breakdown()
     while not fits_budget(b["average_cost"], budget) and not (
-            deadline and time.perf_counter() > deadline):
+            deadline.expired()):
         best = None
         for u in state.paid_units():
             cand = without_unit(state.forest, state.mask, state.unit_nodes, u)

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._clock import UNLIMITED, Deadline
 from .._validation import fits_budget
 from ..objectives._descent import ProblemState, descend, unit_nodes, without_unit
 from ..solvers._base import Solver, SolveResult
@@ -161,7 +162,7 @@ def lagrangian_phase(problem, closure, budget, inc, deadline):
     mu = 0.0
     last = 0.0  # seconds of the last solve: a max-flow cannot stop half-way, so one
     for _ in range(200):  # that would end past the deadline is not started
-        if time.perf_counter() + last > deadline:
+        if not deadline.fits(last):
             break
         mu = max((b[1].objective - a[1].objective) / (a[1].average_cost - b[1].average_cost),
                  0.0)
@@ -199,19 +200,19 @@ def heuristic_phase(problem, closure, budget, lag, inc, deadline, timer, baselin
         with _timed(timer, "mixing"):
             inc.offer(tree_mixing(problem, lag["cheaper"], lag["costlier"], budget, deadline),
                       "mixing")
-    if time.perf_counter() < deadline:
+    if not deadline.expired():
         with _timed(timer, "baselines"):
             for name, mask in baseline_masks(problem, budget, deadline, baselines).items():
                 inc.offer(mask, f"baseline:{name}")
     moves = 0
     with _timed(timer, "local-search"):
         for source, mask in _seed_order(inc):
-            if time.perf_counter() > deadline:
+            if deadline.expired():
                 break
             improved, n = block_descent(problem, mask, budget, deadline)
             moves += n
             inc.offer(improved, f"local-search({source})")
-    if lag["costlier"] is not None and time.perf_counter() < deadline:
+    if lag["costlier"] is not None and not deadline.expired():
         with _timed(timer, "greedy-removal"):
             # re-optimise below the bracket's multiplier: at mu_star itself the
             # min-cut breaks the tie towards the cheaper (often root-only) vertex
@@ -238,12 +239,12 @@ def _seed_order(inc, n_seeds=3):
 
 
 # ------------------------------------------------------------ primal heuristics
-def tree_mixing(problem, cheap, costly, budget, deadline=math.inf):
+def tree_mixing(problem, cheap, costly, budget, deadline=UNLIMITED):
     """Start from ``cheap`` (fits) and copy whole trees of ``costly`` while the budget holds.
 
     Trees are taken in order of objective saved per cost added (each measured
     alone against ``cheap``); a tree is kept only when the result still fits
-    and its objective drops.  Past ``deadline`` (a ``time.perf_counter()`` value)
+    and its objective drops.  Past ``deadline`` (a :class:`~prune_opt.Deadline`)
     no further tree is measured or copied, and the result is the mix reached by
     then (it fits).
 
@@ -261,7 +262,7 @@ def tree_mixing(problem, cheap, costly, budget, deadline=math.inf):
     differs = [t for t in range(f.n_trees)
                if not np.array_equal(cheap[f.tree_slice(t)], costly[f.tree_slice(t)])]
     for t in differs:
-        if time.perf_counter() > deadline:
+        if deadline.expired():
             break
         sl = f.tree_slice(t)
         old = state.mask[sl].copy()
@@ -272,7 +273,7 @@ def tree_mixing(problem, cheap, costly, budget, deadline=math.inf):
         gain[t] = -d_obj / d_cost if d_cost > 0 else (np.inf if d_obj < 0 else -np.inf)
     value = local.sum() + lam * base_cost
     for t in np.argsort(-gain, kind="stable"):
-        if gain[t] <= 0 or time.perf_counter() > deadline:
+        if gain[t] <= 0 or deadline.expired():
             break
         sl = f.tree_slice(t)
         old = state.mask[sl].copy()
@@ -304,7 +305,7 @@ def greedy_unit_removal(problem, closure, start, mu, budget, deadline):
     mask = start
     bd = problem.evaluate(mask)
     while not fits_budget(bd.average_cost, budget):
-        if time.perf_counter() > deadline:
+        if deadline.expired():
             return None
         ranked = []
         for u in np.flatnonzero(users[mask].getnnz(axis=0)):
@@ -378,7 +379,7 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
         ``J`` (``lam = 0``: the error term alone).
     budget : float
         Largest average acquisition cost on the problem's cost rows.
-    time_limit : float or None
+    time_limit : float, Deadline or None
         Seconds for the whole search (None: run the binary program to optimality).
     mip : bool
         Run the CP-SAT phase.
@@ -413,7 +414,7 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
         raise ValueError(f"budget must be a finite number >= 0, got {budget!r}; without a "
                          "budget solve the plain program (solver='mincut')")
     t_start = time.perf_counter()
-    deadline = math.inf if time_limit is None else t_start + float(time_limit)
+    deadline = Deadline.of(time_limit)
     timer, inc = {}, _Incumbent(problem, budget)
     with _timed(timer, "lagrangian"):
         closure = MultiplierClosure(problem)
@@ -428,7 +429,7 @@ def budget_search(problem, budget, *, time_limit=30.0, mip=True, mip_workers=1,
         info.update(heuristic_phase(problem, closure, budget, lag, inc, deadline, timer,
                                     baselines))
     mip_bound = None
-    if mip and _gap(inc.objective, bound) > GAP_TOL and time.perf_counter() < deadline:
+    if mip and _gap(inc.objective, bound) > GAP_TOL and not deadline.expired():
         with _timed(timer, "mip"):
             mip_bound, info["mip"] = _mip_phase(problem, budget, inc, deadline, mip_workers,
                                                 verbose)
@@ -460,16 +461,15 @@ def _mip_terms(problem):
 
 
 def _mip_phase(problem, budget, inc, deadline, workers, verbose):
-    left = None if math.isinf(deadline) else deadline - time.perf_counter()
     build = MIP_BUILD_SECONDS_PER_TERM * _mip_terms(problem)
-    if left is not None and left < build + 0.5:
-        return None, {"status": "skipped", "reason": f"{left:.2g}s left, model build needs "
-                      f"about {build:.2g}s"}
+    if not deadline.fits(build + 0.5):
+        return None, {"status": "skipped", "reason": f"{deadline.left():.2g}s left, model "
+                      f"build needs about {build:.2g}s"}
     from ._mip import BudgetProgram
 
     prog = BudgetProgram(problem, budget)
-    left = None if math.isinf(deadline) else deadline - time.perf_counter()
-    out = prog.solve(inc.mask, 1e9 if left is None else max(left, 0.0), workers, verbose)
+    left = deadline.seconds()
+    out = prog.solve(inc.mask, 1e9 if left is None else left, workers, verbose)
     inc.offer(out.pop("mask"), "cp-sat")
     bound = out["bound"]
     if bound is not None and not math.isfinite(bound):
@@ -614,13 +614,13 @@ class BudgetSearchSolver(Solver):
                              verbose=verbose, baselines=self.params["baselines"],
                              starts=self.params["starts"])
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         if problem.budget is None:
             # without a budget row the program is the plain one: one exact min-cut
-            result = MinCutSolver().solve(problem, time_limit=time_limit, verbose=verbose)
+            result = MinCutSolver().solve(problem, time_limit=deadline, verbose=verbose)
             result.info["note"] = "no budget row: solved as the plain program by mincut"
             return result
-        r = self.search(problem, problem.budget, time_limit=time_limit, verbose=verbose)
+        r = self.search(problem, problem.budget, time_limit=deadline, verbose=verbose)
         info = dict(r.info, found_by=r.found_by, average_cost=r.average_cost,
                     budget=problem.budget)
         return SolveResult(split_mask=r.split_mask, objective=r.objective, bound=r.bound,

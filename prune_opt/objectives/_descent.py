@@ -37,12 +37,12 @@ The ensemble optimiser's moves: tree blocks, budgeted tree blocks, unit moves.
 from __future__ import annotations
 
 import math
-import time
 import weakref
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._clock import UNLIMITED
 from .._validation import fits_budget
 from ..program._problem import close_under_parents
 from ..solvers._tree_dp import TreeLayout, best_tree_within, pruning_value
@@ -235,7 +235,7 @@ def _sweep(state, budget, tol, deadline):
     strictly better.  Returns the number of trees changed."""
     changed = 0
     for t in range(state.forest.n_trees):
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline.expired():
             break
         L, k = state.local_terms(t)
         alone = state.alone(t)
@@ -252,7 +252,7 @@ def _sweep(state, budget, tol, deadline):
     return changed
 
 
-def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escape=None,
+def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=UNLIMITED, escape=None,
             verbose=False):
     """Re-optimise one tree at a time, the others fixed, within ``budget``.
 
@@ -262,7 +262,7 @@ def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escap
     fits.  When a sweep changes no tree, ``escape(state, value)`` (if given)
     may change the pruning and returns how many changes it made.  Stops at a
     fixed point, after ``max_sweeps`` sweeps or at ``deadline`` (a
-    ``time.perf_counter`` value).  A state with a ``sweep_rtol`` (the raw-score
+    :class:`~prune_opt.Deadline`).  A state with a ``sweep_rtol`` (the raw-score
     state of a booster) also counts a sweep that lowers the value by at most
     that share as a fixed point.
 
@@ -298,7 +298,7 @@ def descend(state, mask, budget=math.inf, *, max_sweeps=20, deadline=None, escap
         if changed == 0:
             converged = True
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline.expired():
             break
     return {"mask": state.mask.copy(), "trace": trace, "iterations": len(changes),
             "converged": converged, "changes": changes, "escapes": escapes}
@@ -340,7 +340,7 @@ def check_max_iter(max_iter, name="max_iter"):
     return max_iter
 
 
-def block_descent(state, init_mask, *, max_iter=50, deadline=None, unit_moves=True,
+def block_descent(state, init_mask, *, max_iter=50, deadline=UNLIMITED, unit_moves=True,
                   verbose=False):
     """Run block coordinate descent from ``init_mask`` on ``state``.
 
@@ -350,7 +350,7 @@ def block_descent(state, init_mask, *, max_iter=50, deadline=None, unit_moves=Tr
     of unit removals (every tree gives up one acquisition unit, kept only if
     the objective drops) follows.  Stops at a fixed point (no tree and no
     unit changes), after ``max_iter`` iterations or at ``deadline`` (a
-    ``time.perf_counter`` value).
+    :class:`~prune_opt.Deadline`).
 
     Returns
     -------

@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
+from .._clock import Deadline
 from .._validation import (
     check_labels,
     check_nonneg_scalar,
-    check_time_limit,
     check_weights,
 )
 from ..forest._costs import as_feature_costs, estimator_costs
@@ -222,7 +222,7 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     t0 = time.perf_counter()
     obj = get_objective(objective)
     max_iter = check_max_iter(max_iter)
-    time_limit = check_time_limit(time_limit)
+    deadline = Deadline.of(time_limit)
     depth_cost = check_nonneg_scalar(depth_cost, "depth_cost")
     setup = Setup(problem_or_forest, X, y, costs=costs, depth_cost=depth_cost,
                   sample_weight=sample_weight, solver=solver, objective=obj)
@@ -235,7 +235,6 @@ def optimize_ensemble(problem_or_forest, X, y, *, objective="brier", lam=None, c
     lam = check_nonneg_scalar(lam, "lam")
     state = ensemble_state(setup.forest, setup.X, setup.y, setup.weight, setup.costs, obj,
                            lam=lam, depth_cost=setup.depth_cost, routed=setup.routed)
-    deadline = None if time_limit is None else t0 + time_limit
     runs = run_starts(state, setup.starts(init, lam), max_iter=max_iter,
                       deadline=deadline, verbose=verbose, unit_moves=unit_moves)
     info = {"starts": {r["start"]: r["trace"][-1] for r in runs},

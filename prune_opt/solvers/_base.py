@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _memory
+from .._clock import Deadline
 from .._validation import NO_LIMIT_ABOVE, check_params, fits_budget
 from .._validation import check_time_limit as normalize_time_limit
 
@@ -240,18 +241,22 @@ class Solver:
                 "compile without budget= and pick lam with prune_opt.budget.fit_budget")
 
     def solve(self, problem, *, time_limit=None, verbose=False):
-        """Solve ``problem`` and return a :class:`SolveResult`."""
+        """Solve ``problem`` and return a :class:`SolveResult`.
+
+        ``time_limit`` (seconds, or the caller's :class:`~prune_opt.Deadline`) becomes
+        the one deadline handed to :meth:`_solve`, which gives a library that takes
+        seconds what is left of it when it starts."""
         if not self.is_installed():
             reason = (type(self).install_status()[1]
                       or f"{type(self).__name__}.is_installed() is False")
             raise SolverError(f"solver {self.name!r} is not installed; {self.install_hint} "
                               f"({reason})")
         self.check_problem(problem)
-        time_limit = normalize_time_limit(time_limit)
+        deadline = Deadline.of(time_limit)
         self.check_size(problem)
         start = time.perf_counter()
         try:
-            result = self._solve(problem, time_limit=time_limit, verbose=verbose)
+            result = self._solve(problem, deadline=deadline, verbose=verbose)
         except (ValueError, TypeError, SolverError, MemoryError):
             raise
         except Exception as exc:  # a crashing backend is named, not hidden
@@ -271,7 +276,7 @@ class Solver:
                 raise SolverError(f"solver {self.name!r} returned a pruning of average cost "
                                   f"{cost!r} above the budget {problem.budget!r}")
 
-    def _solve(self, problem, *, time_limit, verbose):  # pragma: no cover - abstract
+    def _solve(self, problem, *, deadline, verbose):  # pragma: no cover - abstract
         raise NotImplementedError
 
 

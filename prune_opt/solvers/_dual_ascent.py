@@ -123,12 +123,12 @@ class DualAscent:
         """Move the duals along ``g`` by the step rule's length, keeping them >= 0."""
         self.beta = np.maximum(self.beta + self.rule(self, k, bound, gg) * g, 0.0)
 
-    def stop_reason(self, gap, gg, *, gap_tol, time_limit, k, max_iter):
+    def stop_reason(self, gap, gg, *, gap_tol, deadline, k, max_iter):
         """The status to stop with after iteration ``k``, or None to go on."""
         if gap <= OPTIMAL_GAP or gg == 0.0:
             return "optimal" if gap <= OPTIMAL_GAP else "gap_limit"
         if gap <= gap_tol:
             return "gap_limit"
-        if time_limit is not None and time.perf_counter() - self.start >= time_limit:
+        if deadline.expired():
             return "time_limit"
         return "iteration_limit" if k == max_iter else None

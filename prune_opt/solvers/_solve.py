@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from .._clock import Deadline
 from ..model._pruned import PrunedForest
 from ..program._problem import PruningProblem
 from . import SolverError, get_solver
-from ._base import normalize_time_limit
 
 __all__ = ["solve", "OBJECTIVE_RTOL"]
 
@@ -32,8 +32,9 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
     solver : str
         A name from :func:`available_solvers` or ``"auto"`` (the installed
         backend of lowest ``auto_rank`` that can take the problem).
-    time_limit : float, optional
-        Seconds; the best valid pruning found is returned with
+    time_limit : float, Deadline, optional
+        Seconds for the call (or a caller's :class:`~prune_opt.Deadline` to share);
+        the best valid pruning found is returned with
         ``solve_info["status"] == "time_limit"``.  ``None``, ``inf`` or any
         value above ``1e8`` means no limit.
     verbose : bool
@@ -61,13 +62,13 @@ def solve(problem, *, solver="auto", time_limit=None, verbose=False, solver_opti
         raise TypeError(f"problem must be a PruningProblem from compile_problem(...), got "
                         f"{type(problem).__name__}; to prune a fitted forest directly use "
                         "prune(forest, X, y, lam=...)")
-    time_limit = normalize_time_limit(time_limit)
+    deadline = Deadline.of(time_limit)
     if solver_options is not None and not isinstance(solver_options, dict):
         raise TypeError("solver_options must be a dict of backend options")
     backend = get_solver(solver, problem=problem, **(solver_options or {}))
     if verbose:
         print(f"[prune-opt] solving {problem!r} with {backend.name}")
-    result = backend.solve(problem, time_limit=time_limit, verbose=verbose)
+    result = backend.solve(problem, time_limit=deadline, verbose=verbose)
     # a backend that already evaluated its pruning on this problem passes the breakdown
     # on ("_breakdown"): the records are not read a second time
     breakdown = result.info.pop("_breakdown", None)

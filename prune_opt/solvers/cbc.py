@@ -90,7 +90,7 @@ class CbcLpSolver(_PulpCbc):
                   "Stopped on difficulties": "error", "Infeasible": "infeasible",
                   "Integer infeasible": "infeasible", "Unbounded": "unbounded"}
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         import pulp
 
         from ..program._files import program_text
@@ -101,8 +101,9 @@ class CbcLpSolver(_PulpCbc):
             with open(mps, "w") as fh:  # full precision (OR-Tools' writer keeps 6 digits)
                 fh.write(program_text(problem, "mps"))
             args = [cbc_command(pulp).path, mps]
+            time_limit = deadline.seconds()
             if time_limit is not None:
-                args += ["-sec", str(float(time_limit))]
+                args += ["-sec", str(time_limit)]
             args += ["-threads", str(int(self.params["threads"])), "-initialSolve",
                      "-solu", sol]
             try:
@@ -118,7 +119,7 @@ class CbcLpSolver(_PulpCbc):
                                    f"{run.stdout[-300:]}")
             header, x = _read_cbc_solution(sol, n)
         native = header.split(" - ")[0].strip()
-        status = self.map_status(native, time_limited=time_limit is not None, message=header)
+        status = self.map_status(native, time_limited=not deadline.unlimited, message=header)
         # the LP value of the returned point at full precision: CBC prints its objective
         # with 8 significant digits, too few for non-integral (regression) error terms
         optimal = status == "optimal"
@@ -213,10 +214,10 @@ class CbcIpSolver(_PulpCbc):
                   "No Solution Found": STOPPED, "No Solution Exists": "infeasible",
                   "Solution is Unbounded": "unbounded"}
 
-    def check_unlimited_size(self, problem, time_limit):
+    def check_unlimited_size(self, problem, deadline):
         """Refuse, without a time limit, a program too large for the PuLP path."""
         size = problem.size()
-        if time_limit is None and size["nnz"] > self.max_nnz_without_limit:
+        if deadline.unlimited and size["nnz"] > self.max_nnz_without_limit:
             instead = ("solver='highs' (an LP bound and a budget-feasible pruning)"
                        if problem.budget is not None else
                        "solver='highs' or 'mincut' (exact on this program)")
@@ -229,9 +230,10 @@ class CbcIpSolver(_PulpCbc):
                 f"run for minutes); use {instead}, or pass time_limit= to get the best "
                 "pruning cbc-ip finds within it")
 
-    def _solve(self, problem, *, time_limit, verbose):
-        self.check_unlimited_size(problem, time_limit)
+    def _solve(self, problem, *, deadline, verbose):
+        self.check_unlimited_size(problem, deadline)
         sf = problem.to_standard_form()
+        time_limit = deadline.seconds()  # the child process is handed what is left
         wait = None if time_limit is None else time_limit + CBC_GRACE_SECONDS
         done, out = run_killable(solve_pulp_cbc, (sf,),
                                  dict(time_limit=time_limit, threads=int(self.params["threads"]),
@@ -240,7 +242,7 @@ class CbcIpSolver(_PulpCbc):
             return lp_result(problem, None, status="time_limit",
                              message=f"CBC killed {wait:g}s after the start")
         native, x = out
-        status = self.map_status(native, time_limited=time_limit is not None)
+        status = self.map_status(native, time_limited=not deadline.unlimited)
         if status == "optimal" and x is None:
             raise RuntimeError("CBC reported optimal but returned no point")
         return lp_result(problem, x, status=status,

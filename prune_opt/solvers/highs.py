@@ -55,7 +55,7 @@ class HighsSolver(Solver):
                   10: "unbounded", 0: "error", 1: "error", 2: "error", 3: "error",
                   4: "error", 5: "error", 11: "error", 12: "error", 16: "error"}
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         from scipy.optimize import linprog
 
         sf = problem.to_standard_form()
@@ -63,14 +63,14 @@ class HighsSolver(Solver):
                 "dual_feasibility_tolerance": float(self.params["dual_feasibility_tolerance"]),
                 "primal_feasibility_tolerance":
                     float(self.params["primal_feasibility_tolerance"])}
-        if time_limit is not None:
-            opts["time_limit"] = float(time_limit)
+        if not deadline.unlimited:
+            opts["time_limit"] = deadline.seconds()
         res = linprog(sf["c"], A_ub=sf["A_ub"], b_ub=sf["b_ub"], A_eq=sf["A_eq"],
                       b_eq=sf["b_eq"], bounds=sf["bounds"], method=self.params["method"],
                       options=opts)
         code = _HIGHS_CODE.search(res.message or "")
         native = int(code.group(1)) if code else _SCIPY_TO_HIGHS.get(res.status, 0)
-        status = self.map_status(native, time_limited=time_limit is not None,
+        status = self.map_status(native, time_limited=not deadline.unlimited,
                                  message=res.message)
         return lp_result(problem, res.x if status == "optimal" else None, status=status,
                          objective=res.fun, iterations=int(getattr(res, "nit", 0) or 0),

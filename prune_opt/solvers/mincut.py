@@ -498,7 +498,7 @@ class MinCutSolver(Solver):
     STATUS_MAP = {"OPTIMAL": "optimal", "POSSIBLE_OVERFLOW": "error", "BAD_INPUT": "error",
                   "BAD_RESULT": "error"}
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         from ortools.graph.python import max_flow
 
         from .._memory import check_fits, estimate_flow_memory, estimate_solve_memory
@@ -517,8 +517,8 @@ class MinCutSolver(Solver):
                                 drop_unprofitable=bool(self.params["drop_unprofitable"]),
                                 fix_splits=bool(self.params["fix_splits"]))
         build_seconds = time.perf_counter() - t0
-        if time_limit is not None and g.n_arcs / ARCS_PER_SECOND > time_limit:
-            return _roots_only_at_limit(problem, g, time_limit)
+        if not deadline.fits(g.n_arcs / ARCS_PER_SECOND):
+            return _roots_only_at_limit(problem, g, deadline)
         check_fits(estimate_flow_memory(g.n_arcs, g.n_vertices),
                    f"the max-flow of solver='mincut' ({g.n_arcs:,} arcs after reductions)",
                    options="compile with cost_sample= (e.g. 'auto'), fewer rows or "
@@ -554,15 +554,16 @@ class MinCutSolver(Solver):
                            iterations=None, max_fractionality=0.0, info=info)
 
 
-def _roots_only_at_limit(problem, g, time_limit):
+def _roots_only_at_limit(problem, g, deadline):
     """The valid pruning mincut can return when its (uninterruptible) max-flow would
-    outlast ``time_limit``: every tree cut to its root, with the closure's trivial
+    outlast ``deadline``: every tree cut to its root, with the closure's trivial
     bound (the constant plus every negative vertex weight)."""
     mask = np.zeros(problem.n_nodes, dtype=bool)
     objective = problem.evaluate(mask).objective
     bound = g.constant + float(np.minimum(g.weight, 0.0).sum())
     estimate = g.n_arcs / ARCS_PER_SECOND
-    info = {"note": f"time_limit={time_limit:g}s is shorter than the max-flow needs "
+    info = {"note": f"the {deadline.left():.3g}s left of time_limit are shorter than the "
+                    "max-flow needs "
                     f"(~{estimate:.2g}s for {g.n_arcs:,} arcs, and it cannot be interrupted): "
                     "returned every tree cut to its root; raise time_limit for the optimum",
             "n_arcs": g.n_arcs}

@@ -63,7 +63,7 @@ class NetworkxMinCutSolver(Solver):
     auto_rank = None
     STATUS_MAP = {"optimal": "optimal"}  # networkx's cut always runs to the end
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         import networkx as nx
         from networkx.algorithms import flow as nxflow
 

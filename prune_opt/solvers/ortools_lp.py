@@ -30,7 +30,7 @@ class _OrToolsLP(Solver):
                   "MODEL_INVALID": "error", "INVALID_SOLVER_PARAMETERS": "error",
                   "SOLVER_TYPE_UNAVAILABLE": "error", "INCOMPATIBLE_OPTIONS": "error"}
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         from ortools.linear_solver.python import model_builder as mb
 
         from ..program._files import build_program
@@ -39,13 +39,13 @@ class _OrToolsLP(Solver):
         solver = mb.Solver(self.backend)
         if not solver.solver_is_supported():
             raise RuntimeError(f"this OR-Tools build has no {self.backend} backend")
-        if time_limit is not None:
-            solver.set_time_limit_in_seconds(float(time_limit))
+        if not deadline.unlimited:
+            solver.set_time_limit_in_seconds(deadline.seconds())
         if self.params.get("parameters"):
             solver.set_solver_specific_parameters(self.params["parameters"])
         solver.enable_output(bool(verbose))
         native = solver.solve(model)
-        status = self.map_status(native.name, time_limited=time_limit is not None,
+        status = self.map_status(native.name, time_limited=not deadline.unlimited,
                                  message=solver.status_string)
         has_point = native in (mb.SolveStatus.OPTIMAL, mb.SolveStatus.FEASIBLE)
         x = solver.values(model.get_variables()).to_numpy() if has_point else None
@@ -101,8 +101,8 @@ class PdlpSolver(_OrToolsLP):
     options = {"parameters": ("termination_criteria { simple_optimality_criteria { "
                               "eps_optimal_relative: 1e-9 eps_optimal_absolute: 1e-9 } }")}
 
-    def _solve(self, problem, *, time_limit, verbose):
-        result = super()._solve(problem, time_limit=time_limit, verbose=verbose)
+    def _solve(self, problem, *, deadline, verbose):
+        result = super()._solve(problem, deadline=deadline, verbose=verbose)
         rounded = problem.evaluate(result.split_mask).objective
         result.info.setdefault("lp_objective", result.objective)
         result.bound = min(result.bound, result.objective, rounded)

@@ -296,7 +296,7 @@ class PrimalDualSolver(Solver):
                 raise SolverError("subproblem='networkx' needs networkx; pip install "
                                   "networkx") from None
 
-    def _solve(self, problem, *, time_limit, verbose):
+    def _solve(self, problem, *, deadline, verbose):
         self._check_options()
         p = self.params
         run = DualAscent(problem, self._initial_duals(problem), p)
@@ -316,7 +316,7 @@ class PrimalDualSolver(Solver):
                           f"bound {run.best_bound:.8g}  gap {gap:.2e}")
                 g, gg = run.direction(mask, w)
                 status = run.stop_reason(gap, gg, gap_tol=float(p["gap_tol"]),
-                                         time_limit=time_limit, k=k,
+                                         deadline=deadline, k=k,
                                          max_iter=int(p["max_iter"])) or status
                 if status != "iteration_limit" or k == int(p["max_iter"]):
                     break
