@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from ._clock import Deadline
 from ._validation import refuse_train_for_boosted
 from .forest._costs import estimator_costs
 from .forest._forest import as_forest
@@ -52,7 +53,9 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
         trees fits every training row, so there is no in-bag sample).
     depth_cost : float
         Weight of the average path length (computation) inside the lam term.
-    time_limit : float, optional
+    time_limit : float or Deadline, optional
+        Seconds for the whole call, the compile included (``None``: no limit); the
+        solver gets what is left once the program is compiled.
     verbose : bool
     solver_options : dict, optional
     sample_weight : array-like, optional
@@ -85,6 +88,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     >>> po.prune(rf, X, y, lam=0.01, objective="brier").solve_info["objective"]
     'brier'
     """
+    deadline = Deadline.of(time_limit)  # the one clock of this call
     costs = estimator_costs(forest, costs)  # a grower's own costs when none are given
     forest = as_forest(forest)
     refuse_train_for_boosted(forest, train)  # for every objective alike
@@ -95,7 +99,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
             raise ValueError(f"cost_sample= and client= apply to objective='paper'; "
                              f"objective={objective!r} routes X in process")
         return _prune_ensemble(forest, X, y, costs=costs, lam=lam, solver=solver, train=train,
-                               depth_cost=depth_cost, time_limit=time_limit, verbose=verbose,
+                               depth_cost=depth_cost, time_limit=deadline, verbose=verbose,
                                solver_options=solver_options, sample_weight=sample_weight,
                                objective=objective)
     t0 = time.perf_counter()
@@ -105,7 +109,7 @@ def prune(forest, X, y, *, costs=None, lam, solver="auto", train=None, depth_cos
     compile_seconds = time.perf_counter() - t0
     if verbose:
         print(f"[prune-opt] compiled {problem!r} in {compile_seconds:.2f}s")
-    pruned = solve(problem, solver=solver, time_limit=time_limit, verbose=verbose,
+    pruned = solve(problem, solver=solver, time_limit=deadline, verbose=verbose,
                    solver_options=solver_options)
     pruned.solve_info["compile_seconds"] = compile_seconds
     if problem.cost_sample is not None:  # sampled cost term: interval and true cost

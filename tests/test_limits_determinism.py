@@ -115,7 +115,7 @@ def test_inconsistent_backend_is_caught(digits_problem, monkeypatch):
     real = type(backend)._solve
 
     def lying(self, problem, *, deadline, verbose):
-        res = real(self, problem, time_limit=time_limit, verbose=verbose)
+        res = real(self, problem, deadline=deadline, verbose=verbose)
         return SolveResult(split_mask=res.split_mask, objective=res.objective * 0.5,
                            bound=res.bound * 0.5, status="optimal", seconds=0.0)
 

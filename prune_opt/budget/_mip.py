@@ -22,7 +22,6 @@ CP-SAT needs integer coefficients, see ``docs/math/budget.md``:
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -140,17 +139,16 @@ class BudgetProgram:
                 m.add_hint(v, bool(h))
         return m, x
 
-    def solve(self, hint, time_limit, workers=1, verbose=False):
-        """Run CP-SAT; returns a dict with ``mask`` (or None), ``bound`` (natural units,
-        None when not certified), ``status`` and ``seconds``.  ``time_limit``
-        includes building the model."""
+    def solve(self, hint, deadline, workers=1, verbose=False):
+        """Run CP-SAT until ``deadline`` (a :class:`~prune_opt.Deadline`: building the
+        model counts); returns a dict with ``mask`` (or None), ``bound`` (natural units,
+        None when not certified), ``status`` and ``seconds``."""
         from ortools.sat.python import cp_model
 
-        t0 = time.perf_counter()
         m, x = self._model(hint)
         solver = cp_model.CpSolver()
-        left = float(time_limit) - (time.perf_counter() - t0)
-        solver.parameters.max_time_in_seconds = max(left, 0.01)
+        left = deadline.seconds()
+        solver.parameters.max_time_in_seconds = 1e9 if left is None else max(left, 0.01)
         solver.parameters.num_workers = int(workers)
         solver.parameters.random_seed = 0
         solver.parameters.log_search_progress = bool(verbose)

@@ -468,8 +468,7 @@ def _mip_phase(problem, budget, inc, deadline, workers, verbose):
     from ._mip import BudgetProgram
 
     prog = BudgetProgram(problem, budget)
-    left = deadline.seconds()
-    out = prog.solve(inc.mask, 1e9 if left is None else left, workers, verbose)
+    out = prog.solve(inc.mask, deadline, workers, verbose)
     inc.offer(out.pop("mask"), "cp-sat")
     bound = out["bound"]
     if bound is not None and not math.isfinite(bound):
