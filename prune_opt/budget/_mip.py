@@ -79,7 +79,7 @@ class BudgetProgram:
     >>> X, y = load_iris(return_X_y=True)
     >>> tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
     >>> p = po.compile_problem(tree, X, y, costs=[1, 1, 5, 5])
-    >>> out = BudgetProgram(p, 5.0).solve(hint=None, time_limit=10.0)
+    >>> out = BudgetProgram(p, 5.0).solve(hint=None, deadline=po.Deadline(10.0))
     >>> out["status"], bool(p.evaluate(out["mask"]).average_cost <= 5.0)
     ('OPTIMAL', True)
     """

@@ -1,6 +1,6 @@
 """PrunedForest: a forest plus the nodes that stay splits.
 
-Persistence (:mod:`._persistence`) and the scikit-learn export
+Persistence (:mod:`._codec`) and the scikit-learn export
 (:mod:`.exporters`) sit beside this class: they read its fields and
 never import it, so the dependencies only point down to the Forest IR.
 """

@@ -331,7 +331,7 @@ def squared_error(value, moments):
     Examples
     --------
     >>> import numpy as np
-    >>> from prune_opt.routing._records import squared_error
+    >>> from prune_opt.program._compile_steps import squared_error
     >>> y = np.array([1.0, 2.0, 6.0])
     >>> float(squared_error(np.array([3.0]), np.array([[3, y.sum(), (y * y).sum()]]))[0])
     14.0

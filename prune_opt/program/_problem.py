@@ -149,7 +149,7 @@ class PruningProblem:
             t0 = time.perf_counter()
             rec["use_node"] = self.leaf_records.use_node()
             # a measure of this machine's speed on these records (what estimates of the
-            # work of a pass over them read, see solvers._baseline_masks)
+            # work of a pass over them read, see budget._baselines)
             rec["use_node_seconds"] = time.perf_counter() - t0
         return rec["use_node"]
 
