@@ -372,14 +372,6 @@ def _fit_paper(r, deadline):
     return _report_sampled_cost(pf, problem, r.budget, cost_rows)
 
 
-def _fit_hull_request(r, deadline):
-    """``method="hull"``: the Lagrangian hull vertex (exact solves; not time-limited)."""
-    cost_rows = None if r.X is None else local_rows(r.X)
-    problem = _paper_problem(r)
-    pf = _fit_hull(problem, r.budget, r.solver, r.tol, r.verbose, r.solver_options)
-    return _report_sampled_cost(pf, problem, r.budget, cost_rows)
-
-
 def _fit_own_loss(r, deadline):
     """An ensemble objective: the lowest-loss fitting candidate in that loss."""
     return fit_budget_objective(r.given, r.X, r.y, costs=r.costs, budget=r.budget,
@@ -405,7 +397,7 @@ def _report_sampled_cost(pf, problem, budget, X):
         warnings.warn(f"the problem was compiled with cost_sample: the budget {budget:g} is "
                       "met by the sampled average cost only; pass the rows it was compiled "
                       "on as X to check (and record) the true average cost", UserWarning,
-                      stacklevel=3)
+                      stacklevel=4)
     pf.solve_info.update(cost_sample_report(problem, pf.split_mask, X))
     true = pf.solve_info.get("true_average_cost")
     if true is not None and not fits_budget(true, budget):
@@ -413,7 +405,7 @@ def _report_sampled_cost(pf, problem, budget, X):
                       f"({pf.solve_info['sampled_average_cost']:g} on "
                       f"{pf.solve_info['n_sample']} rows) but the true average cost on all "
                       f"rows of X is {true:g}; pass a larger cost_sample (or none) to meet "
-                      "it on every row", UserWarning, stacklevel=3)
+                      "it on every row", UserWarning, stacklevel=4)
     return pf
 
 
@@ -444,11 +436,14 @@ def _fit_search(problem, budget, deadline, verbose, solver_options):
                         objective=bd.error_term, breakdown=bd, solve_info=info, lam=0.0)
 
 
-def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
-    """The Lagrangian hull vertex with the largest cost not above ``budget``."""
+def _fit_hull(r, deadline):
+    """``method="hull"``: the Lagrangian hull vertex with the largest cost not above the
+    budget (exact solves; not time-limited)."""
+    cost_rows = None if r.X is None else local_rows(r.X)
+    problem, budget = _paper_problem(r), r.budget
     t0 = time.perf_counter()
-    hull = LagrangianHull(problem, solver=solver, tol=tol, solver_options=solver_options)
-    chosen, above, lam = _lagrangian(hull, budget, verbose)
+    hull = LagrangianHull(problem, solver=r.solver, tol=r.tol, solver_options=r.solver_options)
+    chosen, above, lam = _lagrangian(hull, budget, r.verbose)
     info = dict(chosen.pruned.solve_info)
     info.update({
         "method": "hull", "budget": budget, "lam": lam,
@@ -467,9 +462,10 @@ def _fit_hull(problem, budget, solver, tol, verbose, solver_options):
                 "solves the hard budget")
         warnings.warn(note, UserWarning, stacklevel=3)
         info["note"] = note
-    return PrunedForest(problem.forest, chosen.pruned.split_mask, costs=problem.costs,
-                        objective=chosen.pruned.breakdown.error_term + lam * chosen.cost_term,
-                        breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
+    pf = PrunedForest(problem.forest, chosen.pruned.split_mask, costs=problem.costs,
+                      objective=chosen.pruned.breakdown.error_term + lam * chosen.cost_term,
+                      breakdown=chosen.pruned.breakdown, solve_info=info, lam=lam)
+    return _report_sampled_cost(pf, problem, budget, cost_rows)
 
 
 def _auto_objective(problem_or_forest, X, y, method, cost_sample, client):
@@ -592,7 +588,7 @@ def _fit_auto(problem_or_forest, X, y, *, budget, costs, train, deadline, verbos
 
 #: fit_budget's strategies by name (see :func:`_strategy`): each takes the checked
 #: request and the call's one deadline and returns the PrunedForest
-STRATEGIES = {"paper": _fit_paper, "hull": _fit_hull_request, "own loss": _fit_own_loss,
+STRATEGIES = {"paper": _fit_paper, "hull": _fit_hull, "own loss": _fit_own_loss,
               "auto": _fit_auto_request}
 
 
