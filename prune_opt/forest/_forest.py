@@ -9,6 +9,7 @@ decision path listed in increasing node id is in root-to-leaf order.
 from __future__ import annotations
 
 import copy
+import importlib
 
 import numpy as np
 import scipy.sparse as sp
@@ -591,6 +592,16 @@ def _renumber_preorder(tree, t):
 
 # the model importers, in registration order: (name, accepts(model), build(model))
 _IMPORTERS = []
+#: the package whose import registers the importers (read by name: it sits above this
+#: stage, and registers itself here, as a plug-in does)
+IMPORTERS_PACKAGE = "prune_opt.importers"
+
+
+def _registered_importers():
+    """The importers, after :data:`IMPORTERS_PACKAGE` has registered them: ``import
+    prune_opt`` no longer imports every stage, so the first model read loads them."""
+    importlib.import_module(IMPORTERS_PACKAGE)  # at once when already imported
+    return _IMPORTERS
 
 
 def register_importer(name, accepts, build):
@@ -608,7 +619,7 @@ def supported_models():
     >>> "sklearn.ensemble.HistGradientBoostingClassifier" in supported_models()
     True
     """
-    return "; ".join(name for name, _, _ in _IMPORTERS) + (
+    return "; ".join(name for name, _, _ in _registered_importers()) + (
         "; a prune_opt.Forest, or any object with a to_forest() method (the "
         "forest_builders estimators)")
 
@@ -666,7 +677,7 @@ def as_forest(forest):
         if not isinstance(out, Forest):
             raise TypeError("forest.to_forest() must return a prune_opt.Forest")
         return out
-    for _, accepts, build in _IMPORTERS:
+    for _, accepts, build in _registered_importers():
         if accepts(forest):
             return build(forest)
     raise TypeError(f"forest: unsupported model {type(forest).__name__}; supported: "
