@@ -14,13 +14,19 @@ The contract of every command:
   written atomically (whole or not at all);
 * Ctrl-C (SIGINT) prints one line ``interrupted`` on stderr, stops child
   processes, leaves no partial file and exits with status 130.
+
+Start-up is cheap, so that ``prune-opt --help`` answers at once and Ctrl-C is
+handled from the first moment: :func:`main` installs its SIGINT handling
+before it imports anything, this package and the parsers (``add_parser``)
+import only the standard library at module level, and a command imports
+what it needs (NumPy, scikit-learn, the solvers) when it runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
+import signal
 import sys
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
@@ -69,6 +75,8 @@ def build_parser():
     >>> build_parser().parse_args(["tu-check", "--matrix", "A.npz"]).command
     'tu-check'
     """
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="prune-opt",
         description="Exact cost-aware pruning of tree ensembles (BudgetPrune).",
@@ -112,8 +120,41 @@ def _run_command(args):
         return EXIT_USAGE
 
 
+class _CtrlC:
+    """The SIGINT handler of one :func:`main` call.
+
+    While the command runs, Ctrl-C raises KeyboardInterrupt: ``finally``
+    clauses remove temporary files and stop child processes, and :func:`main`
+    prints the one line. Once :func:`main` has its answer (``done``), a late
+    Ctrl-C is ignored, so that no second line or traceback can follow.
+    """
+
+    def __init__(self):
+        self.done = False
+
+    def __call__(self, signum, frame):
+        if not self.done:
+            raise KeyboardInterrupt
+
+
+def _set_sigint(handler):
+    """Install ``handler`` for SIGINT; the previous one, or None where Python allows
+    no handler (a thread other than the main one)."""
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        return None
+
+
 def main(argv=None):
     """Run the ``prune-opt`` command line; returns the exit status.
+
+    Ctrl-C at any moment of the call prints ``interrupted`` on stderr and returns
+    130: the handler is installed first, before anything is imported.  Without
+    ``argv`` (the process's own command line: the ``prune-opt`` script,
+    ``python -m prune_opt.cli``) Ctrl-C is ignored once the status is known, while
+    the process exits; with ``argv`` (a call from Python) the caller's handler is
+    restored.
 
     Examples
     --------
@@ -121,6 +162,26 @@ def main(argv=None):
     >>> main(["tu-check", "--matrix", "no-such-file.npz"])
     2
     """
+    ctrl_c, previous = _CtrlC(), None
+    try:  # from the first instruction on: an interrupt raised anywhere below is caught
+        previous = _set_sigint(ctrl_c)
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        ctrl_c.done = True
+        # atomic writers have removed their temporary files and child processes
+        # have been stopped by the code that started them (finally clauses)
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        ctrl_c.done = True
+        if argv is None:  # the process exits with this status: nothing left to stop
+            _set_sigint(signal.SIG_IGN)
+        elif previous is not None:
+            _set_sigint(previous)
+
+
+def _dispatch(argv):
+    """Parse ``argv`` and run its command (the part of :func:`main` Ctrl-C interrupts)."""
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -133,11 +194,6 @@ def main(argv=None):
         # and point stdout at devnull so the interpreter's final flush cannot fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        # atomic writers have removed their temporary files and child processes
-        # have been stopped by the code that started them (finally clauses)
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,9 @@
 """Helpers shared by CLI commands: dataset + forest set-up, checked and atomic
-outputs, plain-text tables."""
+outputs, plain-text tables.
+
+Command modules import from here at their top level, so this module imports only
+the standard library there: NumPy and the rest are imported inside the helpers
+that use them (``prune-opt --help`` must not load them)."""
 
 from __future__ import annotations
 
@@ -9,8 +13,6 @@ import csv
 import json
 import os
 from pathlib import Path
-
-import numpy as np
 
 from .._io import atomic_write, check_output_path, unique_keys
 
@@ -162,6 +164,8 @@ def detect_task(requested, ds):
     >>> detect_task("auto", SimpleNamespace(task="classification", y=np.linspace(0, 1, 50)))
     ('regression', 'detected: float target with 50 distinct values')
     """
+    import numpy as np
+
     y = np.asarray(ds.y)
     if requested == "regression" and y.dtype.kind not in "biuf":
         raise ValueError("--task regression needs a numeric target; this target holds "
@@ -244,6 +248,7 @@ def setup_experiment(args, *, fit=True):
     Returns a dict with the dataset, splits, costs, task (``--task``; a
     command without the option fits a classifier) and fitted forest.
     """
+    import numpy as np
     from sklearn.model_selection import train_test_split
 
     check_train_frac(args)
@@ -345,6 +350,8 @@ def model_classes(labels, n_classes, given=None):
     ...
     ValueError: --model: the model predicts 3 classes (0..2), and the table's 2 labels 1, 3 are neither class numbers in 0..2 nor 3 labels to code in sorted order; pass --classes with the label of each of the model's classes, class 0 first (e.g. --classes a,b,c)
     """
+    import numpy as np
+
     labels = np.unique(np.asarray(labels))
     k = int(n_classes)
     shown = _labels_text(labels)
@@ -387,6 +394,8 @@ def _mapping_text(classes, most=10):
 def _parse_classes(text, labels, k):
     """``--classes`` as labels of the table's dtype: ``k`` distinct ones that name every
     label of the table."""
+    import numpy as np
+
     parts = [part.strip() for part in str(text).split(",")]
     if len(parts) != k or not all(parts):
         raise ValueError(f"--classes {text!r}: the model predicts {k} classes; name each "
@@ -418,6 +427,8 @@ def model_experiment(args, exp):
     columns put in the model's order (by name when the model has names, else by
     position), the costs with them, a classifier's labels coded as the model codes
     them; anything that does not fit says what and how to fix it."""
+    import numpy as np
+
     from ..importers import read_model_file
 
     forest = read_model_file(args.model)
@@ -505,6 +516,8 @@ def score_metrics(model, X, y, task, prefix="test_"):
     >>> score_metrics(DecisionTreeRegressor().fit(X, y), X, y, "regression")
     {'test_r2': 1.0, 'test_mse': 0.0}
     """
+    import numpy as np
+
     if task == "regression":
         if not hasattr(model, "score"):  # a Forest read from a --model file
             from .. import PrunedForest

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .._memory import _status_bytes
-
 __all__ = ["proc_status_kb", "reset_peak_rss"]
 
 
@@ -16,6 +14,8 @@ def proc_status_kb(key):
     >>> proc_status_kb("NoSuchKey") is None
     True
     """
+    from .._memory import _status_bytes  # NumPy: imported when a command measures
+
     value = _status_bytes(key)
     return None if value is None else value // 1024
 

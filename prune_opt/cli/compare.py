@@ -18,8 +18,6 @@ import time
 import traceback
 import tracemalloc
 
-import numpy as np
-
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -266,6 +264,7 @@ def add_gaps(rows):
 
 
 def run(args):
+    import numpy as np
     from tqdm import tqdm
 
     from .. import as_forest, compile_problem

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from ..budget import BASELINES, baseline_curve, budget_curve, get_baseline, tradeoff_curve
-from ..program._compile import compile_problem
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -20,9 +18,9 @@ from ._common import (
     write_json,
 )
 
-# BudgetPrune's exact hull, fit_budget on a grid of budgets, then every registered
-# baseline (prune_opt.budget.BASELINES)
-METHODS = ("budgetprune", "fit_budget", *BASELINES)
+#: the methods besides the registered baselines: BudgetPrune's exact hull, and
+#: fit_budget on a grid of budgets
+OWN_METHODS = ("budgetprune", "fit_budget")
 DEFAULT_METHODS = "budgetprune,fit_budget,ccp,greedy,fewer-trees"
 #: budgets of fit_budget and of the summary, as shares of the unpruned forest's
 #: validation cost
@@ -45,8 +43,10 @@ def add_parser(sub):
         "are scored by test R^2.")
     add_data_arguments(p, trees=40, model=True)
     p.add_argument("--methods", default=DEFAULT_METHODS,
-                   help=f"comma-separated subset of {','.join(METHODS)} "
-                        f"(default {DEFAULT_METHODS})")
+                   help=f"comma-separated subset of {', '.join(OWN_METHODS)} and the "
+                        "baselines registered in prune_opt.budget.BASELINES (ccp, greedy, "
+                        "fewer-trees, impurity, feature-prefix, ...; a name it does not know "
+                        f"lists them) (default {DEFAULT_METHODS})")
     p.add_argument("--budgets", default=",".join(str(x) for x in DEFAULT_BUDGETS),
                    help="budgets as shares of the unpruned forest's validation cost: "
                         "fit_budget runs at each, and the summary reports every method there "
@@ -101,14 +101,31 @@ def parse_resolution(text):
     return value
 
 
+def all_methods():
+    """BudgetPrune's exact hull, fit_budget on a grid of budgets, then every registered
+    baseline (:data:`prune_opt.budget.BASELINES`, read when a command runs: the
+    registry imports the baselines' libraries).
+
+    Examples
+    --------
+    >>> from prune_opt.cli.curve import all_methods
+    >>> all_methods()[:3]
+    ('budgetprune', 'fit_budget', 'ccp')
+    """
+    from ..budget import BASELINES
+
+    return (*OWN_METHODS, *BASELINES)
+
+
 def parse_methods(text):
     methods = [m.strip().lower() for m in text.split(",") if m.strip()]
-    bad = [m for m in methods if m not in METHODS]
+    known = all_methods()
+    bad = [m for m in methods if m not in known]
     if bad or not methods:
         hint = ("; the LightGBM CEGB curve moved to forest_builders.cegb.cegb_curve"
                 if "cegb" in bad else "")
         raise ValueError(f"--methods: unknown method(s) {bad}; choose from "
-                         f"{', '.join(METHODS)}{hint}")
+                         f"{', '.join(known)}{hint}")
     return list(dict.fromkeys(methods))
 
 
@@ -116,6 +133,7 @@ def objective_curve(exp, objective, lams, *, max_points=12):
     """Rows of an ensemble objective's curve: ``po.prune(objective=...)`` at up to
     ``max_points`` of the given lambdas (evaluated on the test split)."""
     from .. import prune
+    from ..budget import baseline_curve
     from ..objectives import get_objective
 
     get_objective(objective)
@@ -184,6 +202,9 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
     :data:`prune_opt.budget.BASELINES` (an unknown name is an error)."""
     import warnings
 
+    from ..budget import budget_curve
+    from ..program._compile import compile_problem
+
     Xv, yv, Xte, yte = exp["X_val"], exp["y_val"], exp["X_test"], exp["y_test"]
     problem = compile_problem(exp["forest"], Xv, yv, costs=exp["costs"], train=error_data(exp))
     out = {}
@@ -216,6 +237,8 @@ def compute_curves(exp, methods, *, solver="auto", cost_resolution=0.0, progress
 def baseline_rows(exp, problem, method, max_points, *, progress=True):
     """Rows of a baseline's curve: at most ``max_points`` of its prunings (see
     :func:`thin`) of the validation split, scored on the test split."""
+    from ..budget import baseline_curve, get_baseline
+
     Xv = exp["X_val"]
     with phase(f"baseline {method}: pruning", enabled=progress):
         prunings = thin(get_baseline(method)(exp["forest"], Xv, exp["y_val"],
@@ -231,6 +254,8 @@ def hull_rows(problem, X, X_eval, y_eval, *, solver="auto", cost_resolution=0.0,
     scored on ``(X_eval, y_eval)`` with those rows routed once (the scoring core of
     :func:`~prune_opt.budget.baseline_curve`) instead of once per vertex; ``X`` are
     the rows ``problem`` was compiled on."""
+    from ..budget import baseline_curve, tradeoff_curve
+
     curve, points = tradeoff_curve(problem, solver=solver, cost_resolution=cost_resolution,
                                    progress=progress, return_points=True)
     rows = curve.to_dict("records")

@@ -23,9 +23,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import numpy as np
-
-from ..solvers import list_solvers
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -162,6 +159,8 @@ def _parse_baselines(text):
 
 def add_vs_best(rows):
     """Each row's relative distance to the best exact backend's objective at its lambda."""
+    from ..solvers import list_solvers
+
     kinds = list_solvers()
     for lam in {r["lam"] for r in rows}:
         at = [r for r in rows if r["lam"] == lam]
@@ -226,6 +225,8 @@ def _cegb_models(exp, progress):
 def _estimator_row(exp, budget, limits, progress):
     """The budget estimator with its defaults, fit on the training and validation
     splits (it splits them itself to grow, prune and choose)."""
+    import numpy as np
+
     from ._plugins import estimator_class
 
     BudgetPrunedForestClassifier = estimator_class("BudgetPrunedForestClassifier")
@@ -354,6 +355,8 @@ def budget_points(budget_rows):
 
 
 def _parse_lams(text, flag):
+    import numpy as np
+
     try:
         values = [float(s) for s in text.split(",") if s.strip()]
     except ValueError:
@@ -375,6 +378,8 @@ def _parse_grids(args):
 
 
 def _unpruned_figures(args, exp):
+    import numpy as np
+
     from .. import acquisition_cost
 
     rf, Xte, yte = exp["forest"], exp["X_test"], exp["y_test"]
@@ -392,6 +397,8 @@ def _unpruned_figures(args, exp):
 
 def _jobs(lams, lp_lams, solvers):
     """(lam, solver) pairs: matrix-based backends only at ``lp_lams``."""
+    from ..solvers import list_solvers
+
     kinds = list_solvers()
     return [(lam, s) for lam in sorted(set(lams) | set(lp_lams)) for s in solvers
             if kinds[s]["kind"] not in ("lp", "ip") or lam in lp_lams]
@@ -422,6 +429,8 @@ def _solve_grid(exp, jobs, *, progress=True):
 
 def _agreement_lines(rows):
     """Per lambda: how closely the exact backends agree, how far the others are."""
+    from ..solvers import list_solvers
+
     kinds = list_solvers()
     lines = []
     for lam in sorted({r["lam"] for r in rows}):

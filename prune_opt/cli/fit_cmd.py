@@ -9,8 +9,6 @@ as JSON (``prune_opt.load`` reads it back).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._common import (
     add_data_arguments,
     add_output_argument,
@@ -56,6 +54,8 @@ def add_parser(sub):
 
 
 def _check(args):
+    import numpy as np
+
     for flag, value, positive in (("--budget", args.budget, False),
                                   ("--budget-share", args.budget_share, True),
                                   ("--time-limit", args.time_limit, True)):
@@ -75,6 +75,8 @@ def _frame(X, names):
 
 
 def run(args):
+    import numpy as np
+
     from .. import acquisition_cost
     from ._plugins import estimator_class
 

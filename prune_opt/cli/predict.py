@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._common import add_output_argument, write_csv
 
 
@@ -38,6 +36,8 @@ def _encoding(pruned, path):
 
 def _score_line(pruned, pred, y, target, labelled):
     """Accuracy (regression: R^2 and MSE) on the rows whose target cell is filled."""
+    import numpy as np
+
     rows = (f"the {labelled.size} rows" if labelled.all() else
             f"the {int(labelled.sum())} of {labelled.size} rows whose target is filled")
     if pruned.forest.task == "regression":
@@ -69,6 +69,8 @@ def _labels(values, most=8):
 
 
 def run(args):
+    import numpy as np
+
     from .. import load
     from ..datasets import encode_table, read_table
 

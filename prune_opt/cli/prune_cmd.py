@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 import warnings
 
-import numpy as np
-
 from ._common import (
     NO_LIBRARY_WRITER,
     add_data_arguments,
@@ -124,6 +122,8 @@ def _solve_phase(args):
 
 
 def _check_goal(args):
+    import numpy as np
+
     if args.lam is not None and not (np.isfinite(args.lam) and args.lam >= 0):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ._common import (
     add_data_options,
     add_model_option,
@@ -61,6 +59,8 @@ def add_parser(sub):
 
 
 def _problem_from_dataset(args):
+    import numpy as np
+
     from .. import FeatureCosts, compile_problem
 
     for name in ("trees", "examples", "max_depth"):
@@ -109,6 +109,8 @@ def _problem_from_dataset(args):
 
 
 def run(args):
+    import numpy as np
+
     from ..checks import (
         is_totally_unimodular,
         load_matrix,
