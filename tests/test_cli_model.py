@@ -530,3 +530,154 @@ def test_model_out_names_the_catboost_file(capsys, tmp_path, catboost_file, pima
     again = po.as_forest(model)
     np.testing.assert_array_equal(again.decision_function(pima.X),
                                   pruned.decision_function(pima.X))
+
+
+# ------------------------------------------------ the classes are the importer's answer
+# A CatBoost file names its classes (class_names): the command line labelled them by the
+# LightGBM/XGBoost rule instead (class numbers, or the table's labels in sorted order),
+# so class_names=['yes', 'no'] scored 0.10 where CatBoost scores 0.90, and a model of
+# labels 1, 2, 3 on a table holding 1 and 2 was scored, and pruned, with 1 and 2 read as
+# the class numbers 1 and 2 (CatBoost's classes 1 and 2 are the labels 2 and 3).
+
+def _catboost_model(path, X, y, names, **params):
+    cb = pytest.importorskip("catboost")
+    pd = pytest.importorskip("pandas")
+    model = cb.CatBoostClassifier(iterations=25, depth=3, verbose=0, thread_count=1,
+                                  random_seed=0, allow_writing_files=False, **params)
+    model.fit(pd.DataFrame(X, columns=names), y)
+    model.save_model(str(path), format="json")
+    return model
+
+
+def _catboost_labels(model, X, names):
+    pd = pytest.importorskip("pandas")
+    return np.ravel(model.predict(pd.DataFrame(X, columns=names)))
+
+
+@pytest.fixture(scope="module")
+def yes_no(tmp_path_factory, pima):
+    """A CatBoost model whose class 0 is 'yes' (class_names), and a pima table with
+    labels no/yes, whose sorted order is the other one."""
+    folder = tmp_path_factory.mktemp("yes_no")
+    labels = np.where(pima.y == 1, "yes", "no")
+    model = _catboost_model(folder / "cb.json", pima.X[:300], labels[:300],
+                            pima.feature_names, class_names=["yes", "no"])
+    table = _write_table(folder / "t.csv", pima.X, labels, pima.feature_names)
+    return model, folder / "cb.json", table
+
+
+def test_a_catboost_files_class_names_label_its_classes(capsys, tmp_path, yes_no):
+    model, model_file, table = yes_no
+    argv = ["prune", "--model", str(model_file), "--dataset", str(table), "--target", "class",
+            "--lam", "0.003", "--out", str(tmp_path / "p.json"), "--json",
+            str(tmp_path / "s.json"), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "classes: the model's own labels: 'yes' -> 0, 'no' -> 1" in capsys.readouterr().out
+    exp = _split(argv)
+    assert exp["forest"].classes_.tolist() == ["yes", "no"]
+    own = np.mean(_catboost_labels(model, exp["X_test"], exp["forest"].feature_names)
+                  == exp["y_test"])
+    assert own > 0.7
+    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+    # the pruning is the one the library reads the same model into (po.as_forest)
+    expected = po.prune(po.as_forest(model), exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        lam=0.003)
+    pruned = po.load(tmp_path / "p.json")
+    assert pruned.forest.classes_.tolist() == ["yes", "no"]
+    np.testing.assert_array_equal(pruned.split_mask, expected.split_mask)
+    # predict writes CatBoost's labels (the pruned model's own CatBoost file agrees)
+    assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
+                 "--out", str(tmp_path / "preds.csv")]) == 0
+    pd = pytest.importorskip("pandas")
+    read = load_dataset(str(table), target="class")
+    written = pd.read_csv(tmp_path / "preds.csv")["prediction"].tolist()
+    assert written == _catboost_labels(load_catboost(tmp_path / "p.catboost.json"), read.X,
+                                       pruned.forest.feature_names).tolist()
+
+
+def test_a_table_that_lacks_a_class_of_a_catboost_file(capsys, tmp_path, thyroid):
+    # labels 1, 2, 3; the table holds 1 and 2 only
+    model = _catboost_model(tmp_path / "cb.json", thyroid.X, thyroid.y, thyroid.feature_names)
+    keep = thyroid.y_test != 3
+    table = _write_table(tmp_path / "t.csv", thyroid.X_test[keep], thyroid.y_test[keep],
+                         thyroid.feature_names)
+    argv = ["prune", "--model", str(tmp_path / "cb.json"), "--dataset", str(table),
+            "--target", "class", "--train-frac", "0", "--lam", "0.001", "--out",
+            str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert ("classes: the model's own labels: 1 -> 0, 2 -> 1, 3 -> 2 (the table has 1, 2)"
+            in capsys.readouterr().out)
+    exp = _split(argv)
+    own = np.mean(_catboost_labels(model, exp["X_test"], thyroid.feature_names)
+                  == exp["y_test"])
+    assert own > 0.7
+    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+    expected = po.prune(po.as_forest(model), exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        lam=0.001)
+    pruned = po.load(tmp_path / "p.json")
+    assert pruned.forest.classes_.tolist() == [1, 2, 3]
+    np.testing.assert_array_equal(pruned.split_mask, expected.split_mask)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_takes_the_classes_of_a_catboost_file(capsys, tmp_path, yes_no,
+                                                            command):
+    model, model_file, table = yes_no
+    argv = [COMMANDS[command][0], "--model", str(model_file), "--dataset", str(table),
+            "--target", "class", *[a.format(tmp=tmp_path) for a in COMMANDS[command][1:]]]
+    if command == "prune --budget":
+        argv[argv.index("3")] = "10"
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "classes: the model's own labels: 'yes' -> 0, 'no' -> 1" in capsys.readouterr().out
+    if command in ("export", "tu-check"):
+        return
+    exp = _split(argv)
+    own = np.mean(_catboost_labels(model, exp["X_test"], exp["forest"].feature_names)
+                  == exp["y_test"])
+    summary = _summary(tmp_path, "s.json")
+    if command == "curve":
+        assert summary["unpruned"]["test_accuracy"] == pytest.approx(own)
+    elif command == "compare":  # each backend's pruning scored against CatBoost's labels
+        assert all(row["test_accuracy"] > 0.6 for row in summary["rows"])
+    else:
+        assert summary["unpruned_test_accuracy"] == pytest.approx(own)
+
+
+def test_labels_a_catboost_file_does_not_name_need_classes(capsys, tmp_path, yes_no, pima):
+    _, model_file, _ = yes_no
+    table = _write_table(tmp_path / "t.csv", pima.X, np.where(pima.y == 1, "Y", "N"),
+                         pima.feature_names)
+    base = ["prune", "--model", str(model_file), "--dataset", str(table), "--target", "class",
+            "--lam", "0.003", "--out", str(tmp_path / "p.json"), "--no-progress"]
+    # not coded in sorted order: the file says which class is which label
+    one_line_error(capsys, main(base), "names its 2 classes 'yes', 'no'", "'N', 'Y'",
+                   "--classes")
+    assert main([*base, "--classes", "Y,N"]) == 0, capsys.readouterr().err
+    assert "classes (--classes): 'Y' -> 0, 'N' -> 1" in capsys.readouterr().out
+    assert po.load(tmp_path / "p.json").forest.classes_.tolist() == ["Y", "N"]
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost", "catboost"])
+def test_the_classes_are_those_the_library_reads_the_file_with(tmp_path, pima, library):
+    # for every library the command line's classes are the importer's (po.as_forest of
+    # the model), and the model predicts as the library does
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(pima.X[:300], columns=pima.feature_names)
+    path = tmp_path / ("model.txt" if library == "lightgbm" else "model.json")
+    if library == "lightgbm":
+        model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, verbose=-1).fit(
+            frame, pima.y[:300])
+        model.booster_.save_model(str(path))
+    elif library == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(frame,
+                                                                                 pima.y[:300])
+        model.save_model(str(path))
+    else:
+        model = _catboost_model(path, pima.X[:300], pima.y[:300], pima.feature_names)
+    exp = _split(["prune", "--model", str(path), "--dataset", "pima", "--lam", "0.01"])
+    assert exp["forest"].classes_.tolist() == po.as_forest(model).classes_.tolist() == [0, 1]
+    X_test = pd.DataFrame(exp["X_test"], columns=pima.feature_names)
+    np.testing.assert_array_equal(
+        po.PrunedForest(exp["forest"], exp["forest"].full_split_mask()).predict(
+            exp["X_test"]), np.ravel(model.predict(X_test)))

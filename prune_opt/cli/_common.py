@@ -93,15 +93,19 @@ def add_model_option(p):
                         "--dataset are split as usual and the model is not refitted (train "
                         "it on rows that are not the validation or test split, or pass "
                         "--train-frac 0: none of the rows trained it); its columns are "
-                        "matched by name. A classifier's classes are 0..K-1 in the model: "
-                        "target labels in 0..K-1 are those classes, exactly K other labels "
-                        "are coded in sorted order as LGBMClassifier and XGBClassifier code "
-                        "them (the mapping is printed); anything else needs --classes")
+                        "matched by name. A classifier's classes are those the model file "
+                        "gives: the labels a CatBoost model names, the numbers 0..K-1 of a "
+                        "LightGBM or XGBoost model. Target labels among them are those "
+                        "classes; for classes 0..K-1, exactly K other labels are coded in "
+                        "sorted order as LGBMClassifier and XGBClassifier code them (the "
+                        "mapping is printed); anything else needs --classes")
     p.add_argument("--classes", default=None, metavar="A,B,...",
                    help="with --model: the label of each of the model's classes, in the "
                         "model's order (class 0 first), comma-separated; needed when the "
-                        "table's labels are neither the class numbers 0..K-1 nor exactly K "
-                        "labels to code in sorted order (e.g. a table that lacks a class)")
+                        "table's labels are not the model's own (the labels a CatBoost "
+                        "model names, or the class numbers 0..K-1) nor exactly K labels to "
+                        "code in sorted order for classes 0..K-1 (e.g. a table that lacks "
+                        "a class)")
 
 
 def load_data(args):
@@ -310,28 +314,33 @@ def check_train_frac(args):
         raise ValueError(f"--train-frac must be in {where}, got {frac}")
 
 
-def model_classes(labels, n_classes, given=None):
+def model_classes(labels, classes, given=None):
     """The table's label of each of a model file's classes, and the line that says so.
 
-    A model file's classes are 0..K-1 (``K = n_classes``).  The rule, one a user
-    can check: labels that are all integers in 0..K-1 are those class numbers;
-    otherwise exactly K distinct labels are coded in sorted order, as
-    ``LGBMClassifier`` and ``XGBClassifier`` code them; anything else (fewer or
-    more distinct labels, integers outside 0..K-1) needs ``given``, the
-    ``--classes`` text: the label of each class in the model's order.
+    The model's classes are its importer's answer, the Forest's ``classes_``:
+    the labels a CatBoost model file names (``class_names``), or the class
+    numbers 0..K-1 of a LightGBM or XGBoost model file, which stores no labels.
+    The rule, one a user can check: labels of the table that are all among the
+    model's classes are those classes (also when the table lacks some); when the
+    classes are the numbers 0..K-1, exactly K other distinct labels are coded in
+    sorted order, as ``LGBMClassifier`` and ``XGBClassifier`` code them; anything
+    else (labels a model naming its classes does not have, fewer or more distinct
+    labels, integers outside 0..K-1) needs ``given``, the ``--classes`` text: the
+    label of each class in the model's order.
 
     Parameters
     ----------
     labels : array-like
         The target column's labels (all rows).
-    n_classes : int
+    classes : array-like or int
+        The model's classes (``Forest.classes_``); an int K stands for 0..K-1.
     given : str, optional
         ``--classes``: comma-separated labels, class 0 first.
 
     Returns
     -------
     classes : ndarray
-        ``n_classes`` labels in the dtype of ``labels``: class ``k`` is ``classes[k]``.
+        One label per class, in the dtype of ``labels``: class ``k`` is ``classes[k]``.
     note : str
         One line naming the rule used and the mapping.
 
@@ -343,6 +352,10 @@ def model_classes(labels, n_classes, given=None):
     (array([0, 1, 2]), 'classes: the labels are the class numbers of the model, 0..2 (the table has 0, 2)')
     >>> model_classes(np.array(["yes", "no"]), 2)[0]
     array(['no', 'yes'], dtype='<U3')
+    >>> model_classes(np.array(["no", "yes"]), np.array(["yes", "no"]))
+    (array(['yes', 'no'], dtype='<U3'), "classes: the model's own labels: 'yes' -> 0, 'no' -> 1")
+    >>> model_classes(np.array([1, 2]), np.array([1, 2, 3]))[0]
+    array([1, 2, 3])
     >>> model_classes(np.array([1, 3]), 3, given="1,2,3")[0]
     array([1, 2, 3])
     >>> model_classes(np.array([1, 3]), 3)
@@ -353,30 +366,59 @@ def model_classes(labels, n_classes, given=None):
     import numpy as np
 
     labels = np.unique(np.asarray(labels))
-    k = int(n_classes)
-    shown = _labels_text(labels)
+    own = np.arange(classes) if np.ndim(classes) == 0 else np.asarray(classes)
+    k = own.size
     if given is not None:
-        classes = _parse_classes(given, labels, k)
-        return classes, f"classes (--classes): {_mapping_text(classes)}"
+        values = _parse_classes(given, labels, k)
+        return values, f"classes (--classes): {_mapping_text(values)}"
+    numbers = own.dtype.kind in "biuf" and np.array_equal(own, np.arange(k))
     numeric = labels.dtype.kind in "biuf"
     if numeric and labels.size > k and not np.all(labels == np.round(labels)):
         raise ValueError(f"--model: the model is a classifier of {k} classes, but the target "
                          f"holds {labels.size} distinct non-integer values, a regression "
                          "target; pass the label column with --target")
-    if numeric and labels.size and np.all(labels == np.round(labels)) and labels.min() >= 0 \
-            and labels.max() <= k - 1:
-        lacks = f" (the table has {shown})" if labels.size < k else ""
-        return (np.arange(k).astype(labels.dtype),
-                f"classes: the labels are the class numbers of the model, 0..{k - 1}{lacks}")
-    if labels.size == k:
+    mine = _in_dtype_of(own, labels)
+    if mine is not None and labels.size and np.isin(labels, mine).all():
+        lacks = f" (the table has {_labels_text(labels)})" if labels.size < k else ""
+        if numbers:
+            return mine, f"classes: the labels are the class numbers of the model, 0..{k - 1}{lacks}"
+        return mine, f"classes: the model's own labels: {_mapping_text(mine)}{lacks}"
+    if numbers and labels.size == k:
         return labels, ("classes: the table's labels coded in sorted order, as LGBMClassifier "
                         f"and XGBClassifier code them: {_mapping_text(labels)}")
+    raise ValueError(_classes_mismatch(labels, own, numbers))
+
+
+def _in_dtype_of(classes, labels):
+    """The model's classes as labels of the table's dtype (``'1'`` and ``1.0`` are the
+    label 1 of an integer column), or None when they are not of its kind (text
+    classes of a numeric column)."""
+    import numpy as np
+
+    if labels.dtype.kind not in "biuf":
+        return np.array([str(c) for c in classes.tolist()])
+    try:
+        values = np.array([float(c) for c in classes.tolist()])
+    except (TypeError, ValueError):
+        return None
+    if labels.dtype.kind in "biu" and np.all(values == np.round(values)):
+        return values.astype(labels.dtype)
+    return values
+
+
+def _classes_mismatch(labels, classes, numbers):
+    """The one-line refusal of a table whose labels the model's classes do not name."""
+    k = classes.size
     example = ",".join("abcdefgh"[:min(k, 8)]) + (",..." if k > 8 else "")
-    raise ValueError(f"--model: the model predicts {k} classes (0..{k - 1}), and the table's "
-                     f"{labels.size} labels {shown} are neither class numbers in 0..{k - 1} "
-                     f"nor {k} labels to code in sorted order; pass --classes with the label "
-                     f"of each of the model's classes, class 0 first (e.g. --classes "
-                     f"{example})")
+    how = ("pass --classes with the label of each of the model's classes, class 0 first "
+           f"(e.g. --classes {example})")
+    if numbers:
+        return (f"--model: the model predicts {k} classes (0..{k - 1}), and the table's "
+                f"{labels.size} labels {_labels_text(labels)} are neither class numbers in "
+                f"0..{k - 1} nor {k} labels to code in sorted order; {how}")
+    return (f"--model: the model names its {k} classes {_labels_text(classes)}, and the "
+            f"table's labels {_labels_text(labels)} are not among them; pass the model's "
+            f"label column with --target, or {how}")
 
 
 def _labels_text(labels, most=10):
@@ -460,7 +502,7 @@ def model_experiment(args, exp):
         # the labels follow the model's classes, never their rank in this table (a table
         # that lacks a class would shift every class after it)
         forest = copy.copy(forest)
-        forest.classes_, exp["class_note"] = model_classes(labels, forest.n_classes,
+        forest.classes_, exp["class_note"] = model_classes(labels, forest.classes_,
                                                            getattr(args, "classes", None))
     else:
         if getattr(args, "classes", None) is not None:
