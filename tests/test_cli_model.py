@@ -681,3 +681,60 @@ def test_the_classes_are_those_the_library_reads_the_file_with(tmp_path, pima, l
     np.testing.assert_array_equal(
         po.PrunedForest(exp["forest"], exp["forest"].full_split_mask()).predict(
             exp["X_test"]), np.ravel(model.predict(X_test)))
+
+
+# ------------------------------------------------ options for the other source of the forest
+# --trees 3 and --max-depth 2 with --model exited 0 and changed nothing (the summary still
+# said the model's 30 trees). Which options apply only to a forest the command grows, or
+# only to a --model file, is one table (_common.SOURCE_OPTIONS), checked for every command.
+
+def _commands_with(flag):
+    from prune_opt.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return sorted(name for name, p in sub.choices.items()
+                  if any(flag in a.option_strings for a in p._actions))
+
+
+#: what each command that takes a model file needs besides it
+NEEDS = {"prune": ["--lam", "0.01", "--out", "{tmp}/p.json"], "compare": [], "curve": [],
+         "export": ["--lam", "0.01", "--out", "{tmp}/p.mps"], "tu-check": []}
+VALUES = {"--trees": "3", "--max-depth": "2", "--classes": "0,1", "--model-out": "{tmp}/m.txt"}
+
+
+def test_the_table_covers_every_command_that_takes_a_model():
+    from prune_opt.cli._common import SOURCE_OPTIONS
+
+    assert set(_commands_with("--classes")) == set(NEEDS)  # the library-model commands
+    assert {flag for flag, _, _ in SOURCE_OPTIONS.values()} == set(VALUES)
+
+
+@pytest.mark.parametrize("command", sorted(NEEDS))
+def test_an_option_for_the_other_source_is_refused(capsys, tmp_path, lightgbm_file, command):
+    from prune_opt.cli._common import SOURCE_OPTIONS
+
+    base = [command, "--dataset", "pima", *[a.format(tmp=tmp_path) for a in NEEDS[command]]]
+    checked = 0
+    for flag, applies, _ in SOURCE_OPTIONS.values():
+        if command not in _commands_with(flag):
+            continue
+        value = VALUES[flag].format(tmp=tmp_path)
+        if applies == "grown":
+            for given in ([flag, value], [flag, "40"], [f"{flag}={value}"], [flag[:-1], value]):
+                code = main([*base, "--model", str(lightgbm_file), *given])
+                one_line_error(capsys, code, f"{flag} does not apply to --model",
+                               f"drop {flag}")
+        else:
+            one_line_error(capsys, main([*base, flag, value]), f"{flag} needs --model")
+        checked += 1
+        assert list(tmp_path.iterdir()) == []  # refused before any work
+    assert checked >= 3
+
+
+def test_the_grown_forests_options_still_apply_without_a_model(capsys, tmp_path):
+    argv = ["prune", "--dataset", "pima", "--trees", "3", "--max-depth", "2", "--lam", "0.01",
+            "--out", str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"),
+            "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert _summary(tmp_path, "s.json")["trees"] == 3
+    assert po.load(tmp_path / "p.json").forest.max_depth <= 2

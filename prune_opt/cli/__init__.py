@@ -82,7 +82,11 @@ def build_parser():
         description="Exact cost-aware pruning of tree ensembles (BudgetPrune).",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from ._common import CommandParser
+
+    # each command's parser records the options given (an option that does not apply
+    # to the forest's source is refused, see _common.SOURCE_OPTIONS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for name in COMMANDS:
         command_module(name).add_parser(sub)
     missing = set(COMMANDS) - set(sub.choices)
@@ -106,9 +110,10 @@ def _user_error(exc):
 
 def _run_command(args):
     from ..solvers import SolverError
-    from ._common import check_outputs
+    from ._common import check_options_apply, check_outputs
 
     try:
+        check_options_apply(args)
         check_outputs(args)
         return int(args.func(args) or 0)
     except BrokenPipeError:

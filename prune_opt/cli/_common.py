@@ -7,6 +7,7 @@ that use them (``prune-opt --help`` must not load them)."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import copy
 import csv
@@ -35,6 +36,72 @@ def _cost_lines(path, text):
             raise ValueError(f"--costs {str(path)!r} line {i} is not 'name:cost' ({line.strip()!r})"
                              "; the file must be JSON or one 'name:cost' line per feature")
     return spec
+
+
+#: attribute of the parsed arguments that holds the options given on the command line
+GIVEN = "given_options"
+#: options that apply to one source of the forest only: dest -> (flag, source, why).
+#: "grown": the forest the command grows (no --model); "model": a --model file. Every
+#: command that takes such an option is checked against this table alone
+#: (:func:`check_options_apply`), before anything is read.
+SOURCE_OPTIONS = {
+    "trees": ("--trees", "grown", "it is the size of the forest the command grows, and a "
+              "model file's trees are taken as they are"),
+    "max_depth": ("--max-depth", "grown", "it limits the depth of the forest the command "
+                  "grows, and a model file's trees are taken as they are"),
+    "classes": ("--classes", "model", "it names the classes of a model trained elsewhere (a "
+                "forest the command grows takes the table's labels)"),
+    "model_out": ("--model-out", "model", "it names the pruned model's file in its "
+                  "library's format (a LightGBM, XGBoost or CatBoost model to prune)"),
+}
+
+
+class _Store(argparse.Action):
+    """argparse's plain store action, which also records that the option was given
+    (a default equal to the value given, ``--trees 40``, is still an option given)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, GIVEN, getattr(namespace, GIVEN, frozenset()) | {self.dest})
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of one command: records which options the command line gave
+    (``args.given_options``), so that an option that does not apply is refused
+    rather than ignored."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Store)
+        self.register("action", "store", _Store)
+
+
+def check_options_apply(args):
+    """Refuse an option given for the other source of the forest (:data:`SOURCE_OPTIONS`):
+    ``--trees`` or ``--max-depth`` with ``--model``, ``--classes`` or ``--model-out``
+    without it.
+
+    Examples
+    --------
+    >>> from prune_opt.cli import build_parser
+    >>> from prune_opt.cli._common import check_options_apply
+    >>> args = build_parser().parse_args(["export", "--model", "m.txt", "--trees", "40",
+    ...                                   "--lam", "0", "--out", "p.mps"])
+    >>> check_options_apply(args)
+    Traceback (most recent call last):
+    ...
+    ValueError: --trees does not apply to --model: it is the size of the forest the command grows, and a model file's trees are taken as they are; drop --trees
+    """
+    if not hasattr(args, "model"):  # a command that always grows its forest
+        return
+    source = "model" if args.model else "grown"
+    given = getattr(args, GIVEN, frozenset())
+    for dest, (flag, applies, why) in SOURCE_OPTIONS.items():
+        if dest not in given or applies == source:
+            continue
+        if applies == "model":
+            raise ValueError(f"{flag} needs --model: {why}")
+        raise ValueError(f"{flag} does not apply to --model: {why}; drop {flag}")
 
 
 def add_data_options(p, *, task=True, dataset_default="digits"):
@@ -256,9 +323,6 @@ def setup_experiment(args, *, fit=True):
     from sklearn.model_selection import train_test_split
 
     check_train_frac(args)
-    if getattr(args, "classes", None) is not None and not getattr(args, "model", None):
-        raise ValueError("--classes needs --model: it names the classes of a model trained "
-                         "elsewhere (a forest the command grows takes the table's labels)")
     if args.trees < 1:
         raise ValueError(f"--trees must be at least 1, got {args.trees}")
     data = load_data(args)

@@ -128,9 +128,6 @@ def _check_goal(args):
         raise ValueError(f"--lam must be a finite number >= 0, got {args.lam}")
     if args.budget is not None and not (np.isfinite(args.budget) and args.budget >= 0):
         raise ValueError(f"--budget must be a finite number >= 0, got {args.budget}")
-    if args.model_out and not args.model:
-        raise ValueError("--model-out needs --model (a LightGBM, XGBoost or CatBoost model "
-                         "to prune)")
     if args.model_out:
         from ..importers import model_file_kind
 
