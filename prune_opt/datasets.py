@@ -27,7 +27,7 @@ import numpy as np
 from .forest._costs import FeatureCosts
 
 __all__ = ["Dataset", "load_dataset", "list_datasets", "dataset_catalog", "shared_data_dir",
-           "load_csv", "read_table", "encode_table"]
+           "load_csv", "read_table", "encode_table", "match_columns"]
 
 BUNDLED = ("digits", "thyroid", "heart", "pima", "heart-severity", "diabetes")
 #: datasets whose target is a real number (the rest are classification)
@@ -461,6 +461,31 @@ def _parse_table(text, sep, target, encoding=None):
     return X, y, names, enc
 
 
+def match_columns(header, columns):
+    """Where each of a model's ``columns`` is in a table's ``header``: matched by name,
+    in any order; the table's other columns are ignored, and a column it lacks is an
+    error naming it.  Every reader of a table for a trained model matches its columns
+    this way (``prune-opt predict``, ``prune-opt prune --model`` and the other commands
+    that take a model file).
+
+    Examples
+    --------
+    >>> from prune_opt.datasets import match_columns
+    >>> match_columns(["id", "age", "smoker", "sick"], ["smoker", "age"])
+    [2, 1]
+    >>> match_columns(["age", "sick"], ["age", "smoker"])
+    Traceback (most recent call last):
+    ...
+    ValueError: the table lacks the column(s) ['smoker'] the model was trained on; its header is ['age', 'sick']
+    """
+    header = list(header)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"the table lacks the column(s) {missing} the model was trained "
+                         f"on; its header is {header}")
+    return [header.index(c) for c in columns]
+
+
 def encode_table(text, sep, encoding):
     """``X, y, labelled`` of a new table read with the ``encoding`` a training table
     produced.
@@ -472,14 +497,11 @@ def encode_table(text, sep, encoding):
     when no row is labelled).
     """
     header, body = _split_rows(text, sep)
-    missing_cols = [c for c in encoding["columns"] if c not in header]
-    if missing_cols:
-        raise ValueError(f"the table lacks the column(s) {missing_cols} the model was trained "
-                         f"on; its header is {header}")
+    positions = match_columns(header, encoding["columns"])
     cats = encoding.get("categories") or {}
     cols = []
-    for name in encoding["columns"]:
-        vals, missing = _column_values(body, header.index(name))
+    for name, at in zip(encoding["columns"], positions):
+        vals, missing = _column_values(body, at)
         if name in cats:
             cols.append(encode_categories(name, vals, missing, cats[name]))
             continue

@@ -738,3 +738,138 @@ def test_the_grown_forests_options_still_apply_without_a_model(capsys, tmp_path)
     assert main(argv) == 0, capsys.readouterr().err
     assert _summary(tmp_path, "s.json")["trees"] == 3
     assert po.load(tmp_path / "p.json").forest.max_depth <= 2
+
+
+# ------------------------------------------------ a table with columns the model does not read
+# prune --model refused a table with more columns than the model reads; the columns are
+# matched by name, by the one function predict matches them with (match_columns).
+
+@pytest.fixture(scope="module")
+def extra_columns(tmp_path_factory, pima):
+    """A LightGBM model of pima's columns, and a table holding them in another order
+    besides an id and a text column the model does not read."""
+    pd = pytest.importorskip("pandas")
+    folder = tmp_path_factory.mktemp("extra")
+    frame = pd.DataFrame(pima.X, columns=pima.feature_names)
+    lgb.LGBMClassifier(n_estimators=15, num_leaves=6, verbose=-1, random_state=0).fit(
+        frame.iloc[:300], pima.y[:300]).booster_.save_model(str(folder / "m.txt"))
+    table = frame[list(pima.feature_names[::-1])].copy()
+    table.insert(0, "id", np.arange(len(table)))
+    table.insert(1, "ward", np.where(np.arange(len(table)) % 2, "north", "south"))
+    table["class"] = pima.y
+    table.to_csv(folder / "t.csv", index=False)
+    return folder / "m.txt", folder / "t.csv"
+
+
+def test_a_table_with_columns_the_model_does_not_read(capsys, tmp_path, extra_columns, pima):
+    model_file, table = extra_columns
+    argv = ["prune", "--model", str(model_file), "--dataset", str(table), "--lam", "0.01",
+            "--out", str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"),
+            "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    exp = _split(argv)
+    assert exp["X_test"].shape[1] == len(pima.feature_names)
+    own = np.mean(_lightgbm_labels(model_file, exp["X_test"], [0, 1]) == exp["y_test"])
+    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+    pruned = po.load(tmp_path / "p.json")
+    assert pruned.forest.feature_names == list(pima.feature_names)
+    assert pruned.feature_encoding["columns"] == list(pima.feature_names)
+    # the library file reads the model's columns only, and predicts what predict writes
+    booster = lgb.Booster(model_file=str(tmp_path / "p.txt"))
+    assert booster.feature_name() == list(pima.feature_names)
+    assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
+                 "--out", str(tmp_path / "preds.csv")]) == 0, capsys.readouterr().err
+    pd = pytest.importorskip("pandas")
+    written = pd.read_csv(tmp_path / "preds.csv")["prediction"].to_numpy()
+    np.testing.assert_array_equal(written, (booster.predict(pima.X) > 0.5).astype(int))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_reads_a_table_with_more_columns(capsys, tmp_path, extra_columns,
+                                                       command):
+    model_file, table = extra_columns
+    argv = [COMMANDS[command][0], "--model", str(model_file), "--dataset", str(table),
+            *[a.format(tmp=tmp_path) for a in COMMANDS[command][1:]]]
+    assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_one_function_matches_the_columns_for_prune_and_predict(capsys, tmp_path, monkeypatch,
+                                                               extra_columns):
+    import prune_opt.datasets as datasets
+
+    model_file, table = extra_columns
+    calls = []
+    real = datasets.match_columns
+    monkeypatch.setattr(datasets, "match_columns",
+                        lambda header, columns: calls.append(list(columns)) or
+                        real(header, columns))
+    assert main(["prune", "--model", str(model_file), "--dataset", str(table), "--lam", "0.01",
+                 "--out", str(tmp_path / "p.json"), "--no-progress"]) == 0
+    assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
+                 "--out", str(tmp_path / "preds.csv")]) == 0
+    assert len(calls) == 2 and calls[0] == calls[1]
+    # a column the model reads and the table lacks is named, by both
+    lacking = tmp_path / "lacking.csv"
+    lacking.write_text("\n".join(",".join(row.split(",")[:-2] + row.split(",")[-1:])
+                                 for row in table.read_text().splitlines()))
+    code = main(["prune", "--model", str(model_file), "--dataset", str(lacking), "--lam",
+                 "0.01", "--out", str(tmp_path / "q.json")])
+    one_line_error(capsys, code, "lacks the column(s) ['timespreg']")
+    code = main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(lacking),
+                 "--out", str(tmp_path / "q.csv")])
+    one_line_error(capsys, code, "lacks the column(s) ['timespreg']")
+
+
+def test_costs_of_columns_the_model_does_not_read_are_still_paid(capsys, tmp_path, thyroid):
+    # thyroid's FTI is computed from TT4 and T4U: a model that reads FTI but neither of
+    # them still pays for both with it
+    pd = pytest.importorskip("pandas")
+    names = [n for n in thyroid.feature_names if n not in ("TT4", "T4U")]
+    cols = [thyroid.feature_names.index(n) for n in names]
+    lgb.LGBMClassifier(n_estimators=10, num_leaves=6, verbose=-1, random_state=0).fit(
+        pd.DataFrame(thyroid.X[:, cols], columns=names), thyroid.y).booster_.save_model(
+        str(tmp_path / "m.txt"))
+    argv = ["prune", "--model", str(tmp_path / "m.txt"), "--dataset", "thyroid", "--lam",
+            "0.001", "--out", str(tmp_path / "p.json"), "--json", str(tmp_path / "s.json"),
+            "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    full, exp = thyroid.costs_or_uniform(), _split(argv)
+    fti, tt4 = exp["costs"].feature_names.index("FTI"), thyroid.feature_names.index("TT4")
+    assert exp["costs"].cost_of([fti]) == pytest.approx(14.51 + 11.41)
+    forest = exp["forest"]
+    expected = po.acquisition_cost(forest, exp["X_test"], exp["costs"]).mean()
+    assert _summary(tmp_path, "s.json")["unpruned_test_cost"] == pytest.approx(expected)
+    assert full.cost_of([tt4]) == pytest.approx(14.51)
+
+
+def test_the_kept_columns_cost_what_they_cost_among_all():
+    # any set of the kept columns costs what it cost among all the table's columns
+    import itertools
+
+    from prune_opt.cli._common import costs_of_columns
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(300):
+        n = int(rng.integers(2, 7))
+        names = [f"c{i}" for i in range(n)]
+        pool = [int(k) for k in rng.permutation(n)]
+        groups = {f"g{g}": (float(rng.integers(1, 9)), [pool.pop(), pool.pop()])
+                  for g in range(int(rng.integers(0, 3))) if len(pool) >= 2}
+        order = [int(k) for k in rng.permutation(n)]  # requires point to earlier columns
+        requires = {k: [order[j] for j in rng.choice(i, min(i, 2), replace=False)]
+                    for i, k in enumerate(order) if i and rng.random() < 0.4}
+        full = po.FeatureCosts(rng.integers(0, 5, n).astype(float), groups=groups or None,
+                               requires=requires or None, feature_names=names)
+        keep = [int(k) for k in rng.choice(n, int(rng.integers(1, n + 1)), replace=False)]
+        try:
+            kept = costs_of_columns(full, keep, [names[k] for k in keep])
+        except ValueError as exc:  # overlapping shared units: said in one line
+            assert "--costs" in str(exc) and "\n" not in str(exc)
+            continue
+        checked += 1
+        for r in range(1, len(keep) + 1):
+            for subset in itertools.combinations(range(len(keep)), r):
+                assert kept.cost_of(subset) == pytest.approx(
+                    full.cost_of([keep[s] for s in subset]))
+    assert checked > 250

@@ -160,7 +160,8 @@ def add_model_option(p):
                         "--dataset are split as usual and the model is not refitted (train "
                         "it on rows that are not the validation or test split, or pass "
                         "--train-frac 0: none of the rows trained it); its columns are "
-                        "matched by name. A classifier's classes are those the model file "
+                        "matched by name (other columns of the table are left out). A "
+                        "classifier's classes are those the model file "
                         "gives: the labels a CatBoost model names, the numbers 0..K-1 of a "
                         "LightGBM or XGBoost model. Target labels among them are those "
                         "classes; for classes 0..K-1, exactly K other labels are coded in "
@@ -530,9 +531,9 @@ def _parse_classes(text, labels, k):
 
 def model_experiment(args, exp):
     """``exp`` with the ``--model`` file's forest in place of a fitted one: the data's
-    columns put in the model's order (by name when the model has names, else by
-    position), the costs with them, a classifier's labels coded as the model codes
-    them; anything that does not fit says what and how to fix it."""
+    columns the model reads, in its order (by name when the model has names, else by
+    position), the costs with them, a classifier's labels matched to the model's
+    classes; anything that does not fit says what and how to fix it."""
     import numpy as np
 
     from ..importers import read_model_file
@@ -542,23 +543,10 @@ def model_experiment(args, exp):
     if getattr(args, "task", "auto") not in ("auto", None) and args.task != forest.task:
         raise ValueError(f"--task {args.task}: the model in {args.model!r} is a "
                          f"{forest.task} model")
-    names = list(ds.feature_names) if ds.feature_names is not None else None
-    order = np.arange(len(names) if names else exp["X_train"].shape[1])
-    if forest.feature_names is not None and names is not None:
-        missing = [n for n in forest.feature_names if n not in names]
-        if missing or len(names) != forest.n_features:
-            extra = [n for n in names if n not in forest.feature_names]
-            raise ValueError(f"--model: the model reads the columns {forest.feature_names[:8]}; "
-                             f"the dataset lacks {missing[:5]} and has {extra[:5]} besides: "
-                             "pass the table the model was trained on")
-        order = np.array([names.index(n) for n in forest.feature_names])
-    elif order.size != forest.n_features:
-        raise ValueError(f"--model: the model reads {forest.n_features} features, the dataset "
-                         f"has {order.size}; pass the table the model was trained on")
+    order = _model_columns(args, forest, ds, exp["X_train"].shape[1])
     for key in ("X_train", "X_val", "X_test"):
         exp[key] = np.asarray(exp[key])[:, order]
-    if forest.feature_names is not None and exp["costs"].feature_names is not None:
-        exp["costs"] = exp["costs"].reorder(forest.feature_names)
+    exp["costs"] = costs_of_columns(exp["costs"], order, forest.feature_names)
     exp["task"], exp["task_reason"] = forest.task, f"the model in {args.model}"
     # every label of the table (a command that uses a sample of its rows passes them all)
     labels = exp.get("labels", np.concatenate([exp["y_train"], exp["y_val"], exp["y_test"]]))
@@ -578,6 +566,99 @@ def model_experiment(args, exp):
                              "pass the numeric target column with --target")
     exp["forest"] = forest
     return exp
+
+
+def _model_columns(args, forest, ds, width):
+    """Where each column the ``--model`` forest reads is in the dataset: by name, as
+    ``prune-opt predict`` matches them (other columns of the table are left out), or
+    by position when either side has no names."""
+    from ..datasets import match_columns
+
+    names = list(ds.feature_names) if ds.feature_names is not None else None
+    if forest.feature_names is not None and names is not None:
+        try:
+            return match_columns(names, forest.feature_names)
+        except ValueError as exc:
+            raise ValueError(f"--model: {exc}; pass a table with the columns the model "
+                             "was trained on") from None
+    if width != forest.n_features:
+        raise ValueError(f"--model: the model reads {forest.n_features} features, the dataset "
+                         f"has {width}; pass the table the model was trained on")
+    return list(range(width))
+
+
+def costs_of_columns(costs, positions, names=None):
+    """The costs of the columns ``positions`` of a table, in that order (named
+    ``names``), as they cost among all the table's columns: any set of them costs what
+    it cost there.  A unit a kept column needs through a column left out (FTI computed
+    from TT4 when the model does not read TT4) is paid with that column, and one that
+    several kept columns need becomes their shared group.
+
+    Raises
+    ------
+    ValueError
+        When those shared units overlap (a column in two of them), which
+        :class:`~prune_opt.FeatureCosts` cannot express; the line says so.
+
+    Examples
+    --------
+    >>> from prune_opt import FeatureCosts
+    >>> from prune_opt.cli._common import costs_of_columns
+    >>> fc = FeatureCosts({"TT4": 14.51, "T4U": 11.41, "age": 1.0},
+    ...                   requires={"FTI": ["TT4", "T4U"]},
+    ...                   feature_names=["age", "TT4", "T4U", "FTI"])
+    >>> kept = costs_of_columns(fc, [3, 0], ["FTI", "age"])
+    >>> kept.feature_cost().tolist(), kept.cost_of([0, 1])
+    ([25.92, 1.0], 26.92)
+    """
+    import numpy as np
+
+    from .. import FeatureCosts
+
+    positions = [int(k) for k in positions]
+    if sorted(positions) == list(range(costs.n_features)):  # every column, maybe reordered
+        if costs.feature_names is None or names is None:
+            return costs
+        return costs.reorder(names)
+    units = [set(costs.feature_units[p].indices.tolist()) for p in positions]
+    own, requires, shared = np.zeros(len(positions)), {}, {}
+    for k, p in enumerate(positions):
+        own[k] = costs.unit_costs[p]
+        requires[k] = [j for j, q in enumerate(positions) if j != k and q in units[k]]
+        # what the kept columns it is computed from do not already pay
+        rest = units[k] - {p}.union(*(units[j] for j in requires[k]))
+        for u in rest:
+            shared.setdefault(u, []).append(k)
+    groups = {}
+    for u, members in sorted(shared.items()):
+        if len(members) == 1:  # needed by one kept column alone: part of its own cost
+            own[members[0]] += costs.unit_costs[u]
+            continue
+        key = tuple(members)
+        cost, labels = groups.get(key, (0.0, []))
+        label = costs.unit_names[u]
+        groups[key] = (cost + costs.unit_costs[u], [*labels, label.removeprefix("group:")
+                                                    if u >= costs.n_features else label])
+    _check_disjoint(groups, names)
+    return FeatureCosts(own, feature_names=None if names is None else list(names),
+                        groups={", ".join(labels): (float(cost), list(members))
+                                for members, (cost, labels) in groups.items()} or None,
+                        requires={k: v for k, v in requires.items() if v} or None)
+
+
+def _check_disjoint(groups, names):
+    """Refuse shared units that overlap: FeatureCosts' groups must not."""
+    seen = {}
+    for members, (_, labels) in groups.items():
+        for k in members:
+            if k in seen:
+                column = names[k] if names is not None else k
+                raise ValueError(f"--costs: column {column!r} of the model shares the costs of "
+                                 f"{seen[k]} and of {', '.join(labels)} with other columns, "
+                                 "some of which the model does not read, and prune-opt cannot "
+                                 "express that for the model's columns alone; give --costs "
+                                 "for the columns the model reads")
+            seen[k] = ", ".join(labels)
 
 
 def error_data(exp):
@@ -794,9 +875,11 @@ def save_model(pruned, path, dataset=None):
         pruned.forest.feature_names = [str(n) for n in names]
     if enc is not None:
         own = pruned.forest.feature_names
-        if own is not None and list(enc.get("columns", [])) != own and sorted(
-                enc.get("columns", [])) == sorted(own):  # a --model reads its own order
-            enc = dict(enc, columns=list(own))
+        columns = list(enc.get("columns", []))
+        if own is not None and columns != own and set(own) <= set(columns):
+            # a --model reads its own columns, in its own order, of the table's
+            enc = dict(enc, columns=list(own), categories={
+                c: v for c, v in (enc.get("categories") or {}).items() if c in own})
         pruned.feature_encoding = enc  # checked against the names
     with naming_errors(path):
         pruned.save(path)
