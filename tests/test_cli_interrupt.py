@@ -189,3 +189,35 @@ def test_ctrl_c_at_any_moment(tmp_path, delay):
     else:
         assert proc.returncode != 0, err
     assert not (tmp_path / "pruned.json").exists()
+
+
+HARNESS = '''
+import runpy, sys, types
+
+import prune_opt.cli as cli
+
+def add_parser(sub):
+    sub.add_parser("interrupted-in-exec").set_defaults(func=run)
+
+def run(args):
+    exec("raise KeyboardInterrupt")  # as Ctrl-C inside SciPy's exec() of NumPy's names
+
+fake = types.ModuleType("prune_opt.cli._interrupted_in_exec")
+fake.add_parser, fake.run = add_parser, run
+sys.modules[fake.__name__] = fake
+cli.COMMANDS["interrupted-in-exec"] = "_interrupted_in_exec"
+sys.argv = ["prune-opt", "interrupted-in-exec"]
+runpy.run_module("prune_opt.cli", run_name="__main__")
+'''
+
+
+def test_an_interrupt_inside_exec_still_exits_with_130(tmp_path):
+    # an interrupt that escaped exec() of a string (SciPy imports NumPy's names through
+    # one) left CPython's mark of an unhandled KeyboardInterrupt set: after the one line,
+    # `python -m prune_opt.cli` killed itself with SIGINT (status -2) instead of 130
+    (tmp_path / "harness.py").write_text(HARNESS)
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "harness"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (130, "interrupted\n")

@@ -173,6 +173,7 @@ def main(argv=None):
         return _dispatch(argv)
     except KeyboardInterrupt:
         ctrl_c.done = True
+        _forget_interrupt()
         # atomic writers have removed their temporary files and child processes
         # have been stopped by the code that started them (finally clauses)
         print("interrupted", file=sys.stderr)
@@ -183,6 +184,16 @@ def main(argv=None):
             _set_sigint(signal.SIG_IGN)
         elif previous is not None:
             _set_sigint(previous)
+
+
+def _forget_interrupt():
+    """Clear CPython's mark of an interrupt that escaped code run by ``exec()`` of a
+    string (SciPy imports NumPy's names through one).  The mark outlives the
+    ``except`` that handled the interrupt, and ``python -m prune_opt.cli`` would end
+    by killing itself with SIGINT after the one line, instead of exiting with 130;
+    every ``exec()`` of a string starts by clearing it (``run_eval_code_obj`` in
+    CPython's pythonrun.c)."""
+    exec("None")
 
 
 def _dispatch(argv):
