@@ -309,3 +309,103 @@ def test_a_file_save_writes_is_a_file_load_reads(levels, loads, tmp_path):
         with pytest.raises(ValueError, match="cannot save.*solve_info"):
             pf.save(path)
         assert not path.exists()
+
+
+# ------------------------------------------------------------------ other libraries' files
+@pytest.fixture(scope="module")
+def library_files(tmp_path_factory):
+    """A small fitted model of each library, saved as the file prune-opt reads
+    (``{library: (path, raw predictions of the library, rows)}``); a library that is not
+    installed is left out."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(int)
+    out, tmp = {}, tmp_path_factory.mktemp("library_files")
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        pass
+    else:
+        m = lgb.LGBMClassifier(n_estimators=5, num_leaves=6, verbose=-1).fit(X, y)
+        m.booster_.save_model(tmp / "m.txt")
+        out["lightgbm"] = (tmp / "m.txt", m.predict(X, raw_score=True), X)
+    try:
+        import xgboost as xgb
+    except ImportError:
+        pass
+    else:
+        m = xgb.XGBClassifier(n_estimators=5, max_depth=3, n_jobs=1).fit(X, y)
+        m.save_model(tmp / "m.json")
+        out["xgboost"] = (tmp / "m.json", m.predict(X, output_margin=True), X)
+    try:
+        import catboost as cb
+    except ImportError:
+        pass
+    else:
+        m = cb.CatBoostClassifier(iterations=5, depth=3, verbose=0, thread_count=1,
+                                  allow_writing_files=False).fit(X, y)
+        m.save_model(str(tmp / "cb.json"), format="json")
+        out["catboost"] = (tmp / "cb.json", m.predict(X, prediction_type="RawFormulaVal"), X)
+    return out
+
+
+def _read(library, source, **kw):
+    from prune_opt.importers import from_catboost, from_lightgbm, from_xgboost
+
+    read = {"lightgbm": from_lightgbm, "xgboost": from_xgboost, "catboost": from_catboost}
+    return read[library](source, **kw)
+
+
+LIBRARIES = ["lightgbm", "xgboost", "catboost"]
+#: how far an import's raw scores may be from its library's: XGBoost sums in float32
+RAW_TOLERANCE = {"lightgbm": 1e-12, "xgboost": 1e-5, "catboost": 1e-12}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_byte_order_mark_is_dropped_by_every_model_reader(library, library_files, tmp_path):
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    path, raw, X = library_files[library]
+    data = b"\xef\xbb\xbf" + path.read_bytes()
+    (tmp_path / path.name).write_bytes(data)
+    for source in (tmp_path / path.name, data, data.decode("utf-8")):
+        forest = _read(library, source)
+        assert np.abs(forest.decision_function(X) - raw).max() <= RAW_TOLERANCE[library]
+    assert po.importers.read_model_file(tmp_path / path.name).same_splits(forest)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "catboost"])
+@pytest.mark.parametrize("where", ["top", "nested", "same value"])
+def test_a_key_given_twice_is_refused_by_every_json_reader(library, where, library_files):
+    # json keeps the last of two equal keys without a word; the library reading the file
+    # may keep the other (CatBoost keeps the last, a hand edit often adds the first)
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    text = library_files[library][0].read_text()
+    if where == "top":
+        bad = text[:-1].rstrip() + ', "version": [9, 9, 9]}' if library == "xgboost" else (
+            text[:-1].rstrip() + ', "scale_and_bias": [1, [5]]}')
+    elif where == "nested":
+        key = '"split_conditions":' if library == "xgboost" else '"leaf_values":'
+        i = text.index(key)
+        bad = text[:i] + key + " [0.25]," + text[i:]
+    else:  # the same value twice: still refused, the file was edited
+        bad = text.replace('"model_info":', '"model_info": {}, "model_info":', 1) \
+            if library == "catboost" else text.replace('"learner":', '"learner": 0, "learner":')
+    with pytest.raises(ValueError, match=r"model JSON: an object gives the key '\w+' twice"):
+        _read(library, bad)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_every_importer_guards_the_size_alike(library, library_files, tmp_path):
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    path = library_files[library][0]
+    data = path.read_bytes()
+    limit = len(data) - 1
+    for source in (path, data, data.decode("utf-8")):
+        with pytest.raises(ValueError, match=fr"more than max_bytes={limit:,}; pass a larger "):
+            _read(library, source, max_bytes=limit)
+    assert _read(library, path, max_bytes=len(data)).n_trees >= 5
+    assert _read(library, path, max_bytes=None).n_trees >= 5

@@ -439,11 +439,11 @@ def test_child_arrays_that_are_not_a_tree_are_refused():
 
 
 def test_oversized_text_is_refused_before_parsing(text, tmp_path):
-    with pytest.raises(ValueError, match="exceed the limit max_bytes=1000"):
+    with pytest.raises(ValueError, match="LightGBM model text: .* more than max_bytes=1,000"):
         from_lightgbm(text, max_bytes=1000)
     path = tmp_path / "big.txt"
     path.write_text(text)
-    with pytest.raises(ValueError, match="more than the limit max_bytes=1000"):
+    with pytest.raises(ValueError, match="big.txt' has .* more than max_bytes=1,000"):
         from_lightgbm(path, max_bytes=1000)
     assert from_lightgbm(text, max_bytes=None).n_trees == 9
 

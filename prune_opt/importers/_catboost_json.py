@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._model_json import json_field, json_object, parse_json_object
+from ._model_json import json_field, json_object, load_json_document
 
 __all__ = ["CatBoostModel", "load_document", "parse_model", "LOSSES", "MAX_DEPTH"]
 
@@ -69,11 +69,13 @@ def _fail(where, what):
 
 
 def load_document(text):
-    """The parsed JSON object of a model's text (str or bytes).
+    """The parsed JSON object of a model's text (str or bytes; see
+    :func:`~._model_json.load_json_document`).
 
-    A CatBoost binary model (``.cbm``), NaN and Infinity literals, invalid
-    or truncated JSON, nesting too deep for the parser and a top level that
-    is not an object raise ``ValueError``.
+    A CatBoost binary model (``.cbm``), text that is not UTF-8, NaN and
+    Infinity literals, a key given twice, invalid or truncated JSON, nesting
+    too deep for the parser and a top level that is not an object raise
+    ``ValueError``; a byte-order mark is dropped.
 
     Examples
     --------
@@ -82,20 +84,11 @@ def load_document(text):
     ...
     ValueError: CatBoost model: this is CatBoost's binary format (.cbm), which prune-opt does not parse; save the model as JSON: model.save_model('model.json', format='json')
     """
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        raw = bytes(text)
-        if raw[:4] == b"CBM1":
-            raise ValueError("CatBoost model: this is CatBoost's binary format (.cbm), which "
-                             f"prune-opt does not parse; save the model as JSON: {HOW_TO_SAVE}")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"CatBoost model JSON: the file is not UTF-8 text ({exc}); a "
-                             f"binary model must be saved as JSON first: {HOW_TO_SAVE}") from None
-    elif text.startswith("CBM1"):
-        return load_document(text.encode("utf-8", "surrogateescape"))
-
-    return parse_json_object(text, WHAT)
+    if text[:4] in ("CBM1", b"CBM1"):
+        raise ValueError("CatBoost model: this is CatBoost's binary format (.cbm), which "
+                         f"prune-opt does not parse; save the model as JSON: {HOW_TO_SAVE}")
+    return load_json_document(text, WHAT, f"a binary model must be saved as JSON first: "
+                                          f"{HOW_TO_SAVE}")
 
 
 # ------------------------------------------------------------------ field readers

@@ -31,10 +31,12 @@ import re
 
 import numpy as np
 
-__all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES"]
+from ._files import MAX_MODEL_BYTES, check_size, model_text
 
-#: default limit on the size of a model text (characters); ``max_bytes=`` changes it
-MAX_MODEL_BYTES = 512 * 2**20
+__all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES", "WHAT"]
+
+#: how every error names the document
+WHAT = "LightGBM model text"
 #: LightGBM's own bound on ``num_leaves`` (its config refuses more)
 MAX_LEAVES = 131072
 
@@ -108,7 +110,7 @@ class ModelText:
 
 
 def _fail(message):
-    raise ValueError(f"LightGBM model text: {message}")
+    raise ValueError(f"{WHAT}: {message}")
 
 
 def _numbers(value, kind, count, where):
@@ -147,12 +149,6 @@ def _integer(fields, key, where, *, low, high=None, default=None):
         limit = f">= {low}" if high is None else f"in [{low}, {high}]"
         _fail(f"{where}: {key}={number} must be {limit}")
     return number
-
-
-def _check_size(text, max_bytes):
-    if max_bytes is not None and len(text) > max_bytes:
-        _fail(f"{len(text)} characters exceed the limit max_bytes={max_bytes}; pass a "
-              "larger max_bytes if this model is trusted and really that large")
 
 
 def _header(lines):
@@ -308,18 +304,11 @@ def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     ...
     ValueError: LightGBM model text: tree 0: leaf_value has 1 entries, expected 2 (truncated or edited?)
     """
-    if isinstance(text, (bytes, bytearray)):
-        _check_size(text, max_bytes)
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            _fail(f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str or bytes, got {type(text).__name__}")
-    _check_size(text, max_bytes)
-    # a file that went through Windows: a byte-order mark and CRLF line ends (LightGBM
-    # writes "\n" and counts tree_sizes in that text, which the CRLF text converts back to)
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    text = model_text(check_size(text, max_bytes, WHAT), WHAT,
+                      "save the model with booster.save_model('model.txt')")
+    # a file that went through Windows: CRLF line ends (LightGBM writes "\n" and counts
+    # tree_sizes in that text, which the CRLF text converts back to)
+    lines = text.replace("\r\n", "\n").split("\n")
     fields, i = _header(lines)
     where = "the header"
     num_class = _integer(fields, "num_class", where, low=1)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._model_json import json_field, json_object, parse_json_object
+from ._model_json import json_field, json_object, load_json_document
 
 __all__ = ["XGBoostModel", "load_document", "parse_model", "OBJECTIVES", "OLDEST_VERSION"]
 
@@ -62,24 +62,16 @@ def _fail(where, what):
 
 
 def load_document(text):
-    """The parsed JSON object of a model's text (str or bytes).
+    """The parsed JSON object of a model's text (str or bytes; see
+    :func:`~._model_json.load_json_document`).
 
-    NaN and Infinity literals, invalid or truncated JSON, nesting too deep for
-    the parser and a top level that is not an object raise ``ValueError``.  A UTF-8
-    byte-order mark (a file saved by a Windows editor) is dropped.
+    Text that is not UTF-8, NaN and Infinity literals, a key given twice,
+    invalid or truncated JSON, nesting too deep for the parser and a top level
+    that is not an object raise ``ValueError``; a byte-order mark (a file saved
+    by a Windows editor) is dropped.
     """
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"XGBoost model JSON: the file is not UTF-8 text ({exc}); "
-                             "a binary UBJSON model (.ubj) must be saved as JSON first: "
-                             "booster.save_model('model.json')") from None
-
-    if isinstance(text, str):
-        text = text.removeprefix("\ufeff")
-
-    return parse_json_object(text, WHAT)
+    return load_json_document(text, WHAT, "a binary UBJSON model (.ubj) must be saved as "
+                                          "JSON first: booster.save_model('model.json')")
 
 
 # ------------------------------------------------------------------ field readers
