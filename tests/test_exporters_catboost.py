@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 import pytest
+from boosted_cases import catboost_numbered
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
@@ -389,7 +390,7 @@ def document(loss="RMSE", trees=None, n_features=3, scale_and_bias=(1.0, [0.0]))
     if loss == "MultiClass":
         doc["model_info"]["class_params"] = {"class_names": [0, 1, 2],
                                              "class_to_label": [0, 1, 2]}
-    return doc
+    return catboost_numbered(doc)
 
 
 def test_a_pruned_symmetric_tree_keeps_its_levels_down_to_the_deepest_kept_split():
@@ -444,7 +445,7 @@ def test_a_pruned_non_symmetric_tree_loses_its_cut_subtrees():
     del doc["oblivious_trees"]
     doc["trees"] = [{"split": split(0, 0.0), "left": leaf(-1.0),
                      "right": {"split": split(1, 2.0), "left": leaf(1.0), "right": leaf(3.0)}}]
-    f = from_catboost(doc)
+    f = from_catboost(catboost_numbered(doc))
     mask = np.array([True, False, False, False, False])  # the right split cut
     out = catboost_model_json(po.PrunedForest(f, mask))
     assert out["trees"] == [{"split": {"border": 0.0, "float_feature_index": 0,

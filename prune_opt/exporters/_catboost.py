@@ -281,8 +281,7 @@ def catboost_model_json(pruned):
     ...            {"feature_index": k, "flat_feature_index": k, "feature_id": "",
     ...             "borders": [0.5], "nan_value_treatment": "AsFalse"} for k in (0, 1)]},
     ...        "oblivious_trees": [{"leaf_values": [1.0, 2.0, 3.0, 4.0], "leaf_weights": [1] * 4,
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0},
-    ...                                        {"border": 0.5, "float_feature_index": 1}]}]}
+    ...                             "splits": [{"split_index": 0}, {"split_index": 1}]}]}
     >>> f = from_catboost(doc)
     >>> pruned = po.PrunedForest(f, f.depth == 0)    # the second level cut
     >>> tree = catboost_model_json(pruned)["oblivious_trees"][0]

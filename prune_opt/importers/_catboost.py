@@ -166,8 +166,7 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
     ...             "borders": [0.5], "nan_value_treatment": "AsFalse"}]},
     ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "leaf_weights": [3, 1],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0,
-    ...                                         "split_type": "FloatFeature"}]}],
+    ...                             "splits": [{"split_index": 0}]}],   # borders[0]
     ...        "scale_and_bias": [2.0, [10.0]]}
     >>> f = from_catboost(doc)
     >>> f.predict([[0.5], [0.75], [float("nan")]])   # x > 0.5 goes right; NaN as Min
@@ -229,9 +228,8 @@ def catboost_source_info(forest):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "CrossEntropy"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsTrue"}]},
-    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0}]}]}
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsTrue"}]},
+    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "splits": [{"split_index": 0}]}]}
     >>> info = catboost_source_info(from_catboost(doc))
     >>> info["loss"], info["symmetric"], info["nan_value_treatment"]
     ('CrossEntropy', True, ['AsTrue'])
@@ -313,9 +311,8 @@ def oblivious_levels(forest, t):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "RMSE"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsTrue"}]},
-    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0}]}]}
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsTrue"}]},
+    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "splits": [{"split_index": 0}]}]}
     >>> oblivious_levels(from_catboost(doc), 0)
     [(0, 0.5, False)]
     """
