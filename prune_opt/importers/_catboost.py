@@ -148,7 +148,11 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
         ``split_dtype="float32"``; the model's classes (``class_names``, else
         ``0, 1`` for a binary model) or None for regression; the model's
         feature names when it has them.  Each CatBoost tree is ``K`` IR trees,
-        one per output (see the module's notes on the layout).
+        one per output (see the module's notes on the layout).  ``node_stats``
+        keeps the training weight CatBoost recorded in each leaf, summed up the
+        tree (``weighted_n_node_samples``; ``n_node_samples`` its rounding,
+        ``impurity`` 0: CatBoost records neither), which the export writes back
+        as leaf weights.
 
     Raises
     ------
@@ -204,6 +208,10 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     forest.source_info = {"library": "catboost", "loss": parsed.loss,
                           "symmetric": bool(parsed.symmetric),
                           "nan_value_treatment": list(parsed.nan_treatment)}
+    weight = np.concatenate([tree["weight"] for tree in arrays])
+    # CatBoost records each leaf's training weight, no counts nor impurities
+    forest.node_stats = {"n_node_samples": np.rint(weight).astype(np.int64),
+                         "weighted_n_node_samples": weight, "impurity": np.zeros_like(weight)}
     return forest
 
 

@@ -149,7 +149,8 @@ class CatBoostModel:
 
     ``trees`` hold each CatBoost tree's IR arrays in preorder (``value`` of
     shape (n_nodes, n_outputs), the leaf values times ``scale``; an internal
-    node the weighted mean of its leaves), ``symmetric`` whether each was an
+    node the weighted mean of its leaves; ``weight`` the training weight that
+    reached each node, its leaves' summed), ``symmetric`` whether each was an
     oblivious tree; ``bias`` the raw score added to the trees' sum;
     ``nan_treatment`` each feature's ``nan_value_treatment`` (in feature order).
     """
@@ -443,7 +444,7 @@ def _symmetric_tree(raw, where, bins, nan_left, n_outputs, scale):
     weight[levels[-1]] = weights[index]
     _weighted_up(value, weight, left, right, levels[:-1])
     return dict(left=left, right=right, feature=feature, threshold=threshold, value=value,
-                missing_go_to_left=missing_left)
+                missing_go_to_left=missing_left, weight=weight)
 
 
 def _non_symmetric_tree(raw, where, bins, nan_left, n_outputs, scale):
@@ -494,7 +495,7 @@ def _non_symmetric_tree(raw, where, bins, nan_left, n_outputs, scale):
     levels = [np.flatnonzero(depth_of == k) for k in range(int(depth_of.max()) + 1)]
     _weighted_up(value, weight, left, right, levels)
     return dict(left=left, right=right, feature=feature, threshold=threshold, value=value,
-                missing_go_to_left=missing_left)
+                missing_go_to_left=missing_left, weight=weight)
 
 
 def parse_model(doc):
