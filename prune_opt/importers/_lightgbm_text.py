@@ -27,7 +27,10 @@ is checked where the tree is walked (:mod:`._lightgbm`).
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -37,6 +40,10 @@ __all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES", "WH
 
 #: how every error names the document
 WHAT = "LightGBM model text"
+#: how many parsed model texts are kept (by their SHA-256) for the next call
+CACHE_SIZE = 8
+_CACHE = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 #: LightGBM's own bound on ``num_leaves`` (its config refuses more)
 MAX_LEAVES = 131072
 
@@ -103,6 +110,17 @@ class ModelText:
         self.trees = trees
         self.parameters = parameters
         self.pandas_categorical = pandas_categorical
+
+    def copy(self):
+        """A copy with its own lists and dicts, sharing the (read-only) arrays."""
+        return ModelText(num_class=self.num_class,
+                         num_tree_per_iteration=self.num_tree_per_iteration,
+                         n_features=self.n_features, objective=self.objective,
+                         average_output=self.average_output,
+                         feature_names=list(self.feature_names),
+                         trees=[dict(tree) for tree in self.trees],
+                         parameters=dict(self.parameters),
+                         pandas_categorical=self.pandas_categorical)
 
     def __repr__(self):
         return (f"ModelText(trees={len(self.trees)}, num_class={self.num_class}, "
@@ -268,6 +286,13 @@ def _trailer(lines):
 def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     """Parse and check a LightGBM model text (see the module docstring).
 
+    The parse of each of the last :data:`CACHE_SIZE` texts is kept, keyed by the
+    SHA-256 of the text, so that reading the same model again (an estimator's
+    ``as_forest``, then its acquisition cost, ...) does not parse it again; each
+    call gets its own :class:`ModelText` (lists and dicts), whose arrays are
+    read-only.  A different text, however small the difference, is another key:
+    a cached parse is never that of another text.
+
     Parameters
     ----------
     text : str or bytes
@@ -306,6 +331,26 @@ def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     """
     text = model_text(check_size(text, max_bytes, WHAT), WHAT,
                       "save the model with booster.save_model('model.txt')")
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    with _CACHE_LOCK:
+        parsed = _CACHE.get(key)
+        if parsed is not None:
+            _CACHE.move_to_end(key)
+    if parsed is None:
+        parsed = _parse(text)
+        for tree in parsed.trees:  # shared by every later call: nobody writes into them
+            for value in tree.values():
+                if isinstance(value, np.ndarray):
+                    value.setflags(write=False)
+        with _CACHE_LOCK:
+            _CACHE[key] = parsed
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return parsed.copy()
+
+
+def _parse(text):
+    """:func:`parse_model_text` of a decoded text, uncached."""
     # a file that went through Windows: CRLF line ends (LightGBM writes "\n" and counts
     # tree_sizes in that text, which the CRLF text converts back to)
     lines = text.replace("\r\n", "\n").split("\n")
