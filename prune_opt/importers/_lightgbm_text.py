@@ -272,7 +272,12 @@ def _trailer(lines):
             i += 1
             while i < len(lines) and lines[i] != "end of parameters":
                 match = _PARAMETER.fullmatch(lines[i])
+                if not match and lines[i]:  # LightGBM crashed on such a file
+                    _fail(f"the line {lines[i][:40]!r} among the parameters is not "
+                          "[name: value] (edited?)")
                 if match:
+                    if match.group(1) in parameters:
+                        _fail(f"the parameters set {match.group(1)!r} twice")
                     parameters[match.group(1)] = match.group(2)
                 i += 1
             if i >= len(lines):

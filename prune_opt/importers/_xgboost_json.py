@@ -47,6 +47,8 @@ OBJECTIVES = {"reg:squarederror": "identity", "binary:logistic": "logistic",
 #: the oldest XGBoost whose JSON models are read (the first release of xgboost-cpu)
 OLDEST_VERSION = (2, 1)
 _F32_MAX = float(np.finfo(np.float32).max)
+#: the parent XGBoost writes for a tree's root
+_ROOT_PARENT = 2147483647
 #: XGBoost's ``kRtEps``: a binary:logistic base_score is clipped to [eps, 1 - eps]
 _RT_EPS = np.float32(1e-6)
 _SUPPORTED = ("supported: booster 'gbtree' with objective "
@@ -179,7 +181,7 @@ def _parse_tree(raw, where, n_features):
                          f"not read; {_SUPPORTED}")
     left = _array(raw, "left_children", where, n, "int")
     right = _array(raw, "right_children", where, n, "int")
-    _array(raw, "parents", where, n, "int")
+    parents = _array(raw, "parents", where, n, "int")
     feature = _array(raw, "split_indices", where, n, "int")
     cond = _array(raw, "split_conditions", where, n, "real")
     default_left = _array(raw, "default_left", where, n, "flag")
@@ -190,6 +192,15 @@ def _parse_tree(raw, where, n_features):
     levels = _reachable_levels(left, right, leaf, where)
     keep = np.concatenate(levels)
     inner = keep[~leaf[keep]]
+    expected = np.full(n, _ROOT_PARENT, dtype=np.int64)
+    expected[left[inner]] = expected[right[inner]] = inner
+    wrong = keep[parents[keep] != expected[keep]]
+    if wrong.size:  # XGBoost walks them (a tree's depth): it crashed on such a file
+        h = int(wrong[0])
+        _fail(f"{where}.parents", f"names {int(parents[h])} as the parent of node {h}, whose "
+                                  f"parent by the children arrays is {int(expected[h])} "
+                                  f"({_ROOT_PARENT} for the root); the file was edited, save "
+                                  "the model again with XGBoost")
     if "split_type" in raw and (_array(raw, "split_type", where, n, "int")[inner] != 0).any():
         raise ValueError(f"XGBoost model: {where} has categorical splits (they test sets "
                          "of categories, which prune-opt does not route); encode the "
