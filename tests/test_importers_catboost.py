@@ -705,10 +705,6 @@ def test_a_split_is_its_split_index_as_catboost_reads_it(cb, saved, kind, tmp_pa
 @pytest.mark.parametrize("edit, match", [
     (lambda d: d["features_info"]["float_features"][0]["borders"].reverse(),
      r"float_features\[0\]\.borders must rise"),
-    (lambda d: d["features_info"]["float_features"][0].update(has_nans=False),
-     r"nan_value_treatment is 'AsTrue' but has_nans is not true"),
-    (lambda d: d["features_info"]["float_features"][0].pop("has_nans"),
-     r"nan_value_treatment is 'AsTrue' but has_nans is not true"),
     (lambda d: d["features_info"]["float_features"][0].update(flat_feature_index=1),
      r"flat_feature_index is 1, not 0"),
     (lambda d: d.update(scale_and_bias=[1.0, d["scale_and_bias"][1][0] + 5]),
@@ -729,6 +725,23 @@ def test_fields_that_disagree_are_refused_naming_the_field_and_the_fix(cb, saved
     edit(doc)
     with pytest.raises(ValueError, match=match):
         from_catboost(doc)
+
+
+@pytest.mark.parametrize("edit", [lambda f: f.update(has_nans=False),
+                                  lambda f: f.pop("has_nans")])
+def test_a_treatment_without_has_nans_reads_nan_as_is_as_catboost_does(cb, saved, edit,
+                                                                     tmp_path):
+    """CatBoost applies a feature's nan_value_treatment only when its has_nans is true
+    (absent reads as false): AsTrue without it sends NaN to the 0 side, and the
+    forest records the treatment that routes (AsIs)."""
+    docs, X = saved
+    doc = copy.deepcopy(docs["binary"])
+    edit(doc["features_info"]["float_features"][0])
+    forest = from_catboost(doc)
+    assert forest.source_info["nan_value_treatment"][0] == "AsIs"
+    assert_reads_like_catboost(forest, native_predictions([doc], X, tmp_path)[0], X)
+    assert not np.array_equal(forest.decision_function(X),
+                              from_catboost(docs["binary"]).decision_function(X))
 
 
 def test_a_node_with_both_a_value_and_a_split_is_refused(saved):

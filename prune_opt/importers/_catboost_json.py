@@ -28,8 +28,8 @@ does what the feature's ``nan_value_treatment`` says: ``AsFalse``
 (``nan_mode="Min"``) and ``AsIs`` (``"Forbidden"``, and any feature that had
 no NaN in training; ``NaN > border`` is false) send it to the 0 side,
 ``AsTrue`` (``"Max"``) to the 1 side.  CatBoost applies the treatment only
-to a feature whose ``has_nans`` is true (absent reads as false), so
-``AsTrue`` without it is refused.
+to a feature whose ``has_nans`` is true (absent reads as false); for any
+other feature NaN is read as is (``AsIs``), and so it is here.
 
 * **Symmetric (oblivious) trees** (``oblivious_trees``): ``splits[j]``
   decides bit ``j`` of the leaf index, ``leaf = sum_j (x > border_j) << j``.
@@ -255,11 +255,8 @@ def _features(info):
         if not isinstance(treatment, str) or treatment not in NAN_TO_LEFT:
             _fail(f"{where}.nan_value_treatment", f"must be one of {sorted(NAN_TO_LEFT)}, "
                                                   f"got {treatment!r:.40}")
-        if treatment == "AsTrue" and not has_nans:
-            _fail(f"{where}.nan_value_treatment", "is 'AsTrue' but has_nans is not true: "
-                                                  "CatBoost then reads NaN as is, to the 0 "
-                                                  "side; set has_nans to true or "
-                                                  "nan_value_treatment to 'AsIs'")
+        if not has_nans:  # CatBoost applies no treatment: NaN > border is false
+            treatment = "AsIs"
         nan_left[i] = NAN_TO_LEFT[treatment]
         treatments.append(treatment)
         name = raw.get("feature_id", "")
