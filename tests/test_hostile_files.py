@@ -368,11 +368,15 @@ RAW_TOLERANCE = {"lightgbm": 1e-12, "xgboost": 1e-5, "catboost": 1e-12}
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-def test_a_byte_order_mark_is_dropped_by_every_model_reader(library, library_files, tmp_path):
+@pytest.mark.parametrize("crlf", [False, True])
+def test_a_byte_order_mark_is_dropped_by_every_model_reader(library, crlf, library_files,
+                                                            tmp_path):
+    # as a Windows editor writes a file: a byte-order mark, perhaps CRLF line ends
     if library not in library_files:
         pytest.skip(f"{library} is not installed")
     path, raw, X = library_files[library]
-    data = b"\xef\xbb\xbf" + path.read_bytes()
+    data = b"\xef\xbb\xbf" + (path.read_bytes().replace(b"\n", b"\r\n") if crlf
+                              else path.read_bytes())
     (tmp_path / path.name).write_bytes(data)
     for source in (tmp_path / path.name, data, data.decode("utf-8")):
         forest = _read(library, source)

@@ -168,7 +168,7 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "RMSE"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsFalse"}]},
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsFalse"}]},
     ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "leaf_weights": [3, 1],
     ...                             "splits": [{"split_index": 0}]}],   # borders[0]
     ...        "scale_and_bias": [2.0, [10.0]]}
