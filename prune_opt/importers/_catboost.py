@@ -42,7 +42,7 @@ import numpy as np
 from ..forest._ensemble import Ensemble
 from ..forest._forest import Forest
 from ._catboost_json import LOSSES, NAN_TO_LEFT, SUPPORTED, WHAT, load_document, parse_model
-from ._files import BOM, MAX_MODEL_BYTES, check_size, read_limited
+from ._guards import BOM, MAX_MODEL_BYTES, check_size, read_limited
 
 __all__ = ["from_catboost", "is_catboost_model", "oblivious_levels", "catboost_source_info",
            "check_source_info", "CATBOOST", "MAX_MODEL_BYTES", "MODEL_SOURCE", "SOURCES"]

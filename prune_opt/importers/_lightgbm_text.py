@@ -34,7 +34,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._files import MAX_MODEL_BYTES, check_size, model_text
+from ._guards import MAX_MODEL_BYTES, check_size, model_text
 
 __all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES", "WHAT"]
 

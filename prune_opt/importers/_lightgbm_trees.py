@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from ._files import read_limited
+from ._guards import read_limited
 from ._lightgbm_text import MAX_MODEL_BYTES, WHAT, parse_model_text
 
 __all__ = ["read_lightgbm", "lightgbm_trees", "lightgbm_leaves", "preorder_tree",

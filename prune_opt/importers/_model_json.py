@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 
-from ._files import model_text
+from ._guards import model_text
 
 __all__ = ["json_field", "json_object", "parse_json_object", "load_json_document"]
 
 
 def load_json_document(data, what, how_to_save):
     """The JSON object of a model's ``data`` (str, or UTF-8 bytes; a byte-order mark is
-    dropped, see :func:`~._files.model_text`), parsed by :func:`parse_json_object`."""
+    dropped, see :func:`~._guards.model_text`), parsed by :func:`parse_json_object`."""
     return parse_json_object(model_text(data, what, how_to_save), what)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..forest._ensemble import Ensemble
 from ..forest._forest import Forest
-from ._files import MAX_MODEL_BYTES, check_size, read_limited
+from ._guards import MAX_MODEL_BYTES, check_size, read_limited
 from ._xgboost_json import WHAT, load_document, parse_model
 
 __all__ = ["from_xgboost", "is_xgboost_model", "XGBOOST", "MAX_MODEL_BYTES"]

@@ -167,6 +167,20 @@ def _reachable_levels(left, right, leaf, where):
     return levels
 
 
+def _check_parents(parents, left, right, keep, inner, where):
+    """Refuse a reached node whose ``parents`` entry is not its parent by the children
+    arrays (XGBoost walks them, for a tree's depth, and crashed on such a file)."""
+    expected = np.full(parents.size, _ROOT_PARENT, dtype=np.int64)
+    expected[left[inner]] = expected[right[inner]] = inner
+    wrong = keep[parents[keep] != expected[keep]]
+    if wrong.size:
+        h = int(wrong[0])
+        _fail(f"{where}.parents", f"names {int(parents[h])} as the parent of node {h}, whose "
+                                  f"parent by the children arrays is {int(expected[h])} "
+                                  f"({_ROOT_PARENT} for the root); the file was edited, save "
+                                  "the model again with XGBoost")
+
+
 def _parse_tree(raw, where, n_features):
     """One tree's IR arrays (value a 1-D raw score per node) from its JSON object."""
     raw = _object(raw, where)
@@ -192,15 +206,7 @@ def _parse_tree(raw, where, n_features):
     levels = _reachable_levels(left, right, leaf, where)
     keep = np.concatenate(levels)
     inner = keep[~leaf[keep]]
-    expected = np.full(n, _ROOT_PARENT, dtype=np.int64)
-    expected[left[inner]] = expected[right[inner]] = inner
-    wrong = keep[parents[keep] != expected[keep]]
-    if wrong.size:  # XGBoost walks them (a tree's depth): it crashed on such a file
-        h = int(wrong[0])
-        _fail(f"{where}.parents", f"names {int(parents[h])} as the parent of node {h}, whose "
-                                  f"parent by the children arrays is {int(expected[h])} "
-                                  f"({_ROOT_PARENT} for the root); the file was edited, save "
-                                  "the model again with XGBoost")
+    _check_parents(parents, left, right, keep, inner, where)
     if "split_type" in raw and (_array(raw, "split_type", where, n, "int")[inner] != 0).any():
         raise ValueError(f"XGBoost model: {where} has categorical splits (they test sets "
                          "of categories, which prune-opt does not route); encode the "
