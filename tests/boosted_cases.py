@@ -1,5 +1,7 @@
 """Random small boosted models (scikit-learn), data and costs for property tests."""
 
+import copy
+
 import numpy as np
 from hypothesis import strategies as st
 from sklearn.ensemble import (
@@ -75,3 +77,28 @@ def preorder_ids(tree):
     ids = np.full(len(left), -1)
     ids[order] = np.arange(len(order))
     return ids
+
+
+def catboost_numbered(doc):
+    """A copy of a hand-built CatBoost JSON document numbered as CatBoost writes one:
+    each float feature lists the float32 borders its splits use, ascending, and each
+    split names its border by ``split_index`` (its position among all features'
+    borders), which is what CatBoost's loader reads."""
+    doc = copy.deepcopy(doc)
+    splits = [s for tree in doc.get("oblivious_trees", []) for s in tree["splits"] or []]
+    stack = list(doc.get("trees", []))
+    while stack:
+        node = stack.pop()
+        if "split" in node:
+            splits.append(node["split"])
+            stack += [node["left"], node["right"]]
+    features = doc["features_info"]["float_features"]
+    for k, f in enumerate(features):
+        f["borders"] = sorted({float(np.float32(s["border"])) for s in splits
+                               if s["float_feature_index"] == k})
+    offsets = np.cumsum([0] + [len(f["borders"]) for f in features])
+    for s in splits:
+        k = s["float_feature_index"]
+        s["split_index"] = int(offsets[k]) + features[k]["borders"].index(
+            float(np.float32(s["border"])))
+    return doc

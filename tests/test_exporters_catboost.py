@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 
 import numpy as np
 import pytest
+from boosted_cases import catboost_numbered
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
@@ -354,6 +356,9 @@ def test_an_export_of_a_loaded_pruned_model(cb, tmp_path):
                    catboost_model_json(back)["features_info"]["float_features"]]
         assert written == pruned.forest.source_info["nan_value_treatment"]
         assert written.count("AsTrue") == 8  # every feature had NaN in training
+        # the leaf weights come through the file too
+        assert np.array_equal(export.get_leaf_weights(), pruned.to_catboost().get_leaf_weights())
+        assert export.get_leaf_weights().sum() == 8 * (len(X) + 1) // 2
 
 
 def test_a_sub_forest_exports_from_its_arrays(cb):
@@ -366,6 +371,108 @@ def test_a_sub_forest_exports_from_its_arrays(cb):
         sub = forest.select_trees(keep)                                    # classes missing
         assert getattr(sub, "source_info", None) is None
         assert_exports_exactly(po.PrunedForest(sub, random_split_mask(sub, rng, 0.3)), X, rng)
+
+
+# ------------------------------------------------------------------ every format
+EXPORT_IN_EVERY_FORMAT = r"""
+import json, sys
+import numpy as np, catboost as cb, prune_opt as po
+task, grow, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+rng = np.random.default_rng(1)
+X = rng.normal(size=(300, 4))
+X[rng.random(X.shape) < 0.1] = np.nan
+signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1])
+cls = cb.CatBoostRegressor if task == "reg" else cb.CatBoostClassifier
+y = signal if task == "reg" else np.digitize(signal, [0.0] if task == "binary" else [-0.5, 0.5])
+params = dict(iterations=4, depth=3, grow_policy=grow, verbose=0, thread_count=1,
+              random_seed=0, allow_writing_files=False)
+if task == "multi":
+    params["loss_function"] = "MultiClass"
+model = cls(**params).fit(X, y)
+model.save_model(f"{tmp}/model.json", format="json")
+preorder = cb.CatBoost().load_model(f"{tmp}/model.json", format="json")  # leaves in preorder
+forest = po.as_forest(model)
+
+
+def leaf_weights(model, path):
+    # the leaf weights CatBoost holds, from its own JSON (get_leaf_weights() fails for
+    # every MultiClass model, CatBoost's own included)
+    model.save_model(path, format="json")
+    doc, out = json.load(open(path)), []
+    for tree in doc.get("oblivious_trees", []):
+        out += tree["leaf_weights"]
+    stack = list(reversed(doc.get("trees", [])))
+    while stack:
+        node = stack.pop()
+        if "value" in node:
+            out.append(node["weight"])
+        else:
+            stack += [node["right"], node["left"]]
+    if task != "multi":  # read uninitialised memory when the export wrote none
+        assert np.array_equal(model.get_leaf_weights(), out)
+    return np.array(out)
+
+
+original = leaf_weights(preorder, f"{tmp}/original.json")
+for mask, name in [(forest.full_split_mask(), "whole"),
+                   (forest.full_split_mask() & (forest.depth < 2), "cut")]:
+    pruned = po.PrunedForest(forest, mask)
+    export = pruned.to_catboost()
+    weights = leaf_weights(export, f"{tmp}/{name}-weights.json")
+    assert np.isfinite(weights).all() and (weights >= 0).all(), weights
+    if name == "whole":
+        assert np.array_equal(weights, original)
+    else:  # every tree's training weight stays, spread over fewer leaves
+        assert weights.size < original.size and abs(weights.sum() - original.sum()) <= 1e-9
+    raw = pruned.decision_function(X)
+    for fmt in ("cbm", "json", "onnx", "python", "cpp", "coreml", "pmml"):
+        path = f"{tmp}/{name}.{fmt}"
+        try:
+            export.save_model(path, format=fmt)
+        except cb.CatBoostError as exc:  # CatBoost's own limits, never a crash
+            assert (grow != "SymmetricTree" and "non symmetric trees only" in str(exc)) or (
+                task == "multi" and "supports only single-dimensional" in str(exc)), exc
+            print(name, fmt, "refused by CatBoost")
+            continue
+        if fmt in ("cbm", "json"):  # CatBoost's JSON writer and reader drift one ulp
+            back = cb.CatBoost().load_model(path, format=fmt)
+            gap = np.abs(back.predict(X, prediction_type="RawFormulaVal") - raw).max()
+            assert gap <= (0 if fmt == "cbm" else 1e-12 * np.abs(raw).max()), gap
+            assert np.array_equal(leaf_weights(back, f"{tmp}/back.json"), weights)
+        elif fmt == "onnx":  # CatBoost loads ONNX back (float32; binary as two classes)
+            back = cb.CatBoost().load_model(path, format=fmt).predict(
+                X, prediction_type="RawFormulaVal")
+            back = back[:, 1] if task == "binary" else back
+            assert np.allclose(back, raw, rtol=1e-5, atol=1e-5), np.abs(back - raw).max()
+        elif fmt == "python":  # the module CatBoost writes applies the model
+            module = {}
+            with open(path) as fh:
+                exec(fh.read(), module)
+            rows = np.nan_to_num(X[:50]) if task != "multi" else None
+            if rows is not None:
+                got = np.array([module["apply_catboost_model"](list(r)) for r in rows])
+                assert np.allclose(got, pruned.decision_function(rows), rtol=1e-9, atol=1e-9)
+        print(name, fmt, "saved")
+"""
+
+
+@pytest.mark.parametrize("grow", ["SymmetricTree", "Depthwise", "Lossguide"])
+@pytest.mark.parametrize("task", ["binary", "multi", "reg"])
+def test_an_export_saves_and_loads_in_every_format_catboost_writes(cb, tmp_path, task, grow):
+    """The export writes every leaf's training weight (the original leaves' weights
+    under it, summed): without them CatBoost's save_model(format="json") of a Depthwise
+    or Lossguide export killed the process (signal 11) and get_leaf_weights() read
+    uninitialised memory. Each format CatBoost saves is saved, and the ones it loads
+    back (cbm, json, onnx; the Python module it writes) predict as the pruned model;
+    CatBoost refuses the others for non-symmetric trees with its own message. Run in
+    a child process, so that a crash fails the test."""
+    run = subprocess.run([sys.executable, "-c", EXPORT_IN_EVERY_FORMAT, task, grow,
+                          str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (f"exit status {run.returncode} (negative: killed by that "
+                                 f"signal)\n{run.stderr[-3000:]}")
+    saved = {line.split()[1] for line in run.stdout.splitlines() if line.endswith("saved")}
+    assert saved >= {"cbm", "json"} | ({"pmml"} if task != "multi" else set()) | (
+        {"onnx", "python", "cpp", "coreml"} if grow == "SymmetricTree" else set())
 
 
 # ------------------------------------------------------------------ the written trees
@@ -389,7 +496,7 @@ def document(loss="RMSE", trees=None, n_features=3, scale_and_bias=(1.0, [0.0]))
     if loss == "MultiClass":
         doc["model_info"]["class_params"] = {"class_names": [0, 1, 2],
                                              "class_to_label": [0, 1, 2]}
-    return doc
+    return catboost_numbered(doc)
 
 
 def test_a_pruned_symmetric_tree_keeps_its_levels_down_to_the_deepest_kept_split():
@@ -408,7 +515,11 @@ def test_a_pruned_symmetric_tree_keeps_its_levels_down_to_the_deepest_kept_split
             catboost_model_json(po.PrunedForest(f, mask))["features_info"]["float_features"]] \
         == [[0.5], [-1.5], []]
     root_only = catboost_model_json(po.PrunedForest(f, np.zeros(f.n_nodes, dtype=bool)))
-    assert root_only["oblivious_trees"] == [{"leaf_values": [4.5], "splits": []}]
+    # the leaf weights of the original leaves under each written leaf, summed
+    assert root_only["oblivious_trees"] == [{"leaf_values": [4.5], "leaf_weights": [8.0],
+                                             "splits": []}]
+    assert catboost_model_json(po.PrunedForest(f, mask))["oblivious_trees"][0][
+        "leaf_weights"] == [2.0] * 4
 
 
 def test_multiclass_copies_pruned_apart_fill_their_own_columns():
@@ -444,12 +555,13 @@ def test_a_pruned_non_symmetric_tree_loses_its_cut_subtrees():
     del doc["oblivious_trees"]
     doc["trees"] = [{"split": split(0, 0.0), "left": leaf(-1.0),
                      "right": {"split": split(1, 2.0), "left": leaf(1.0), "right": leaf(3.0)}}]
-    f = from_catboost(doc)
+    f = from_catboost(catboost_numbered(doc))
     mask = np.array([True, False, False, False, False])  # the right split cut
     out = catboost_model_json(po.PrunedForest(f, mask))
     assert out["trees"] == [{"split": {"border": 0.0, "float_feature_index": 0,
                                        "split_index": 0, "split_type": "FloatFeature"},
-                             "left": {"value": -1.0}, "right": {"value": 2.0}}]
+                             "left": {"value": -1.0, "weight": 1.0},
+                             "right": {"value": 2.0, "weight": 2.0}}]
     assert [f["borders"] for f in out["features_info"]["float_features"]] == [[0.0], [], []]
 
 

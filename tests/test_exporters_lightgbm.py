@@ -194,3 +194,24 @@ def test_text_needs_no_lightgbm_and_the_booster_names_the_install(fitted, monkey
     assert lightgbm_model_text(pruned).startswith("tree\nversion=v4\n")
     with pytest.raises(ImportError, match=r"pip install prune-opt\[lightgbm\]"):
         pruned.to_lightgbm()
+
+
+def test_an_export_saves_and_loads_in_every_format_lightgbm_writes(fitted, tmp_path):
+    """LightGBM's model format, the model text, as a file and as a string, loads back
+    into a booster predicting what the export predicts and reads back into prune-opt as
+    the pruned trees; its JSON dump (which LightGBM writes but does not load) holds
+    every tree."""
+    task, model, X, y, costs = fitted
+    forest = po.as_forest(model)
+    pruned = po.PrunedForest(forest, forest.full_split_mask() & (forest.depth < 2))
+    booster = pruned.to_lightgbm()
+    expected = booster.predict(X, raw_score=True)
+    booster.save_model(tmp_path / "pruned.txt")
+    for back in (lgb.Booster(model_file=tmp_path / "pruned.txt"),
+                 lgb.Booster(model_str=booster.model_to_string())):
+        np.testing.assert_array_equal(back.predict(X, raw_score=True), expected)
+    for source in (tmp_path / "pruned.txt", booster):
+        np.testing.assert_array_equal(from_lightgbm(source).decision_function(X),
+                                      pruned.decision_function(X))
+    dump = booster.dump_model()
+    assert len(dump["tree_info"]) == booster.num_trees()

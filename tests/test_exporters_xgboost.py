@@ -222,3 +222,32 @@ def test_missing_xgboost_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "xgboost", None)
     with pytest.raises(ImportError, match=r"pip install prune-opt\[xgboost\]"):
         pruned.to_xgboost()
+
+
+@pytest.mark.parametrize("kind", ["binary", "multi", "reg"])
+def test_an_export_saves_and_loads_in_every_format_xgboost_writes(xgb, kind, tmp_path):
+    """XGBoost's two model formats, JSON and UBJSON, as files and as raw bytes: each
+    loads back into a booster predicting what the export predicts, and the JSON ones
+    read back into prune-opt as the pruned trees."""
+    Xtr, Xte, ytr, _ = data(kind, with_nan=True)
+    cls = xgb.XGBRegressor if kind == "reg" else xgb.XGBClassifier
+    model = cls(n_estimators=6, max_depth=3, n_jobs=1, random_state=0).fit(Xtr, ytr)
+    forest = po.as_forest(model)
+    pruned = po.PrunedForest(forest, forest.full_split_mask() & (forest.depth < 2))
+    booster = pruned.to_xgboost()
+    expected = booster.predict(xgb.DMatrix(Xte), output_margin=True)
+    assert np.abs(expected - pruned.decision_function(Xte)).max() <= 1e-6 * max(
+        1.0, float(np.abs(expected).max()))  # XGBoost sums in float32
+    loaded = []
+    for fmt in ("json", "ubj"):
+        booster.save_model(tmp_path / f"pruned.{fmt}")
+        loaded.append(xgb.Booster(model_file=str(tmp_path / f"pruned.{fmt}")))
+        loaded.append(xgb.Booster(model_file=bytearray(booster.save_raw(raw_format=fmt))))
+    for back in loaded:
+        np.testing.assert_array_equal(back.predict(xgb.DMatrix(Xte), output_margin=True),
+                                      expected)
+    for source in (tmp_path / "pruned.json", booster, booster.save_raw(raw_format="json")):
+        again = po.importers.from_xgboost(source)
+        np.testing.assert_array_equal(again.decision_function(Xte),
+                                      po.importers.from_xgboost(booster).decision_function(Xte))
+        assert int((again.left >= 0).sum()) == pruned.n_splits

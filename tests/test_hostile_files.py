@@ -4,11 +4,16 @@ umask (or the replaced file's mode) and write through symlinks.  Every case is
 checked against an independent computation (predictions of the source, modes
 computed from the umask, the link's target)."""
 
+import json
 import os
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import (
     ExtraTreesClassifier,
@@ -309,3 +314,311 @@ def test_a_file_save_writes_is_a_file_load_reads(levels, loads, tmp_path):
         with pytest.raises(ValueError, match="cannot save.*solve_info"):
             pf.save(path)
         assert not path.exists()
+
+
+# ------------------------------------------------------------------ other libraries' files
+@pytest.fixture(scope="module")
+def library_files(tmp_path_factory):
+    """A small fitted model of each library, saved as the file prune-opt reads
+    (``{library: (path, raw predictions of the library, rows)}``); a library that is not
+    installed is left out."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(int)
+    out, tmp = {}, tmp_path_factory.mktemp("library_files")
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        pass
+    else:
+        m = lgb.LGBMClassifier(n_estimators=5, num_leaves=6, verbose=-1).fit(X, y)
+        m.booster_.save_model(tmp / "m.txt")
+        out["lightgbm"] = (tmp / "m.txt", m.predict(X, raw_score=True), X)
+    try:
+        import xgboost as xgb
+    except ImportError:
+        pass
+    else:
+        m = xgb.XGBClassifier(n_estimators=5, max_depth=3, n_jobs=1).fit(X, y)
+        m.save_model(tmp / "m.json")
+        out["xgboost"] = (tmp / "m.json", m.predict(X, output_margin=True), X)
+    try:
+        import catboost as cb
+    except ImportError:
+        pass
+    else:
+        m = cb.CatBoostClassifier(iterations=5, depth=3, verbose=0, thread_count=1,
+                                  allow_writing_files=False).fit(X, y)
+        m.save_model(str(tmp / "cb.json"), format="json")
+        out["catboost"] = (tmp / "cb.json", m.predict(X, prediction_type="RawFormulaVal"), X)
+    return out
+
+
+def _read(library, source, **kw):
+    from prune_opt.importers import from_catboost, from_lightgbm, from_xgboost
+
+    read = {"lightgbm": from_lightgbm, "xgboost": from_xgboost, "catboost": from_catboost}
+    return read[library](source, **kw)
+
+
+LIBRARIES = ["lightgbm", "xgboost", "catboost"]
+#: how far an import's raw scores may be from its library's: XGBoost sums in float32
+RAW_TOLERANCE = {"lightgbm": 1e-12, "xgboost": 1e-5, "catboost": 1e-12}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("crlf", [False, True])
+def test_a_byte_order_mark_is_dropped_by_every_model_reader(library, crlf, library_files,
+                                                            tmp_path):
+    # as a Windows editor writes a file: a byte-order mark, perhaps CRLF line ends
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    path, raw, X = library_files[library]
+    data = b"\xef\xbb\xbf" + (path.read_bytes().replace(b"\n", b"\r\n") if crlf
+                              else path.read_bytes())
+    (tmp_path / path.name).write_bytes(data)
+    for source in (tmp_path / path.name, data, data.decode("utf-8")):
+        forest = _read(library, source)
+        assert np.abs(forest.decision_function(X) - raw).max() <= RAW_TOLERANCE[library]
+    assert po.importers.read_model_file(tmp_path / path.name).same_splits(forest)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "catboost"])
+@pytest.mark.parametrize("where", ["top", "nested", "same value"])
+def test_a_key_given_twice_is_refused_by_every_json_reader(library, where, library_files):
+    # json keeps the last of two equal keys without a word; the library reading the file
+    # may keep the other (CatBoost keeps the last, a hand edit often adds the first)
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    text = library_files[library][0].read_text()
+    if where == "top":
+        bad = text[:-1].rstrip() + ', "version": [9, 9, 9]}' if library == "xgboost" else (
+            text[:-1].rstrip() + ', "scale_and_bias": [1, [5]]}')
+    elif where == "nested":
+        key = '"split_conditions":' if library == "xgboost" else '"leaf_values":'
+        i = text.index(key)
+        bad = text[:i] + key + " [0.25]," + text[i:]
+    else:  # the same value twice: still refused, the file was edited
+        bad = text.replace('"model_info":', '"model_info": {}, "model_info":', 1) \
+            if library == "catboost" else text.replace('"learner":', '"learner": 0, "learner":')
+    with pytest.raises(ValueError, match=r"model JSON: an object gives the key '\w+' twice"):
+        _read(library, bad)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_every_importer_guards_the_size_alike(library, library_files, tmp_path):
+    if library not in library_files:
+        pytest.skip(f"{library} is not installed")
+    path = library_files[library][0]
+    data = path.read_bytes()
+    limit = len(data) - 1
+    for source in (path, data, data.decode("utf-8")):
+        with pytest.raises(ValueError, match=fr"more than max_bytes={limit:,}; pass a larger "):
+            _read(library, source, max_bytes=limit)
+    assert _read(library, path, max_bytes=len(data)).n_trees >= 5
+    assert _read(library, path, max_bytes=None).n_trees >= 5
+
+
+# ------------------------------------------------------------------ edited files, every reader
+NATIVE_RAW = """
+import sys, numpy as np
+library, X, out = sys.argv[1], np.load(sys.argv[2]), {}
+for i, path in enumerate(sys.argv[4:]):
+    try:
+        if library == "xgboost":
+            import xgboost as xgb
+            out[f"raw{i}"] = xgb.Booster(model_file=path).predict(xgb.DMatrix(X),
+                                                                    output_margin=True)
+        else:
+            import lightgbm as lgb
+            out[f"raw{i}"] = lgb.Booster(model_file=path).predict(X, raw_score=True)
+    except Exception as exc:
+        out[f"error{i}"] = np.array(str(exc)[:300])
+np.savez(sys.argv[3], **out)
+"""
+#: what an edit writes into a field or a list entry (KeyError: the field removed)
+EDIT_VALUES = [None, True, False, 0, 1, 2, 3, 7, -1, 0.5, -0.25, 2.5, "", "1", "0", "[5E-1]",
+               "reg:squarederror", "binary:logitraw", [], [0, 1], {}, KeyError]
+
+
+def _json_edits(doc, rng, n):
+    """``n`` texts of ``doc``, each with one field replaced (a value of EDIT_VALUES, a
+    nearby number, another field's value) or removed."""
+    paths, values, stack = [], [], [((), doc)]
+    while stack:
+        path, node = stack.pop()
+        for key, child in (node.items() if isinstance(node, dict) else enumerate(node)):
+            paths.append(path + (key,))
+            values.append(child)
+            if isinstance(child, (dict, list)):
+                stack.append((path + (key,), child))
+    out = []
+    for _ in range(n):
+        i = int(rng.integers(len(paths)))
+        old, pick = values[i], rng.integers(3)
+        if pick == 0:
+            value = EDIT_VALUES[rng.integers(len(EDIT_VALUES))]
+        elif pick == 1 and isinstance(old, (int, float)) and not isinstance(old, bool):
+            value = old + int(rng.choice([-1, 1])) * (1 if isinstance(old, int) else 0.1)
+        else:
+            value = values[rng.integers(len(values))]
+        edited = json.loads(json.dumps(doc))
+        node = edited
+        for key in paths[i][:-1]:
+            node = node[key]
+        if value is KeyError:
+            del node[paths[i][-1]]
+        else:
+            node[paths[i][-1]] = value
+        out.append(json.dumps(edited))
+    return out
+
+
+def _with_tree_sizes(text):
+    """``text`` with ``tree_sizes`` counted anew, as an editor who knows the format fixes
+    it, so that an edit reaches past that check."""
+    lines, sizes, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].startswith("Tree="):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("Tree=") and (
+                    lines[j] != "end of trees"):
+                j += 1
+            sizes.append(sum(len(line) + 1 for line in lines[i:j]))
+            i = j
+        else:
+            i += 1
+    return "\n".join("tree_sizes=" + " ".join(map(str, sizes))
+                     if line.startswith("tree_sizes=") else line for line in lines)
+
+
+def _text_edits(text, rng, n):
+    """``n`` copies of a LightGBM model text, each with one line edited: a number
+    moved, the line removed, doubled, swapped with another, cut short or replaced;
+    tree_sizes mostly counted anew."""
+    lines = text.split("\n")
+    body = [i for i, line in enumerate(lines) if "=" in line or line.startswith("[")]
+    out = []
+    for _ in range(n):
+        edited, i = list(lines), body[rng.integers(len(body))]
+        key, _, value = edited[i].partition("=")
+        tokens, pick = value.split(" "), rng.integers(6)
+        if pick == 0:
+            j = int(rng.integers(len(tokens)))
+            try:
+                tokens[j] = (repr(float(tokens[j]) + 0.25 * float(rng.choice([-1, 1])))
+                             if "." in tokens[j] else str(int(tokens[j]) + 1))
+            except ValueError:
+                tokens[j] = "1"
+            edited[i] = key + "=" + " ".join(tokens)
+        elif pick == 1:
+            del edited[i]
+        elif pick == 2:
+            edited.insert(i, edited[i])
+        elif pick == 3:
+            j = body[rng.integers(len(body))]
+            edited[i], edited[j] = edited[j], edited[i]
+        elif pick == 4:
+            edited[i] = key + "=" + " ".join(tokens[:-1])
+        else:
+            edited[i] = key + "=" + str(EDIT_VALUES[rng.integers(12)])
+        edited = "\n".join(edited)
+        out.append(_with_tree_sizes(edited) if rng.random() < 0.7 else edited)
+    return out
+
+
+@pytest.fixture(scope="module")
+def hostile_models():
+    """Real model files of XGBoost and LightGBM (multiclass and one more task each),
+    and rows with NaN."""
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1])
+    y3, y2 = np.digitize(signal, [-0.5, 0.5]), (signal > 0).astype(int)
+    models = {}
+    for name, params, y in [("multi", {"objective": "multi:softprob", "num_class": 3}, y3),
+                            ("binary", {"objective": "binary:logistic"}, y2)]:
+        booster = xgb.train(dict(params, max_depth=3, nthread=1), xgb.DMatrix(X, y), 4)
+        models[f"xgboost-{name}"] = json.loads(booster.save_raw("json"))
+    for name, model in [("multi", lgb.LGBMClassifier(n_estimators=4, num_leaves=6,
+                                                      verbose=-1).fit(X, y3)),
+                        ("regression", lgb.LGBMRegressor(n_estimators=4, num_leaves=6,
+                                                         verbose=-1).fit(X, signal))]:
+        models[f"lightgbm-{name}"] = model.booster_.model_to_string()
+    return models, X
+
+
+@settings(max_examples=2, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+@example(seed=4)
+@example(seed=5)
+@pytest.mark.parametrize("name", ["xgboost-multi", "xgboost-binary", "lightgbm-multi",
+                                  "lightgbm-regression"])
+def test_an_edited_model_file_reads_as_its_library_reads_it_or_is_refused(
+        hostile_models, tmp_path_factory, name, seed):
+    """The hostile pass over XGBoost's JSON and LightGBM's model text: 50 files an
+    example, each one field or line of a real model edited. Every file prune-opt reads
+    predicts what the library's own loader of that file predicts (raw scores), else it
+    is refused with a ValueError; the library runs in a child process, since it crashed
+    on some such files (XGBoost on an edited parents array, LightGBM on an edited
+    parameters line), which prune-opt now refuses too."""
+    from prune_opt.importers import from_lightgbm, from_xgboost
+
+    models, X = hostile_models
+    library = name.split("-")[0]
+    rng = np.random.default_rng(seed)
+    texts = (_json_edits(models[name], rng, 50) if library == "xgboost"
+             else _text_edits(models[name], rng, 50))
+    read = []
+    for text in texts:
+        try:
+            read.append(((from_xgboost if library == "xgboost" else from_lightgbm)(text), text))
+        except ValueError:
+            continue
+    tmp = tmp_path_factory.mktemp("edited")
+    paths = []
+    for k, (_, text) in enumerate(read):
+        paths.append(str(tmp / f"m{k}.{'json' if library == 'xgboost' else 'txt'}"))
+        with open(paths[-1], "w") as fh:
+            fh.write(text)
+    np.save(tmp / "X.npy", X)
+    run = subprocess.run([sys.executable, "-c", NATIVE_RAW, library, str(tmp / "X.npy"),
+                          str(tmp / "out.npz"), *paths], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, f"{library} died reading a file prune-opt read: {run.stderr}"
+    out = np.load(tmp / "out.npz")
+    for k, (forest, _) in enumerate(read):
+        if f"error{k}" in out:
+            continue  # the library refuses it: no answer to disagree with
+        raw, ours = out[f"raw{k}"], forest.decision_function(X)
+        assert ours.shape == raw.shape
+        assert np.abs(ours - raw).max() <= RAW_TOLERANCE[library] * max(1.0, np.abs(raw).max())
+
+
+def test_fields_the_libraries_crashed_on_are_refused(hostile_models):
+    """Edits that made the library itself crash (signal 11) are refused naming the
+    field: an XGBoost node whose parent disagrees with the children arrays, a LightGBM
+    parameters line that is not [name: value] (or a parameter given twice)."""
+    from prune_opt.importers import from_lightgbm, from_xgboost
+
+    models, _ = hostile_models
+    doc = json.loads(json.dumps(models["xgboost-binary"]))
+    tree = doc["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["parents"][2] = -1
+    with pytest.raises(ValueError, match=r"trees\[0\]\.parents names -1 as the parent of "
+                                         r"node 2, whose parent by the children arrays is 0"):
+        from_xgboost(doc)
+    tree["parents"][2], tree["parents"][0] = 0, 0
+    with pytest.raises(ValueError, match=r"parent of node 0, .* \(2147483647 for the root\)"):
+        from_xgboost(doc)
+    text = models["lightgbm-regression"]
+    for bad, match in [("[metric: l2]\n", "'Column_1=10' among the parameters is not"),
+                       ("[metric: l2]\n[metric: l1]\n", "parameters set 'metric' twice")]:
+        edited = text.replace("[metric: l2]\n", bad.replace("[metric: l2]\n", "Column_1=10\n")
+                              if "l1" not in bad else bad, 1)
+        with pytest.raises(ValueError, match=match):
+            from_lightgbm(edited)

@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from boosted_cases import catboost_numbered
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.exceptions import NotFittedError
@@ -378,22 +379,25 @@ def feature(k, treatment="AsFalse", name=""):
 
 
 def split(k, border):
-    return {"border": border, "float_feature_index": k, "split_index": 0,
-            "split_type": "FloatFeature"}
+    return {"border": border, "float_feature_index": k, "split_type": "FloatFeature"}
+
+
+LABEL_TYPE = {bool: "Boolean", int: "Integer", float: "Float", str: "String"}
 
 
 def document(loss="Logloss", trees=None, treatments=("AsFalse", "AsTrue"),
              scale_and_bias=(1.0, [0.0]), class_names=(0, 1)):
     trees = [{"leaf_values": [-1.0, 0.5, 0.25, 2.0], "leaf_weights": [1, 2, 3, 4],
               "splits": [split(0, 0.5), split(1, -1.5)]}] if trees is None else trees
-    return {"features_info": {"float_features": [feature(k, t)
-                                                 for k, t in enumerate(treatments)]},
-            "model_info": {"params": {"loss_function": {"params": {}, "type": loss}},
-                           "class_params": {"class_label_type": "Integer",
-                                            "class_names": list(class_names),
-                                            "class_to_label": list(range(len(class_names)))}},
-            "oblivious_trees": trees,
-            "scale_and_bias": [scale_and_bias[0], list(scale_and_bias[1])]}
+    return catboost_numbered({
+        "features_info": {"float_features": [feature(k, t) for k, t in enumerate(treatments)]},
+        "model_info": {"params": {"loss_function": {"params": {}, "type": loss}},
+                       "class_params": {"class_label_type": LABEL_TYPE.get(
+                                            type(next(iter(class_names), 0)), "Integer"),
+                                        "class_names": list(class_names),
+                                        "class_to_label": list(range(len(class_names)))}},
+        "oblivious_trees": trees,
+        "scale_and_bias": [scale_and_bias[0], list(scale_and_bias[1])]})
 
 
 def test_hand_built_symmetric_tree_routes_by_its_bits():
@@ -413,9 +417,8 @@ def test_a_tree_without_splits_as_catboost_writes_it(cb, tmp_path):
              {"leaf_values": [2.5], "splits": []}]
     f = from_catboost(document(loss="RMSE", trees=trees, class_names=()))
     model = cb.CatBoostRegressor()
-    (tmp_path / "m.json").write_text(json.dumps(document(loss="RMSE", trees=[
-        dict(t, splits=[dict(s, split_index=0) for s in t["splits"]]) for t in trees],
-        class_names=())))
+    (tmp_path / "m.json").write_text(json.dumps(document(loss="RMSE", trees=trees,
+                                                         class_names=())))
     model.load_model(str(tmp_path / "m.json"), format="json")
     doc, _ = model_doc(model, tmp_path)
     assert doc["oblivious_trees"][1]["splits"] is None  # CatBoost's depth-0 tree
@@ -471,7 +474,7 @@ def test_non_symmetric_document_in_preorder():
     doc = document(loss="RMSE", class_names=())
     del doc["oblivious_trees"]
     doc["trees"] = [tree]
-    f = from_catboost(doc)
+    f = from_catboost(catboost_numbered(doc))
     assert f.left.tolist() == [1, -1, 3, -1, -1] and f.feature.tolist() == [0, -1, 1, -1, -1]
     assert f.value[:, 0].tolist() == [-1.0, -1.0, 2.0, 1.0, 3.0]  # weight 0: plain mean
     assert oblivious_levels(f, 0) is None
@@ -514,8 +517,8 @@ FEATURE = ("features_info", "float_features", 0)
     (("scale_and_bias",), [1.0, [0.0, 1.0]], "2 outputs for loss Logloss"),
     (FEATURE + ("nan_value_treatment",), "Sometimes", "must be one of"),
     (FEATURE + ("nan_value_treatment",), [], "must be one of"),
-    (FEATURE + ("feature_index",), 1, "feature_index 1 twice"),
-    (FEATURE + ("flat_feature_index",), 1, "same flat_feature_index"),
+    (FEATURE + ("feature_index",), 1, r"float_features\[0\]\.feature_index is 1, not 0"),
+    (FEATURE + ("flat_feature_index",), 1, r"flat_feature_index is 1, not 0: .* save the"),
     (("features_info", "float_features"), [], "non-empty array"),
     (("features_info", "categorical_features"), [{"feature_id": "c"}], "categorical features"),
     (("ctr_data",), {"x": 1}, "ctr_data"),
@@ -586,6 +589,250 @@ def test_any_edit_of_a_document_reads_or_raises_a_value_error(data):
     except ValueError:
         return
     assert np.isfinite(forest.value).all()
+
+
+# ------------------------------------------------------------------ read by CatBoost's rule
+NATIVE = """
+import sys, json, numpy as np, catboost as cb
+X = np.load(sys.argv[1])
+out = {}
+for i, path in enumerate(sys.argv[3:]):
+    try:
+        m = cb.CatBoost().load_model(path, format="json")
+        out[f"raw{i}"] = m.predict(X, prediction_type="RawFormulaVal")
+        if m.get_param("loss_function") != "RMSE" and "RMSE" not in json.dumps(
+                m.get_all_params().get("loss_function", "")):
+            out[f"class{i}"] = np.ravel(m.predict(X, prediction_type="Class")).astype(str)
+    except Exception as exc:
+        out[f"error{i}"] = np.array(str(exc)[:200])
+np.savez(sys.argv[2], **out)
+"""
+
+
+def native_predictions(docs, X, tmp_path):
+    """CatBoost's own ``load_model`` of each document, in a child process (a file CatBoost
+    cannot read may crash it): per document its raw scores and class labels, or its
+    error."""
+    paths = []
+    for i, doc in enumerate(docs):
+        paths.append(str(tmp_path / f"doc{i}.json"))
+        (tmp_path / f"doc{i}.json").write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    np.save(tmp_path / "X.npy", X)
+    run = subprocess.run([sys.executable, "-c", NATIVE, str(tmp_path / "X.npy"),
+                          str(tmp_path / "out.npz"), *paths], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, f"CatBoost died reading a file prune-opt read: {run.stderr}"
+    out = np.load(tmp_path / "out.npz")
+    return [(out.get(f"raw{i}"), out.get(f"class{i}"), out.get(f"error{i}"))
+            for i in range(len(docs))]
+
+
+def assert_reads_like_catboost(forest, native, X, *, catboost_may_refuse=False):
+    raw, labels, error = native
+    if catboost_may_refuse and error is not None:
+        return  # no answer of CatBoost's to disagree with
+    assert error is None, f"prune-opt read a file CatBoost refuses: {error}"
+    ours = forest.decision_function(X)
+    assert np.abs(ours - raw).max() <= 1e-9 * max(1.0, float(np.abs(raw).max()))
+    if labels is not None:
+        assert np.array_equal(np.asarray(forest.predict(X)).astype(str), labels)
+
+
+@pytest.fixture(scope="module")
+def saved(cb, tmp_path_factory):
+    """Real JSON documents (a symmetric binary model with NaN sent right, a Depthwise
+    multiclass one) and rows with NaN."""
+    X, y, _ = synthetic(5, "multi", True, n=150)
+    X = np.c_[X, np.round(-X[:, :1], 1)] if X.shape[1] < 3 else X
+    tmp = tmp_path_factory.mktemp("saved")
+    binary = fit(cb, "binary", X, (y > 0).astype(int), iterations=4, depth=3, nan_mode="Max")
+    multi = fit(cb, "multi", X, y, iterations=3, depth=3, grow_policy="Depthwise")
+    return {"binary": model_doc(binary, tmp)[0], "multi": model_doc(multi, tmp)[0]}, X
+
+
+def splits_of(doc):
+    """Every split object of a document, in a fixed order."""
+    out = [s for t in doc.get("oblivious_trees", []) for s in t["splits"] or []]
+    stack = list(reversed(doc.get("trees", [])))
+    while stack:
+        node = stack.pop()
+        if "split" in node:
+            out.append(node["split"])
+            stack += [node["right"], node["left"]]
+    return out
+
+
+@pytest.mark.parametrize("kind", ["binary", "multi"])
+def test_a_split_is_its_split_index_as_catboost_reads_it(cb, saved, kind, tmp_path):
+    """A split's border and feature are the ones its split_index names: an edit that
+    moves split_index (with border and float_feature_index kept in step) is read as
+    CatBoost reads it; one of border or float_feature_index alone edited is refused, as
+    the hostile set's edited border was read as another model (32 of 200 rows)."""
+    docs, X = saved
+    doc = docs[kind]
+    features = doc["features_info"]["float_features"]
+    bins = [(k, b) for k, f in enumerate(features) for b in f["borders"]]
+    rng = np.random.default_rng(0)
+    moved = copy.deepcopy(doc)
+    for s in splits_of(moved)[::2]:
+        s["split_index"] = int(rng.integers(len(bins)))
+        s["float_feature_index"], s["border"] = bins[s["split_index"]]
+    without = copy.deepcopy(moved)  # CatBoost does not read border nor float_feature_index
+    for s in splits_of(without):
+        del s["border"], s["float_feature_index"]
+    native = native_predictions([moved, without], X, tmp_path)
+    for edited, theirs in zip((moved, without), native):
+        assert_reads_like_catboost(from_catboost(edited), theirs, X)
+    for field, value, match in [
+            ("border", lambda s: s["border"] + 0.25, r"\.border is .*, but split_index \d+ "
+                                                     r"names features_info\.float_features"),
+            ("border", lambda s: float(np.nextafter(np.float32(s["border"]), np.float32(9))),
+             "the file was edited: restore the border"),
+            ("float_feature_index", lambda s: (s["float_feature_index"] + 1) % len(features),
+             r"\.float_feature_index is \d, but split_index"),
+            ("split_index", lambda s: len(bins), r"split_index must lie in \[0, \d+\)"),
+            ("split_index", KeyError, "lacks the field 'split_index'")]:
+        bad = copy.deepcopy(doc)
+        s = splits_of(bad)[-1]
+        if value is KeyError:
+            del s[field]
+        else:
+            s[field] = value(s)
+        with pytest.raises(ValueError, match=match):
+            from_catboost(bad)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["features_info"]["float_features"][0]["borders"].reverse(),
+     r"float_features\[0\]\.borders must rise"),
+    (lambda d: d["features_info"]["float_features"][0].update(flat_feature_index=1),
+     r"flat_feature_index is 1, not 0"),
+    (lambda d: d.update(scale_and_bias=[1.0, d["scale_and_bias"][1][0] + 5]),
+     r"scale_and_bias\[1\] must be an array of biases.*CatBoost reads anything else as no"),
+    (lambda d: d["model_info"].update(binclass_probability_threshold="0.8"),
+     r"binclass_probability_threshold is 0\.8: CatBoost's predict\(\)"),
+    (lambda d: d["model_info"].update(loss_function={"type": "CrossEntropy"}),
+     r"model_info\.loss_function says .*CrossEntropy"),
+])
+def test_fields_that_disagree_are_refused_naming_the_field_and_the_fix(cb, saved, edit, match,
+                                                                      tmp_path):
+    """Each edit makes CatBoost read the file otherwise than its other fields say; the
+    native library's predictions on the edited file differ from the original's, so
+    reading either way would be silently wrong for someone."""
+    docs, X = saved
+    doc = copy.deepcopy(docs["binary"])
+    assert doc["features_info"]["float_features"][0]["nan_value_treatment"] == "AsTrue"
+    edit(doc)
+    with pytest.raises(ValueError, match=match):
+        from_catboost(doc)
+
+
+@pytest.mark.parametrize("edit", [lambda f: f.update(has_nans=False),
+                                  lambda f: f.pop("has_nans")])
+def test_a_treatment_without_has_nans_reads_nan_as_is_as_catboost_does(cb, saved, edit,
+                                                                     tmp_path):
+    """CatBoost applies a feature's nan_value_treatment only when its has_nans is true
+    (absent reads as false): AsTrue without it sends NaN to the 0 side, and the
+    forest records the treatment that routes (AsIs)."""
+    docs, X = saved
+    doc = copy.deepcopy(docs["binary"])
+    edit(doc["features_info"]["float_features"][0])
+    forest = from_catboost(doc)
+    assert forest.source_info["nan_value_treatment"][0] == "AsIs"
+    assert_reads_like_catboost(forest, native_predictions([doc], X, tmp_path)[0], X)
+    assert not np.array_equal(forest.decision_function(X),
+                              from_catboost(docs["binary"]).decision_function(X))
+
+
+def test_a_node_with_both_a_value_and_a_split_is_refused(saved):
+    doc = copy.deepcopy(saved[0]["multi"])
+    node = doc["trees"][0]
+    node["value"] = [0.0, 0.0, 0.0]  # CatBoost reads a leaf, dropping the split
+    with pytest.raises(ValueError, match=r"trees\[0\] has both a value .* and a split"):
+        from_catboost(doc)
+
+
+@pytest.mark.parametrize("labels", [
+    {"class_params": {"class_names": [], "classes_count": 0, "class_to_label": [0, 1]}},
+    {"class_params": {"class_names": [], "classes_count": 2, "class_to_label": [0, 1]}},
+    {"multiclass_params": {"class_names": ["no", "yes"], "class_to_label": [0, 1]}},
+    {"params_names": ["lo", "hi"]},
+    {},
+])
+def test_class_labels_follow_catboost_s_rule(cb, saved, labels, tmp_path):
+    """The class names come from the first of class_params and multiclass_params, else
+    the training parameters' class_names, else 0 .. K-1, as CatBoost reads them."""
+    docs, X = saved
+    doc = copy.deepcopy(docs["binary"])
+    info = doc["model_info"]
+    del info["class_params"]
+    info["params"]["data_processing_options"].pop("class_names", None)
+    if "params_names" in labels:
+        info["params"]["data_processing_options"]["class_names"] = labels["params_names"]
+    else:
+        info.update(labels)
+    forest = from_catboost(doc)
+    assert_reads_like_catboost(forest, native_predictions([doc], X, tmp_path)[0], X)
+
+
+#: the fields of model_info that prediction reads
+READ_INFO = [("model_info", "class_params"), ("model_info", "params", "loss_function"),
+             ("model_info", "params", "data_processing_options", "class_names")]
+#: what an edit puts in a field (KeyError: the field removed)
+MUTATIONS = [None, True, False, 0, 1, 2, 3, 7, 40, -1, 0.5, -0.25, 1e-3, 2.5, "", "AsTrue",
+             "AsIs", "0.8", "RMSE", "Logloss", "MultiClass", [], [0, 1], [1, 0], {}, KeyError]
+
+
+def edited_documents(doc, rng, n):
+    """``n`` copies of ``doc``, each with one field (not CatBoost's free text) replaced by
+    a value of :data:`MUTATIONS`, a nearby number or another field's value, or removed."""
+    paths, values, stack = [], [], [((), doc)]
+    while stack:
+        path, node = stack.pop()
+        for key, child in (node.items() if isinstance(node, dict) else enumerate(node)):
+            here = path + (key,)
+            if here[:1] == ("model_info",) and not any(
+                    here[:len(p)] == p[:len(here)] for p in READ_INFO):
+                continue  # training options and free text (version, guid, log options)
+            paths.append(here)
+            values.append(child)
+            if isinstance(child, (dict, list)):
+                stack.append((path + (key,), child))
+    out = []
+    for _ in range(n):
+        path = paths[rng.integers(len(paths))]
+        old = values[paths.index(path)]
+        pick = rng.integers(3)
+        if pick == 0:
+            value = MUTATIONS[rng.integers(len(MUTATIONS))]
+        elif pick == 1 and isinstance(old, (int, float)) and not isinstance(old, bool):
+            value = old + int(rng.choice([-1, 1])) * (1 if isinstance(old, int) else 0.1)
+        else:
+            value = copy.deepcopy(values[rng.integers(len(values))])
+        out.append(mutate(doc, path, value))
+    return out
+
+
+@settings(max_examples=5, deadline=None)
+@given(kind=st.sampled_from(["binary", "multi"]), seed=st.integers(0, 2**32 - 1))
+@example(kind="binary", seed=0)
+@example(kind="multi", seed=0)
+def test_an_edited_file_reads_as_catboost_reads_it_or_is_refused(saved, tmp_path_factory, kind,
+                                                                seed):
+    """The hostile pass: one field of a real JSON model replaced (a random value, a
+    nearby number, another field's value) or removed, 60 files an example; each file
+    prune-opt reads predicts what CatBoost's own load_model of that file predicts (raw
+    scores and class labels), else it is refused with a ValueError."""
+    docs, X = saved
+    read = []
+    for edited in edited_documents(docs[kind], np.random.default_rng(seed), 60):
+        try:
+            read.append((from_catboost(edited), edited))
+        except ValueError:
+            continue
+    tmp = tmp_path_factory.mktemp("edited")
+    for (forest, _), theirs in zip(read, native_predictions([d for _, d in read], X, tmp)):
+        assert_reads_like_catboost(forest, theirs, X, catboost_may_refuse=True)
 
 
 # ------------------------------------------------------------------ the calls that use it

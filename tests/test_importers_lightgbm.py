@@ -439,11 +439,11 @@ def test_child_arrays_that_are_not_a_tree_are_refused():
 
 
 def test_oversized_text_is_refused_before_parsing(text, tmp_path):
-    with pytest.raises(ValueError, match="exceed the limit max_bytes=1000"):
+    with pytest.raises(ValueError, match="LightGBM model text: .* more than max_bytes=1,000"):
         from_lightgbm(text, max_bytes=1000)
     path = tmp_path / "big.txt"
     path.write_text(text)
-    with pytest.raises(ValueError, match="more than the limit max_bytes=1000"):
+    with pytest.raises(ValueError, match="big.txt' has .* more than max_bytes=1,000"):
         from_lightgbm(path, max_bytes=1000)
     assert from_lightgbm(text, max_bytes=None).n_trees == 9
 
@@ -472,3 +472,44 @@ def test_any_edit_of_the_text_reads_or_raises_a_value_error(text, data):
             assert str(exc).startswith(("LightGBM model", "tree ")), exc
         else:
             assert forest.n_trees >= 1
+
+
+def test_a_model_text_is_parsed_once_and_never_read_stale(monkeypatch):
+    """The parse of a model text is kept by the text's SHA-256: reading the same model
+    again parses nothing, and any other text (a model trained further, one number
+    edited) is parsed anew; a caller that truncates or writes into what it got cannot
+    change what the next caller gets."""
+    from prune_opt.importers import _lightgbm_text
+
+    calls = []
+    real = _lightgbm_text._parse
+    monkeypatch.setattr(_lightgbm_text, "_parse", lambda text: calls.append(1) or real(text))
+    monkeypatch.setattr(_lightgbm_text, "_CACHE", type(_lightgbm_text._CACHE)())
+    X, y = _data(7, "binary", 200, 4, 0.1, False)
+    model = lgb.LGBMClassifier(n_estimators=6, num_leaves=5, verbose=-1).fit(X, y)
+    first = po.as_forest(model)
+    again = from_lightgbm(model)
+    lightgbm_acquisition_cost(model, X)
+    assert len(calls) == 1
+    assert again.same_splits(first) and np.array_equal(again.value, first.value)
+    text = model.booster_.model_to_string()
+    assert from_lightgbm(text, num_iteration=2).n_trees == 2  # truncates its own copy
+    assert from_lightgbm(text).n_trees == 6 and len(calls) == 1
+    parsed = parse_model_text(text)
+    with pytest.raises(ValueError, match="read-only"):
+        parsed.trees[0]["leaf_value"][0] = 99.0
+    parsed.trees.clear()
+    assert len(parse_model_text(text).trees) == 6 and len(calls) == 1
+    # another text: trained further, or one leaf value edited
+    booster = lgb.train(dict(objective="binary", num_leaves=5, verbose=-1),
+                        lgb.Dataset(X, y), num_boost_round=3, init_model=model.booster_)
+    value = text.split("leaf_value=")[1].split()[0]  # its last digit changed: same length,
+    edited = text.replace("leaf_value=" + value,     # so that tree_sizes still holds
+                          "leaf_value=" + value[:-1] + str((int(value[-1]) + 1) % 10), 1)
+    assert edited != text
+    for source, native in ((booster, booster), (edited, edited)):
+        forest = from_lightgbm(source)
+        native = lgb.Booster(model_str=native) if isinstance(native, str) else native
+        np.testing.assert_array_equal(forest.decision_function(X),
+                                      native.predict(X, raw_score=True))
+    assert len(calls) == 3

@@ -33,10 +33,17 @@ others do not, and names their own exporter).  The document is the one
   for bit (save for the about one double in 40,000 no decimal reaches, read
   one unit in the last place off).
 
+* **leaf weights** -- each leaf's training weight: the weights CatBoost
+  recorded in the original leaves under it, summed (the import keeps them as
+  ``node_stats``; 0 for a forest that has none).  CatBoost needs them: without,
+  its ``save_model(format="json")`` of a non-symmetric tree crashes the process
+  and ``get_leaf_weights()`` reads uninitialised memory; with them
+  ``get_feature_importance()`` and SHAP values need no training data.
+
 The document keeps the loss, the class names and the feature names, but
-none of CatBoost's training parameters and no leaf weights (prune-opt does not
-keep them): the model predicts, while ``get_all_params()`` fails and
-``get_feature_importance()`` needs the training data passed.
+none of CatBoost's training parameters (prune-opt does not keep them): the
+model predicts and saves in every format CatBoost writes, while
+``get_all_params()`` fails.
 """
 
 from __future__ import annotations
@@ -122,6 +129,17 @@ def _members(pruned, group):
     return t0, arrays, members, kept
 
 
+def _leaf_weights(forest, t, nodes):
+    """The training weight of the nodes of IR tree ``t`` that become the export's leaves:
+    CatBoost's leaf weights summed, as the import keeps them (``node_stats``), else 0
+    (a forest built otherwise)."""
+    stats = forest.node_stats
+    if stats is None:
+        return np.zeros(len(nodes))
+    return np.asarray(stats["weighted_n_node_samples"], dtype=float)[forest.node_offset[t]
+                                                                     + np.asarray(nodes)]
+
+
 def _leaf_values(pruned, members, nodes, K):
     """(len(nodes), K): class k's pruned value of each node (0 for a class without tree)."""
     f = pruned.forest
@@ -170,7 +188,8 @@ def _border(threshold, t):
 
 
 def _symmetric(pruned, groups, borders, K):
-    """(splits as (feature, border) per level, leaf values) of each symmetric tree."""
+    """(splits as (feature, border) per level, leaf values, leaf weights) of each
+    symmetric tree."""
     out = []
     for group in groups:
         t0, arrays, members, kept = _members(pruned, group)
@@ -185,14 +204,15 @@ def _symmetric(pruned, groups, borders, K):
         splits = [(f, _border(thr, t0)) for f, thr, _ in levels[:d]]
         for f, b in splits:
             borders.add(f, b)
-        out.append((splits, _leaf_values(pruned, members, node, K)))
+        out.append((splits, _leaf_values(pruned, members, node, K),
+                    _leaf_weights(pruned.forest, t0, node)))
     return out
 
 
 def _non_symmetric(pruned, groups, borders, K):
-    """``(arrays, splits, leaf values)`` of each non-symmetric tree, nested by
+    """``(arrays, splits, leaves)`` of each non-symmetric tree, nested by
     :func:`_nested` once the borders are numbered: the splits some class keeps
-    (node -> (feature, border)), and each leaf of that tree's class values."""
+    (node -> (feature, border)), and each leaf's (class values, weight)."""
     out = []
     for group in groups:
         t0, arrays, members, kept = _members(pruned, group)
@@ -203,7 +223,8 @@ def _non_symmetric(pruned, groups, borders, K):
             borders.add(int(arrays["feature"][h]), b)
             split_of[int(h)] = (int(arrays["feature"][h]), b)
         leaves = np.flatnonzero(~kept & _reached(arrays, kept))
-        values = dict(zip(leaves.tolist(), _leaf_values(pruned, members, leaves, K)))
+        values = dict(zip(leaves.tolist(), zip(_leaf_values(pruned, members, leaves, K),
+                                               _leaf_weights(pruned.forest, t0, leaves))))
         out.append((arrays, split_of, values))
     return out
 
@@ -228,8 +249,9 @@ def _nested(arrays, split_of, values, borders, K):
             stack += [(int(arrays["left"][h]), obj["left"]),
                       (int(arrays["right"][h]), obj["right"])]
         else:
-            v = values[h]
+            v, w = values[h]
             obj["value"] = float(v[0]) if K == 1 else [float(x) for x in v]
+            obj["weight"] = float(w)
     return root
 
 
@@ -281,8 +303,7 @@ def catboost_model_json(pruned):
     ...            {"feature_index": k, "flat_feature_index": k, "feature_id": "",
     ...             "borders": [0.5], "nan_value_treatment": "AsFalse"} for k in (0, 1)]},
     ...        "oblivious_trees": [{"leaf_values": [1.0, 2.0, 3.0, 4.0], "leaf_weights": [1] * 4,
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0},
-    ...                                        {"border": 0.5, "float_feature_index": 1}]}]}
+    ...                             "splits": [{"split_index": 0}, {"split_index": 1}]}]}
     >>> f = from_catboost(doc)
     >>> pruned = po.PrunedForest(f, f.depth == 0)    # the second level cut
     >>> tree = catboost_model_json(pruned)["oblivious_trees"][0]
@@ -302,8 +323,9 @@ def catboost_model_json(pruned):
     borders.freeze()
     if info["symmetric"]:
         trees = [{"leaf_values": [float(v) for v in values.ravel()],
+                  "leaf_weights": [float(w) for w in weights],
                   "splits": [borders.split(feat, b) for feat, b in splits]}
-                 for splits, values in built]
+                 for splits, values, weights in built]
     else:
         trees = [_nested(*tree, borders, K) for tree in built]
     names = f.feature_names or [""] * f.n_features

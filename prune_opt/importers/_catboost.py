@@ -41,15 +41,14 @@ import numpy as np
 
 from ..forest._ensemble import Ensemble
 from ..forest._forest import Forest
-from ._catboost_json import LOSSES, NAN_TO_LEFT, SUPPORTED, load_document, parse_model
+from ._catboost_json import LOSSES, NAN_TO_LEFT, SUPPORTED, WHAT, load_document, parse_model
+from ._guards import BOM, MAX_MODEL_BYTES, check_size, read_limited
 
 __all__ = ["from_catboost", "is_catboost_model", "oblivious_levels", "catboost_source_info",
            "check_source_info", "CATBOOST", "MAX_MODEL_BYTES", "MODEL_SOURCE", "SOURCES"]
 
 CATBOOST = ("catboost.CatBoostClassifier, CatBoostRegressor, CatBoost (losses RMSE, Logloss, "
             "CrossEntropy, MultiClass; float features)")
-#: largest model file (or text) read; a bigger one is refused before it is parsed
-MAX_MODEL_BYTES = 512 * 2**20
 #: the source name of a forest read from a plain CatBoost model or a JSON model
 MODEL_SOURCE = "catboost.CatBoost"
 _WRAPPERS = ("CatBoostClassifier", "CatBoostRegressor")
@@ -77,23 +76,6 @@ def is_catboost_model(model):
 
 
 # ------------------------------------------------------------------ inputs
-def _read_limited(path, max_bytes):
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise ValueError(f"CatBoost model JSON: {os.fspath(path)!r} has {size:,} bytes, more "
-                         f"than max_bytes={max_bytes:,}; pass a larger max_bytes if you "
-                         "trust the file")
-    with open(path, "rb") as fh:
-        return fh.read(max_bytes + 1)
-
-
-def _check_size(text, max_bytes):
-    if len(text) > max_bytes:
-        raise ValueError(f"CatBoost model JSON: {len(text):,} bytes, more than max_bytes="
-                         f"{max_bytes:,}; pass a larger max_bytes if you trust the model")
-    return text
-
-
 def _model_json(model, max_bytes):
     """The JSON text of a fitted in-memory CatBoost model, refusing early, by name, what
     the JSON cannot hold or prune-opt does not route."""
@@ -119,7 +101,7 @@ def _model_json(model, max_bytes):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.json")
         model.save_model(path, format="json")
-        return _read_limited(path, max_bytes)
+        return read_limited(path, max_bytes, WHAT)
 
 
 def _document(model, max_bytes):
@@ -127,10 +109,10 @@ def _document(model, max_bytes):
     if isinstance(model, dict):
         return model, MODEL_SOURCE
     if isinstance(model, (str, os.PathLike)) and not (
-            isinstance(model, str) and model.lstrip().startswith(("{", "CBM1"))):
-        return load_document(_read_limited(model, max_bytes)), MODEL_SOURCE
+            isinstance(model, str) and model.lstrip(BOM + " \t\r\n").startswith(("{", "CBM1"))):
+        return load_document(read_limited(model, max_bytes, WHAT)), MODEL_SOURCE
     if isinstance(model, (str, bytes, bytearray)):
-        return load_document(_check_size(model, max_bytes)), MODEL_SOURCE
+        return load_document(check_size(model, max_bytes, WHAT)), MODEL_SOURCE
     classes = _catboost_classes(model)
     if "CatBoost" in classes:
         source = next((c for c in _WRAPPERS if c in classes), MODEL_SOURCE)
@@ -166,7 +148,11 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
         ``split_dtype="float32"``; the model's classes (``class_names``, else
         ``0, 1`` for a binary model) or None for regression; the model's
         feature names when it has them.  Each CatBoost tree is ``K`` IR trees,
-        one per output (see the module's notes on the layout).
+        one per output (see the module's notes on the layout).  ``node_stats``
+        keeps the training weight CatBoost recorded in each leaf, summed up the
+        tree (``weighted_n_node_samples``; ``n_node_samples`` its rounding,
+        ``impurity`` 0: CatBoost records neither), which the export writes back
+        as leaf weights.
 
     Raises
     ------
@@ -182,10 +168,9 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "RMSE"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsFalse"}]},
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsFalse"}]},
     ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "leaf_weights": [3, 1],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0,
-    ...                                         "split_type": "FloatFeature"}]}],
+    ...                             "splits": [{"split_index": 0}]}],   # borders[0]
     ...        "scale_and_bias": [2.0, [10.0]]}
     >>> f = from_catboost(doc)
     >>> f.predict([[0.5], [0.75], [float("nan")]])   # x > 0.5 goes right; NaN as Min
@@ -223,6 +208,10 @@ def from_catboost(model, *, max_bytes=MAX_MODEL_BYTES):
     forest.source_info = {"library": "catboost", "loss": parsed.loss,
                           "symmetric": bool(parsed.symmetric),
                           "nan_value_treatment": list(parsed.nan_treatment)}
+    weight = np.concatenate([tree["weight"] for tree in arrays])
+    # CatBoost records each leaf's training weight, no counts nor impurities
+    forest.node_stats = {"n_node_samples": np.rint(weight).astype(np.int64),
+                         "weighted_n_node_samples": weight, "impurity": np.zeros_like(weight)}
     return forest
 
 
@@ -247,9 +236,8 @@ def catboost_source_info(forest):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "CrossEntropy"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsTrue"}]},
-    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0}]}]}
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsTrue"}]},
+    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "splits": [{"split_index": 0}]}]}
     >>> info = catboost_source_info(from_catboost(doc))
     >>> info["loss"], info["symmetric"], info["nan_value_treatment"]
     ('CrossEntropy', True, ['AsTrue'])
@@ -331,9 +319,8 @@ def oblivious_levels(forest, t):
     >>> doc = {"model_info": {"params": {"loss_function": {"type": "RMSE"}}},
     ...        "features_info": {"float_features": [
     ...            {"feature_index": 0, "flat_feature_index": 0, "feature_id": "",
-    ...             "borders": [0.5], "nan_value_treatment": "AsTrue"}]},
-    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0],
-    ...                             "splits": [{"border": 0.5, "float_feature_index": 0}]}]}
+    ...             "borders": [0.5], "has_nans": True, "nan_value_treatment": "AsTrue"}]},
+    ...        "oblivious_trees": [{"leaf_values": [-1.0, 1.0], "splits": [{"split_index": 0}]}]}
     >>> oblivious_levels(from_catboost(doc), 0)
     [(0, 0.5, False)]
     """

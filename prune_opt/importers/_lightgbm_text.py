@@ -27,14 +27,23 @@ is checked where the tree is walked (:mod:`._lightgbm`).
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
-__all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES"]
+from ._guards import MAX_MODEL_BYTES, check_size, model_text
 
-#: default limit on the size of a model text (characters); ``max_bytes=`` changes it
-MAX_MODEL_BYTES = 512 * 2**20
+__all__ = ["ModelText", "parse_model_text", "MAX_MODEL_BYTES", "MAX_LEAVES", "WHAT"]
+
+#: how every error names the document
+WHAT = "LightGBM model text"
+#: how many parsed model texts are kept (by their SHA-256) for the next call
+CACHE_SIZE = 8
+_CACHE = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 #: LightGBM's own bound on ``num_leaves`` (its config refuses more)
 MAX_LEAVES = 131072
 
@@ -102,13 +111,24 @@ class ModelText:
         self.parameters = parameters
         self.pandas_categorical = pandas_categorical
 
+    def copy(self):
+        """A copy with its own lists and dicts, sharing the (read-only) arrays."""
+        return ModelText(num_class=self.num_class,
+                         num_tree_per_iteration=self.num_tree_per_iteration,
+                         n_features=self.n_features, objective=self.objective,
+                         average_output=self.average_output,
+                         feature_names=list(self.feature_names),
+                         trees=[dict(tree) for tree in self.trees],
+                         parameters=dict(self.parameters),
+                         pandas_categorical=self.pandas_categorical)
+
     def __repr__(self):
         return (f"ModelText(trees={len(self.trees)}, num_class={self.num_class}, "
                 f"n_features={self.n_features}, objective={self.objective!r})")
 
 
 def _fail(message):
-    raise ValueError(f"LightGBM model text: {message}")
+    raise ValueError(f"{WHAT}: {message}")
 
 
 def _numbers(value, kind, count, where):
@@ -147,12 +167,6 @@ def _integer(fields, key, where, *, low, high=None, default=None):
         limit = f">= {low}" if high is None else f"in [{low}, {high}]"
         _fail(f"{where}: {key}={number} must be {limit}")
     return number
-
-
-def _check_size(text, max_bytes):
-    if max_bytes is not None and len(text) > max_bytes:
-        _fail(f"{len(text)} characters exceed the limit max_bytes={max_bytes}; pass a "
-              "larger max_bytes if this model is trusted and really that large")
 
 
 def _header(lines):
@@ -258,7 +272,12 @@ def _trailer(lines):
             i += 1
             while i < len(lines) and lines[i] != "end of parameters":
                 match = _PARAMETER.fullmatch(lines[i])
+                if not match and lines[i]:  # LightGBM crashed on such a file
+                    _fail(f"the line {lines[i][:40]!r} among the parameters is not "
+                          "[name: value] (edited?)")
                 if match:
+                    if match.group(1) in parameters:
+                        _fail(f"the parameters set {match.group(1)!r} twice")
                     parameters[match.group(1)] = match.group(2)
                 i += 1
             if i >= len(lines):
@@ -271,6 +290,13 @@ def _trailer(lines):
 
 def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     """Parse and check a LightGBM model text (see the module docstring).
+
+    The parse of each of the last :data:`CACHE_SIZE` texts is kept, keyed by the
+    SHA-256 of the text, so that reading the same model again (an estimator's
+    ``as_forest``, then its acquisition cost, ...) does not parse it again; each
+    call gets its own :class:`ModelText` (lists and dicts), whose arrays are
+    read-only.  A different text, however small the difference, is another key:
+    a cached parse is never that of another text.
 
     Parameters
     ----------
@@ -308,18 +334,31 @@ def parse_model_text(text, *, max_bytes=MAX_MODEL_BYTES):
     ...
     ValueError: LightGBM model text: tree 0: leaf_value has 1 entries, expected 2 (truncated or edited?)
     """
-    if isinstance(text, (bytes, bytearray)):
-        _check_size(text, max_bytes)
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            _fail(f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str or bytes, got {type(text).__name__}")
-    _check_size(text, max_bytes)
-    # a file that went through Windows: a byte-order mark and CRLF line ends (LightGBM
-    # writes "\n" and counts tree_sizes in that text, which the CRLF text converts back to)
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    text = model_text(check_size(text, max_bytes, WHAT), WHAT,
+                      "save the model with booster.save_model('model.txt')")
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    with _CACHE_LOCK:
+        parsed = _CACHE.get(key)
+        if parsed is not None:
+            _CACHE.move_to_end(key)
+    if parsed is None:
+        parsed = _parse(text)
+        for tree in parsed.trees:  # shared by every later call: nobody writes into them
+            for value in tree.values():
+                if isinstance(value, np.ndarray):
+                    value.setflags(write=False)
+        with _CACHE_LOCK:
+            _CACHE[key] = parsed
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return parsed.copy()
+
+
+def _parse(text):
+    """:func:`parse_model_text` of a decoded text, uncached."""
+    # a file that went through Windows: CRLF line ends (LightGBM writes "\n" and counts
+    # tree_sizes in that text, which the CRLF text converts back to)
+    lines = text.replace("\r\n", "\n").split("\n")
     fields, i = _header(lines)
     where = "the header"
     num_class = _integer(fields, "num_class", where, low=1)

@@ -30,7 +30,8 @@ import os
 
 import numpy as np
 
-from ._lightgbm_text import MAX_MODEL_BYTES, parse_model_text
+from ._guards import read_limited
+from ._lightgbm_text import MAX_MODEL_BYTES, WHAT, parse_model_text
 
 __all__ = ["read_lightgbm", "lightgbm_trees", "lightgbm_leaves", "preorder_tree",
            "route_tree", "ir_splits", "refuse_unroutable", "is_lightgbm_model",
@@ -115,13 +116,7 @@ def _model_text(model, num_iteration, max_bytes):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"model: {str(path)[:200]!r} is neither a LightGBM model "
                                     "text (lines starting with 'tree') nor a file")
-        size = os.path.getsize(path)
-        if max_bytes is not None and size > max_bytes:
-            raise ValueError(f"LightGBM model text: the file has {size} bytes, more than the "
-                             f"limit max_bytes={max_bytes}; pass a larger max_bytes if this "
-                             "model is trusted and really that large")
-        with open(path, "rb") as fh:
-            return fh.read(), "lightgbm.Booster", None
+        return read_limited(path, max_bytes, WHAT), "lightgbm.Booster", None
     raise TypeError(f"model: expected a fitted lightgbm LGBMClassifier, LGBMRegressor or "
                     f"Booster, a model text or the path of a saved model, got "
                     f"{type(model).__name__}")

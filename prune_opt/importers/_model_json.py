@@ -7,13 +7,23 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["json_field", "json_object", "parse_json_object"]
+from ._guards import model_text
+
+__all__ = ["json_field", "json_object", "parse_json_object", "load_json_document"]
+
+
+def load_json_document(data, what, how_to_save):
+    """The JSON object of a model's ``data`` (str, or UTF-8 bytes; a byte-order mark is
+    dropped, see :func:`~._guards.model_text`), parsed by :func:`parse_json_object`."""
+    return parse_json_object(model_text(data, what, how_to_save), what)
 
 
 def parse_json_object(text, what):
     """The JSON object in ``text``; ``what`` names the document in every error (e.g.
-    ``"XGBoost model JSON"``).  Non-finite numbers, invalid or too deeply nested JSON and
-    a document that is not an object are refused.
+    ``"XGBoost model JSON"``).  Non-finite numbers, invalid or too deeply nested JSON, a
+    key given twice in one object (``json`` would keep the last without a word, the
+    library reading the file perhaps another) and a document that is not an object are
+    refused.
 
     Examples
     --------
@@ -23,13 +33,28 @@ def parse_json_object(text, what):
     Traceback (most recent call last):
     ...
     ValueError: demo JSON: the document must be a JSON object, got list
+    >>> parse_json_object('{"a": 1, "a": 2}', "demo JSON")
+    Traceback (most recent call last):
+    ...
+    ValueError: demo JSON: an object gives the key 'a' twice; JSON readers keep one of the two without a word, so which one the model means is unknown: remove the other (or save the model again)
     """
     def refuse_constant(name):
         raise ValueError(f"{what}: contains the non-finite number {name}; a model's numbers "
                          "must be finite")
 
+    def refuse_twice(pairs):
+        obj = dict(pairs)
+        if len(obj) < len(pairs):
+            seen = set()
+            key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            raise ValueError(f"{what}: an object gives the key {key[:60]!r} twice; JSON "
+                             "readers keep one of the two without a word, so which one the "
+                             "model means is unknown: remove the other (or save the model "
+                             "again)")
+        return obj
+
     try:
-        doc = json.loads(text, parse_constant=refuse_constant)
+        doc = json.loads(text, parse_constant=refuse_constant, object_pairs_hook=refuse_twice)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
                          f"{exc.colno}); is the file truncated?") from None

@@ -24,15 +24,14 @@ import numpy as np
 
 from ..forest._ensemble import Ensemble
 from ..forest._forest import Forest
-from ._xgboost_json import load_document, parse_model
+from ._guards import MAX_MODEL_BYTES, check_size, read_limited
+from ._xgboost_json import WHAT, load_document, parse_model
 
 __all__ = ["from_xgboost", "is_xgboost_model", "XGBOOST", "MAX_MODEL_BYTES"]
 
 XGBOOST = ("xgboost.XGBClassifier, XGBRegressor, Booster (booster 'gbtree'; objectives "
            "reg:squarederror, binary:logistic, binary:logitraw, multi:softprob, "
            "multi:softmax)")
-#: largest model file (or text) read; a bigger one is refused before it is parsed
-MAX_MODEL_BYTES = 512 * 2**20
 #: the source name of a forest read from a Booster or a JSON model
 BOOSTER_SOURCE = "xgboost.Booster"
 
@@ -55,23 +54,6 @@ def is_xgboost_model(model):
 
 
 # ------------------------------------------------------------------ inputs
-def _read_limited(path, max_bytes):
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise ValueError(f"XGBoost model JSON: {os.fspath(path)!r} has {size:,} bytes, more "
-                         f"than max_bytes={max_bytes:,}; pass a larger max_bytes if you "
-                         "trust the file")
-    with open(path, "rb") as fh:
-        return fh.read(max_bytes + 1)
-
-
-def _check_size(text, max_bytes):
-    if len(text) > max_bytes:
-        raise ValueError(f"XGBoost model JSON: {len(text):,} bytes, more than max_bytes="
-                         f"{max_bytes:,}; pass a larger max_bytes if you trust the model")
-    return text
-
-
 def _wrapper_booster(model):
     """The Booster of a fitted XGBoost scikit-learn model, refusing what would route
     differently from its ``predict``."""
@@ -103,15 +85,16 @@ def _document(model, max_bytes):
             raise ValueError(f"XGBoost model: {os.fspath(model)!r} is binary UBJSON, which "
                              "prune-opt does not parse; save the model as JSON: "
                              "booster.save_model('model.json')")
-        return load_document(_read_limited(model, max_bytes)), BOOSTER_SOURCE, False
+        return load_document(read_limited(model, max_bytes, WHAT)), BOOSTER_SOURCE, False
     if isinstance(model, (str, bytes, bytearray)):
-        return load_document(_check_size(model, max_bytes)), BOOSTER_SOURCE, False
+        return load_document(check_size(model, max_bytes, WHAT)), BOOSTER_SOURCE, False
     classes = _xgboost_classes(model)
     if "XGBModel" in classes:
         raw = _wrapper_booster(model).save_raw(raw_format="json")
-        return load_document(raw), type(model).__name__, True
+        return load_document(check_size(raw, max_bytes, WHAT)), type(model).__name__, True
     if "Booster" in classes:
-        return load_document(model.save_raw(raw_format="json")), BOOSTER_SOURCE, False
+        raw = model.save_raw(raw_format="json")
+        return load_document(check_size(raw, max_bytes, WHAT)), BOOSTER_SOURCE, False
     raise TypeError(f"from_xgboost: expected an XGBoost model, a Booster, a JSON model path, "
                     f"text or document, got {type(model).__name__}")
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._model_json import json_field, json_object, parse_json_object
+from ._model_json import json_field, json_object, load_json_document
 
 __all__ = ["XGBoostModel", "load_document", "parse_model", "OBJECTIVES", "OLDEST_VERSION"]
 
@@ -47,6 +47,8 @@ OBJECTIVES = {"reg:squarederror": "identity", "binary:logistic": "logistic",
 #: the oldest XGBoost whose JSON models are read (the first release of xgboost-cpu)
 OLDEST_VERSION = (2, 1)
 _F32_MAX = float(np.finfo(np.float32).max)
+#: the parent XGBoost writes for a tree's root
+_ROOT_PARENT = 2147483647
 #: XGBoost's ``kRtEps``: a binary:logistic base_score is clipped to [eps, 1 - eps]
 _RT_EPS = np.float32(1e-6)
 _SUPPORTED = ("supported: booster 'gbtree' with objective "
@@ -62,24 +64,16 @@ def _fail(where, what):
 
 
 def load_document(text):
-    """The parsed JSON object of a model's text (str or bytes).
+    """The parsed JSON object of a model's text (str or bytes; see
+    :func:`~._model_json.load_json_document`).
 
-    NaN and Infinity literals, invalid or truncated JSON, nesting too deep for
-    the parser and a top level that is not an object raise ``ValueError``.  A UTF-8
-    byte-order mark (a file saved by a Windows editor) is dropped.
+    Text that is not UTF-8, NaN and Infinity literals, a key given twice,
+    invalid or truncated JSON, nesting too deep for the parser and a top level
+    that is not an object raise ``ValueError``; a byte-order mark (a file saved
+    by a Windows editor) is dropped.
     """
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"XGBoost model JSON: the file is not UTF-8 text ({exc}); "
-                             "a binary UBJSON model (.ubj) must be saved as JSON first: "
-                             "booster.save_model('model.json')") from None
-
-    if isinstance(text, str):
-        text = text.removeprefix("\ufeff")
-
-    return parse_json_object(text, WHAT)
+    return load_json_document(text, WHAT, "a binary UBJSON model (.ubj) must be saved as "
+                                          "JSON first: booster.save_model('model.json')")
 
 
 # ------------------------------------------------------------------ field readers
@@ -173,6 +167,20 @@ def _reachable_levels(left, right, leaf, where):
     return levels
 
 
+def _check_parents(parents, left, right, keep, inner, where):
+    """Refuse a reached node whose ``parents`` entry is not its parent by the children
+    arrays (XGBoost walks them, for a tree's depth, and crashed on such a file)."""
+    expected = np.full(parents.size, _ROOT_PARENT, dtype=np.int64)
+    expected[left[inner]] = expected[right[inner]] = inner
+    wrong = keep[parents[keep] != expected[keep]]
+    if wrong.size:
+        h = int(wrong[0])
+        _fail(f"{where}.parents", f"names {int(parents[h])} as the parent of node {h}, whose "
+                                  f"parent by the children arrays is {int(expected[h])} "
+                                  f"({_ROOT_PARENT} for the root); the file was edited, save "
+                                  "the model again with XGBoost")
+
+
 def _parse_tree(raw, where, n_features):
     """One tree's IR arrays (value a 1-D raw score per node) from its JSON object."""
     raw = _object(raw, where)
@@ -187,7 +195,7 @@ def _parse_tree(raw, where, n_features):
                          f"not read; {_SUPPORTED}")
     left = _array(raw, "left_children", where, n, "int")
     right = _array(raw, "right_children", where, n, "int")
-    _array(raw, "parents", where, n, "int")
+    parents = _array(raw, "parents", where, n, "int")
     feature = _array(raw, "split_indices", where, n, "int")
     cond = _array(raw, "split_conditions", where, n, "real")
     default_left = _array(raw, "default_left", where, n, "flag")
@@ -198,6 +206,7 @@ def _parse_tree(raw, where, n_features):
     levels = _reachable_levels(left, right, leaf, where)
     keep = np.concatenate(levels)
     inner = keep[~leaf[keep]]
+    _check_parents(parents, left, right, keep, inner, where)
     if "split_type" in raw and (_array(raw, "split_type", where, n, "int")[inner] != 0).any():
         raise ValueError(f"XGBoost model: {where} has categorical splits (they test sets "
                          "of categories, which prune-opt does not route); encode the "
