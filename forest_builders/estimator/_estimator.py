@@ -83,6 +83,7 @@ from ._pruning import (
     cost_summary,
     fits,
     refit_forest,
+    refits_leaves,
     unscored_row,
     zero_cost_model,
 )
@@ -243,8 +244,7 @@ class _BudgetPrunedForest(BaseEstimator):
                 bar.update()
         finally:
             bar.close()
-        if self.final_refit and self.pruned_.n_splits > 0 \
-                and self.pruned_.forest.ensemble.refit_method == "counts":
+        if self.final_refit and self.pruned_.n_splits > 0 and refits_leaves(self.pruned_.forest):
             self.pruned_ = self._final_refit(data)
         for pf in {id(self.pruned_): self.pruned_, id(self.selected_): self.selected_}.values():
             pf.costs = self.costs_  # back to the user's units
@@ -370,7 +370,7 @@ class _BudgetPrunedForest(BaseEstimator):
                 return self.selected_
         if d.budget <= 0:  # paid splits that only rows outside the prune rows reach
             pf = zero_cost_model(pf, fc)
-        if bool(win["refit"]) and pf.n_splits > 0 and forest.ensemble.refit_method == "counts":
+        if bool(win["refit"]) and pf.n_splits > 0 and refits_leaves(forest):
             pf = refit_forest(pf, d.X[rows], d.y[rows])
         if not fits(cost_summary(pf, d), d.budget):
             return self.selected_

@@ -35,7 +35,7 @@ from prune_opt import PrunedForest
 from prune_opt.budget import fits_budget
 
 __all__ = ["FitData", "PruningRun", "Routes", "cost_summary", "fits", "zero_cost_model",
-           "COST_MARGIN"]
+           "refits_leaves", "COST_MARGIN"]
 
 #: the share of the time left per pruning call that its fit_budget search is given (the
 #: searches end a little late, and compiling, refitting and scoring come on top)
@@ -52,7 +52,9 @@ OWN_LOSS_MODELS = 3
 COST_MARGIN = 1.0
 #: prunings of one candidate again at a lower share of the budget when one misses the margin
 RETRIES = 2
-#: the baseline families a boosted candidate's pruning search starts from
+#: the leaf refit of the prunings (:func:`prune_opt.refit_leaves`): a joint least-squares
+#: fit of every leaf to the forest's Brier loss (or squared error)
+REFIT_METHOD = "global"
 #: ``candidates_`` cost columns (normalised units during the fit)
 COST_COLUMNS = ("average_cost", "fit_cost", "fit_cost_bound", "heldout_cost", "select_cost")
 
@@ -193,10 +195,17 @@ def prune_row_loss(pf, X, y):
     return float(np.mean(np.sum((pf.predict_proba(X) - onehot) ** 2, axis=1)))
 
 
+def refits_leaves(forest):
+    """Whether the estimator's leaf refit (:func:`refit_forest`) applies to ``forest``: its
+    ensemble kind lists the refit methods of its node values (a forest's class
+    distributions or means; a booster's raw scores are refit by no method of ours)."""
+    return REFIT_METHOD in forest.ensemble.refit_methods()
+
+
 def refit_forest(pf, X, y):
     """``pf`` with its leaves re-estimated on ``(X, y)`` (same splits, hence same cost)."""
     return po.refit_leaves(pf, None, None, train=(X, y), in_bag=False, smoothing=1.0,
-                           method="global")
+                           method=REFIT_METHOD)
 
 
 class PruningRun:
@@ -377,7 +386,7 @@ class PruningRun:
         elapsed = time.perf_counter() - t0
         self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
         clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
-        if (self.refit and cand.forest.ensemble.refit_method == "counts" and pruned.n_splits > 0
+        if (self.refit and refits_leaves(cand.forest) and pruned.n_splits > 0
                 and clock.allows("refit", self.share,
                                  scale=max(1.0, cand.forest.value_width / 2.0))):
             t0 = time.perf_counter()
