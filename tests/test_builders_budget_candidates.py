@@ -316,3 +316,57 @@ def test_scores_and_costs_read_off_the_routed_rows_are_the_models_own(cls, monke
             assert r["brier"] == pytest.approx(prune_row_loss(pf, X[s], y[s]), rel=1e-12)
         else:  # scored on the standardised target, R² is the same
             assert r["score"] == pytest.approx(pf.score(X[s], yt[s]), rel=1e-9, abs=1e-12)
+
+
+class _SearchContext:
+    """A growing context for :func:`penalty_search` alone: a model is its penalty, its
+    cost on the prune rows ``10 / (1 + penalty)``, and ``room`` models have time."""
+
+    rows = None
+
+    def __init__(self, budget, room=99):
+        self.budget, self.room = budget, room
+        self.tried, self.added, self.skipped = [], [], []
+
+    def timed(self, kind, fn):
+        return fn() if len(self.tried) < self.room else None
+
+    def prune_cost(self, model):
+        return 10.0 / (1.0 + model)
+
+    def skip(self, name, family, kind):
+        self.skipped.append(name)
+
+    def add(self, name, family, kind, model, recipe, **info):
+        self.added.append((name, info))
+
+
+@pytest.mark.parametrize("budget, room, tried, kept", [
+    # above the budget at the start: ten times the penalty until a model fits, then three
+    # geometric bisections; the least penalised that fits and the most penalised above
+    (4.0, 99, [0.03, 0.3, 3.0, 0.9487, 1.687, 1.2651], ["1.27", "1.69"]),
+    # within it at the start: a tenth of the penalty until one is above
+    (9.9, 99, [0.03, 0.003, 0.009487, 0.01687, 0.01265], ["0.00949", "0.0127"]),
+    # no room after two models: what was grown is kept
+    (4.0, 2, [0.03, 0.3], ["0.3"]),
+])
+def test_the_penalty_search_walks_geometrically_then_bisects(budget, room, tried, kept):
+    """The one search of the penalised families (CEGB's trade-off, CatBoost's coefficient)."""
+    ctx = _SearchContext(budget, room)
+
+    def recipe_at(value):
+        return lambda rows: ctx.tried.append(value) or value
+
+    _boosted_candidates.penalty_search(ctx, "cegb", "tradeoff", recipe_at, 0.03, 10.0, 3,
+                                       (1e-5, 1e3))
+    assert ctx.tried == pytest.approx(tried, rel=1e-3)
+    assert [name for name, _ in ctx.added] == [f"cegb(tradeoff={k})" for k in kept]
+    assert all(info["prune_cost"] == ctx.prune_cost(info["tradeoff"]) for _, info in ctx.added)
+    assert ctx.skipped == []
+
+
+def test_the_penalty_search_without_room_for_its_first_model_is_a_skipped_row():
+    ctx = _SearchContext(4.0, room=0)
+    _boosted_candidates.penalty_search(ctx, "catboost", "coefficient", lambda v: None, 1.0,
+                                       10.0, 3, (1e-4, 1e4))
+    assert ctx.skipped == ["catboost"] and ctx.added == []

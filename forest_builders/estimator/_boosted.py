@@ -163,31 +163,16 @@ def _gbm_prefixes(ctx, anchor=False):
     one, when it fits, for the ``anchor``)."""
     if _cannot_grow(ctx, "gbm"):
         return
-    ranking = ctx.ranking("gbm")
-    if ranking is None:
-        return
-    from prune_opt.budget import fits_budget
-
     library = boosting_library()
-    k, n_grown, over = ctx.prefix_start(ranking), 0, 0
-    if anchor and not ctx.prefix_fits(ranking, k):
-        return
-    most = 1 if anchor else max(ctx.max_subsets, 1)
-    while k <= ctx.n_features and n_grown < most and over < 2:
-        cols = None if k == ctx.n_features else np.sort(ranking[:k])
-        rounds = _rounds(ctx, "gbm", 2)
+
+    def recipe_at(cols, fits):
         # a prefix whose features all fit is never pruned: it grows on the prune rows too,
         # all its rounds (LightGBM's default 100), as a user's model on those features
-        fits = ctx.prefix_fits(ranking, k)
-        f = ctx.grow(f"gbm(k={k})", "gbm", "gbm",
-                     functools.partial(_grow_boosted, ctx, library, cols, {}, rounds,
-                                       stop_early=not fits),
-                     rows=ctx.grow_prune if fits else None, library=library)
-        if f is None:
-            return
-        n_grown += 1
-        over += not fits_budget(ctx.prune_cost(f), ctx.budget)
-        k += 1
+        return functools.partial(_grow_boosted, ctx, library, cols, {}, _rounds(ctx, "gbm", 2),
+                                 stop_early=not fits)
+
+    ctx.grow_prefixes("gbm", recipe_at, last=ctx.n_features, most=max(ctx.max_subsets, 1),
+                      anchor=anchor, library=library)
 
 
 def _gbm_anchor(ctx):
@@ -203,6 +188,55 @@ def _gbm(ctx):
     _gbm_prefixes(ctx)
 
 
+def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
+    """The models of a penalised ``family`` around the budget: ``recipe_at(value)`` is the
+    recipe of its model at the penalty ``param=value`` (more penalty, a cheaper model).
+
+    A geometric search from ``start`` by ``factor`` (within ``bounds``) for a model on
+    each side of the budget on the prune rows, then ``steps`` geometric bisections
+    between the two sides; the least penalised model that fits and the most penalised
+    one above the budget (which the estimator prunes) become the candidates
+    ``family(param=value)``.  A first model with no room is a skipped row; a later one
+    ends the search."""
+    from prune_opt.budget import fits_budget
+
+    models = {}  # value -> (forest, cost on the prune rows, recipe)
+
+    def fit(value):
+        if value not in models:
+            recipe = recipe_at(value)
+            f = ctx.timed(family, lambda: recipe(ctx.rows))
+            if f is None:
+                return None
+            models[value] = (f, ctx.prune_cost(f), recipe)
+        return models[value]
+
+    def side(fitting):
+        return [v for v, (_, cost, _) in models.items()
+                if fits_budget(cost, ctx.budget) == fitting]
+
+    value = start
+    got = fit(value)
+    if got is None:
+        ctx.skip(family, family, family)
+        return
+    step = factor if not fits_budget(got[1], ctx.budget) else 1.0 / factor
+    while not (side(True) and side(False)) and bounds[0] <= value * step <= bounds[1]:
+        value *= step
+        if fit(value) is None:
+            break
+    for _ in range(steps):
+        above, below = side(False), side(True)
+        if not above or not below or fit(float(np.sqrt(max(above) * min(below)))) is None:
+            break
+    above, below = side(False), side(True)
+    keep = ([min(below)] if below else []) + ([max(above)] if above else [])
+    for v in sorted(keep):
+        f, cost, recipe = models[v]
+        ctx.add(f"{family}({param}={v:.3g})", family, family, f, recipe, prune_cost=cost,
+                **{param: v})
+
+
 def _cegb_params(ctx, tradeoff):
     return {"cegb_tradeoff": float(tradeoff),
             "cegb_penalty_feature_lazy": [float(c) for c in ctx.costs.feature_cost()]}
@@ -211,46 +245,9 @@ def _cegb_params(ctx, tradeoff):
 @register_family("cegb", requires=("lightgbm",), boosted=True, order=50,
                  description="LightGBM's CEGB at the trade-offs around the budget")
 def _cegb(ctx):
-    from prune_opt.budget import fits_budget
-
     if _cannot_grow(ctx, "cegb"):
         return
-
-    models = {}  # tradeoff -> (forest, cost on the prune rows)
-
-    def fit(t):
-        if t not in models:
-            recipe = functools.partial(_grow_boosted, ctx, "lightgbm", None,
-                                       _cegb_params(ctx, t), _rounds(ctx, "cegb", 4))
-            f = ctx.timed("cegb", lambda: recipe(ctx.rows))
-            if f is None:
-                return None
-            models[t] = (f, ctx.prune_cost(f), recipe)
-        return models[t]
-
-    # a geometric search for a trade-off on each side of the budget, then bisection
-    t = CEGB_START
-    got = fit(t)
-    if got is None:
-        ctx.skip("cegb", "cegb", "cegb")
-        return
-    step = CEGB_FACTOR if not fits_budget(got[1], ctx.budget) else 1.0 / CEGB_FACTOR
-    while CEGB_RANGE[0] <= t * step <= CEGB_RANGE[1]:
-        side = fits_budget(models[t][1], ctx.budget)
-        if any(fits_budget(c, ctx.budget) != side for _, c, _ in models.values()):
-            break
-        t *= step
-        if fit(t) is None:
-            break
-    for _ in range(CEGB_STEPS):
-        above = [s for s, (_, c, _) in models.items() if not fits_budget(c, ctx.budget)]
-        below = [s for s, (_, c, _) in models.items() if fits_budget(c, ctx.budget)]
-        if not above or not below or fit(float(np.sqrt(max(above) * min(below)))) is None:
-            break
-    above = [s for s, (_, c, _) in models.items() if not fits_budget(c, ctx.budget)]
-    below = [s for s, (_, c, _) in models.items() if fits_budget(c, ctx.budget)]
-    keep = ([min(below)] if below else []) + ([max(above)] if above else [])
-    for s in sorted(keep):
-        f, cost, recipe = models[s]
-        ctx.add(f"cegb(tradeoff={s:.3g})", "cegb", "cegb", f, recipe, tradeoff=s,
-                prune_cost=cost)
+    penalty_search(ctx, "cegb", "tradeoff",
+                   lambda t: functools.partial(_grow_boosted, ctx, "lightgbm", None,
+                                               _cegb_params(ctx, t), _rounds(ctx, "cegb", 4)),
+                   CEGB_START, CEGB_FACTOR, CEGB_STEPS, CEGB_RANGE)

@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from ._boosted import _as_candidate, _cannot_grow, _rounds
+from ._boosted import _as_candidate, _cannot_grow, _rounds, penalty_search
 from ._registry import register_family
 
 __all__ = ["CATBOOST_DEPTH", "CATBOOST_START", "CATBOOST_STEPS", "catboost_penalties"]
@@ -97,47 +97,8 @@ def _grow_catboost(ctx, coefficient, rounds, rows):
 @register_family("catboost", requires=("catboost",), boosted=True, order=55, default=False,
                  description="CatBoost under first-use feature penalties around the budget")
 def _catboost(ctx):
-    from prune_opt.budget import fits_budget
-
     if _cannot_grow(ctx, "catboost"):
         return
-
-    models = {}  # coefficient -> (forest, cost on the prune rows, recipe)
-
-    def fit(c):
-        if c not in models:
-            rounds, _ = _rounds(ctx, "catboost", 4)
-            recipe = functools.partial(_grow_catboost, ctx, c, rounds)
-            f = ctx.timed("catboost", lambda: recipe(ctx.rows))
-            if f is None:
-                return None
-            models[c] = (f, ctx.prune_cost(f), recipe)
-        return models[c]
-
-    # a geometric search for a coefficient on each side of the budget, then bisection
-    c = CATBOOST_START
-    got = fit(c)
-    if got is None:
-        ctx.skip("catboost", "catboost", "catboost")
-        return
-    step = CATBOOST_FACTOR if not fits_budget(got[1], ctx.budget) else 1.0 / CATBOOST_FACTOR
-    while CATBOOST_RANGE[0] <= c * step <= CATBOOST_RANGE[1]:
-        side = fits_budget(models[c][1], ctx.budget)
-        if any(fits_budget(cost, ctx.budget) != side for _, cost, _ in models.values()):
-            break
-        c *= step
-        if fit(c) is None:
-            break
-    for _ in range(CATBOOST_STEPS):
-        above = [s for s, (_, cost, _) in models.items() if not fits_budget(cost, ctx.budget)]
-        below = [s for s, (_, cost, _) in models.items() if fits_budget(cost, ctx.budget)]
-        if not above or not below or fit(float(np.sqrt(max(above) * min(below)))) is None:
-            break
-    above = [s for s, (_, cost, _) in models.items() if not fits_budget(cost, ctx.budget)]
-    below = [s for s, (_, cost, _) in models.items() if fits_budget(cost, ctx.budget)]
-    # more penalty, cheaper model: the least penalised that fits, the most penalised above
-    keep = ([min(below)] if below else []) + ([max(above)] if above else [])
-    for s in sorted(keep):
-        f, _, recipe = models[s]
-        ctx.add(f"catboost(coefficient={s:.3g})", "catboost", "catboost", f, recipe,
-                coefficient=s)
+    penalty_search(ctx, "catboost", "coefficient",
+                   lambda c: functools.partial(_grow_catboost, ctx, c, _rounds(ctx, "catboost", 4)[0]),
+                   CATBOOST_START, CATBOOST_FACTOR, CATBOOST_STEPS, CATBOOST_RANGE)

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from prune_opt import Forest
-from prune_opt.budget import fits_budget
 
 from ..feature_subset import SubsetForestClassifier, _widened_forest
 from ..lazy_cost_rf import LazyCostRandomForestClassifier
@@ -77,23 +75,8 @@ def _subset_prefixes(ctx, anchor=False):
     that one, when it fits and is not every column, for the ``anchor``)."""
     if ctx.max_subsets == 0 or ctx.n_features < 2:
         return
-    ranking = ctx.ranking("subset")
-    if ranking is None:
-        return
-    k, n_grown, over = ctx.prefix_start(ranking), 0, 0
-    if anchor and not (k < ctx.n_features and ctx.prefix_fits(ranking, k)):
-        return
-    while k < ctx.n_features and n_grown < (1 if anchor else ctx.max_subsets) and over < 2:
-        cols = np.sort(ranking[:k])
-        # a prefix whose features all fit is never pruned: it grows on the prune rows too
-        rows = ctx.grow_prune if ctx.prefix_fits(ranking, k) else None
-        f = ctx.grow(f"subset(k={k})", "subset", "subset",
-                     functools.partial(_subset_forest, ctx, cols), rows=rows)
-        if f is None:
-            return
-        n_grown += 1
-        over += not fits_budget(ctx.prune_cost(f), ctx.budget)
-        k += 1
+    ctx.grow_prefixes("subset", lambda cols, fits: functools.partial(_subset_forest, ctx, cols),
+                      last=ctx.n_features - 1, most=ctx.max_subsets, anchor=anchor)
 
 
 def _subset_anchor(ctx):

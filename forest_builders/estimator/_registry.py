@@ -372,3 +372,29 @@ class GrowContext:
         prefix = subset_costs(self.costs, ranking)
         return max(1, int(np.sum(fits_budget(prefix, self.budget))))
 
+    def grow_prefixes(self, family, recipe_at, *, last, most, anchor=False, **info):
+        """The ``family``'s models on nested prefixes of the cost ranking, named
+        ``family(k=...)``: from the longest prefix whose features all fit the budget
+        (only that one, when it fits, for the ``anchor``) to at most the first ``last``
+        features, until ``most`` were grown or two cost more than the budget on the prune
+        rows.  ``recipe_at(cols, fits)`` is the recipe of the model reading the columns
+        ``cols`` (None: every column), whose features all fit the budget or not (``fits``):
+        one that fits is never pruned, so it grows on the grow and prune rows."""
+        from prune_opt.budget import fits_budget
+
+        ranking = self.ranking(family)
+        if ranking is None:
+            return
+        k, n_grown, over = self.prefix_start(ranking), 0, 0
+        if anchor and not (k <= last and self.prefix_fits(ranking, k)):
+            return
+        while k <= last and n_grown < (1 if anchor else most) and over < 2:
+            fits = self.prefix_fits(ranking, k)
+            cols = None if k == self.n_features else np.sort(ranking[:k])
+            f = self.grow(f"{family}(k={k})", family, family, recipe_at(cols, fits),
+                          rows=self.grow_prune if fits else None, **info)
+            if f is None:
+                return
+            n_grown += 1
+            over += not fits_budget(self.prune_cost(f), self.budget)
+            k += 1
