@@ -94,3 +94,19 @@ def export_agrees(est, X):
         want = proba[:, 1] if raw.ndim == 1 else proba
         assert np.allclose(raw, want, atol=1e-9)
     return "lightgbm"
+
+
+def selection_pool(table, prior):
+    """The candidates the one-standard-error rule may choose among, by the prior's rules
+    (docs/estimator.md, "Select"): those that fit the budget; of them only those whose
+    select-row score is above ``prior`` when one is (a candidate no better than the
+    prior never wins over one that is), and none that keeps no split while a candidate
+    with splits scores better."""
+    pool = table[table["fits_budget"]]
+    above = pool["score"] > prior + 1e-12
+    if above.any():
+        pool = pool[above]
+    splits = pool["n_splits"] > 0
+    if splits.any():
+        pool = pool[splits | (pool["score"] >= pool.loc[splits, "score"].max())]
+    return pool
