@@ -329,7 +329,7 @@ class _SearchContext:
         self.tried, self.added, self.skipped = [], [], []
 
     def timed(self, kind, fn):
-        return fn() if len(self.tried) < self.room else None
+        return (fn(None), 1.0) if len(self.tried) < self.room else (None, 0.0)
 
     def prune_cost(self, model):
         return 10.0 / (1.0 + model)
@@ -337,7 +337,7 @@ class _SearchContext:
     def skip(self, name, family, kind):
         self.skipped.append(name)
 
-    def add(self, name, family, kind, model, recipe, **info):
+    def add(self, name, family, kind, model, recipe, seconds=0.0, **info):
         self.added.append((name, info))
 
 
@@ -355,7 +355,7 @@ def test_the_penalty_search_walks_geometrically_then_bisects(budget, room, tried
     ctx = _SearchContext(budget, room)
 
     def recipe_at(value):
-        return lambda rows: ctx.tried.append(value) or value
+        return lambda rows, deadline=None: ctx.tried.append(value) or value
 
     _boosted_candidates.penalty_search(ctx, "cegb", "tradeoff", recipe_at, 0.03, 10.0, 3,
                                        (1e-5, 1e3))

@@ -6,6 +6,7 @@ that has no time left at all, or the searches by ones that ran out of time.
 """
 
 import functools
+import time
 import warnings
 
 import numpy as np
@@ -35,7 +36,12 @@ def digits():
 def no_time_left(monkeypatch):
     """A fit clock on which the time limit has long passed, from the start: no time is
     left in any phase (a machine too busy for anything)."""
-    monkeypatch.setattr(_fit_clock.FitClock, "elapsed", lambda self: 1e3 * self.time_limit)
+    real = _fit_clock.FitClock.__init__
+
+    def started_long_ago(self, time_limit, start=None, **kw):
+        real(self, time_limit, time.perf_counter() - 1e3 * time_limit, **kw)
+
+    monkeypatch.setattr(_fit_clock.FitClock, "__init__", started_long_ago)
 
 
 @pytest.fixture

@@ -96,11 +96,25 @@ def _masked(X, cols):
     return out
 
 
-def _grow_boosted(ctx, library, cols, params, rounds, rows, *, stop_early=True):
+def _stop_at(deadline):
+    """A LightGBM callback that ends the training once ``deadline`` has passed, keeping
+    the rounds grown (at least one)."""
+    import lightgbm as lgb
+
+    def stop(env):
+        if deadline.expired():
+            raise lgb.callback.EarlyStopException(env.iteration, env.evaluation_result_list)
+
+    stop.order = 40  # after the early stopping's (30)
+    return stop
+
+
+def _grow_boosted(ctx, library, cols, params, rounds, rows, *, stop_early=True, deadline=None):
     """A boosted model of at most ``rounds = (rounds, learning rate)`` grown on ``rows``
     (only the columns ``cols``), stopped early on the prune rows (``stop_early``; when
     they are among ``rows``, all the rounds are grown), as an additive Forest over every
-    column."""
+    column.  A LightGBM model also stops adding rounds once ``deadline`` (a Deadline)
+    has passed."""
     rounds, rate = rounds
     model = boosted_model(ctx, library, rounds, rate, **params)
     y, classes = ctx.y, None
@@ -125,6 +139,8 @@ def _grow_boosted(ctx, library, cols, params, rounds, rows, *, stop_early=True):
         fit["callbacks"] = [lgb.early_stopping(STOPPING_ROUNDS, verbose=False)]
     else:
         fit = {"X_val": _masked(ctx.X[ctx.prune], cols), "y_val": y[ctx.prune]}
+    if library == "lightgbm" and deadline is not None:
+        fit["callbacks"] = fit.get("callbacks", []) + [_stop_at(deadline)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model.fit(X, y[rows], **fit)
@@ -200,19 +216,19 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
     ends the search."""
     from prune_opt.budget import fits_budget
 
-    models = {}  # value -> (forest, cost on the prune rows, recipe)
+    models = {}  # value -> (forest, cost on the prune rows, recipe, seconds)
 
     def fit(value):
         if value not in models:
             recipe = recipe_at(value)
-            f = ctx.timed(family, lambda: recipe(ctx.rows))
+            f, seconds = ctx.timed(family, lambda deadline: recipe(ctx.rows, deadline=deadline))
             if f is None:
                 return None
-            models[value] = (f, ctx.prune_cost(f), recipe)
+            models[value] = (f, ctx.prune_cost(f), recipe, seconds)
         return models[value]
 
     def side(fitting):
-        return [v for v, (_, cost, _) in models.items()
+        return [v for v, (_, cost, _, _) in models.items()
                 if fits_budget(cost, ctx.budget) == fitting]
 
     value = start
@@ -232,9 +248,9 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
     above, below = side(False), side(True)
     keep = ([min(below)] if below else []) + ([max(above)] if above else [])
     for v in sorted(keep):
-        f, cost, recipe = models[v]
-        ctx.add(f"{family}({param}={v:.3g})", family, family, f, recipe, prune_cost=cost,
-                **{param: v})
+        f, cost, recipe, seconds = models[v]
+        ctx.add(f"{family}({param}={v:.3g})", family, family, f, recipe, seconds=seconds,
+                prune_cost=cost, **{param: v})
 
 
 def _cegb_params(ctx, tradeoff):

@@ -72,10 +72,20 @@ def _threads(ctx):
     return int(effective_n_jobs(ctx.n_jobs or 1))
 
 
-def _grow_catboost(ctx, coefficient, rounds, rows):
+class _StopAt:
+    """A CatBoost callback that ends the training once ``deadline`` has passed."""
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+
+    def after_iteration(self, info):
+        return not self.deadline.expired()
+
+
+def _grow_catboost(ctx, coefficient, rounds, rows, deadline=None):
     """A CatBoost model of at most ``rounds`` rounds grown on ``rows`` under first-use
     penalties at ``coefficient``, stopped early on the prune rows unless they are among
-    ``rows``, as an additive Forest."""
+    ``rows``, and once ``deadline`` (a Deadline) has passed, as an additive Forest."""
     import catboost as cb
 
     y, classes = ctx.y, None
@@ -90,6 +100,8 @@ def _grow_catboost(ctx, coefficient, rounds, rows):
     if not np.isin(ctx.prune, rows).any():
         fit = {"eval_set": (ctx.X[ctx.prune], y[ctx.prune]),
                "early_stopping_rounds": CATBOOST_STOPPING_ROUNDS}
+    if deadline is not None:
+        fit["callbacks"] = [_StopAt(deadline)]
     model.fit(ctx.X[rows], y[rows], **fit)
     return _as_candidate(ctx, model, classes)
 

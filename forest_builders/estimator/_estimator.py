@@ -66,7 +66,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
-from ._clock import FitClock
+from ._clock import FitClock, time_limit_of
 from ._input import (
     check_numeric_features,
     normalised_costs,
@@ -82,6 +82,7 @@ from ._pruning import (
     PruningRun,
     cost_summary,
     fits,
+    prune_kind,
     refit_forest,
     refits_leaves,
     unscored_row,
@@ -216,7 +217,9 @@ class _BudgetPrunedForest(BaseEstimator):
         self.split_ = {"grow": grow, "prune": prune, "select": select}
         self._select_prior = prior_score(y[select], self._task)
         data = FitData(X, y, grow, prune, select, float(self.budget) / scale)
-        clock = FitClock(self.time_limit, t_start)
+        # the fit's one deadline; steps whose time grows with the classes expect it
+        n_classes = len(self.classes_) if self._task == "classification" else 1
+        clock = FitClock(self.time_limit, t_start, n_classes=n_classes)
         from tqdm.auto import tqdm
 
         # a bar over the fit's steps naming the phase (disabled, a no-op, unless verbose)
@@ -344,28 +347,34 @@ class _BudgetPrunedForest(BaseEstimator):
         the recipe cannot be repeated, or not within the time left."""
         win = self.candidates_[self.candidates_["chosen"]].iloc[0]
         cand = next((c for c in candidates if c.name == win["model"]), None)
+        if cand is None:
+            return self.selected_
         c = self.candidates_
         objective = win["objective"]
         first = c.loc[(c["model"] == win["model"]) & (c["objective"] == objective), "seconds"]
-        first = float(first.max()) if first.size else 1.0
+        # a row's seconds hold the growing too: the first call's is what is beyond it
+        first = float(first.max()) - cand.seconds if first.size else 1.0
         # room to grow the recipe again and to prune it as long as its first call took
-        if cand is None or not clock.allows(cand.kind, extra=clock.expected("prune") + first):
+        if not clock.fits(cand.kind, clock.deadline,
+                          extra=clock.expected(prune_kind(cand.forest)) + first):
             return self.selected_
         t0 = time.perf_counter()
         rows = np.sort(np.concatenate([d.grow, d.select]))
-        forest = cand.recipe(rows)
+        forest = cand.recipe(rows, deadline=clock.deadline)
         Xb, yb = d.X[d.prune], d.y[d.prune]
         pf = PrunedForest(forest, forest.full_split_mask(), costs=fc)
         if not fits(cost_summary(pf, d), d.budget):
             if objective == "none":
                 objective = forest.ensemble.default_objective(forest.task)
-            limit = max(first, MIN_CALL, min(0.6 * clock.left(), REGROW_CALL_FACTOR * first))
+            limit = max(first, MIN_CALL, min(0.6 * clock.deadline.left(),
+                                             REGROW_CALL_FACTOR * first))
             train = (d.X[rows], d.y[rows]) if forest.ensemble.in_bag_errors else None
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
                     pf = po.fit_budget(forest, Xb, yb, budget=d.budget * run.rho, costs=fc,
-                                       train=train, objective=objective, time_limit=limit)
+                                       train=train, objective=objective,
+                                       time_limit=time_limit_of(clock.deadline.within(limit)))
             except ValueError:
                 return self.selected_
         if d.budget <= 0:  # paid splits that only rows outside the prune rows reach
@@ -389,7 +398,9 @@ class _BudgetPrunedForest(BaseEstimator):
 
     def _fit_unbudgeted(self, X, y, names, seed, t_start):
         cls = RandomForestClassifier if self._task == "classification" else RandomForestRegressor
+        t0 = time.perf_counter()
         m = cls(n_estimators=self.n_estimators, random_state=seed, n_jobs=self.n_jobs).fit(X, y)
+        grown = time.perf_counter() - t0
         forest = Forest.from_sklearn(m)
         forest.feature_names = names
         pf = PrunedForest(forest, forest.full_split_mask(), costs=self.costs_)
@@ -400,7 +411,7 @@ class _BudgetPrunedForest(BaseEstimator):
                    n_splits=pf.n_splits, average_cost=cost, fit_cost=cost,
                    fit_cost_bound=np.nan, heldout_cost=np.nan, select_cost=np.nan,
                    score=np.nan, brier=np.nan, above_prior=False, fits_budget=True, chosen=True,
-                   reason="no budget: the random forest grown on every row", seconds=0.0)
+                   reason="no budget: the random forest grown on every row", seconds=grown)
         self.pruned_ = self.selected_ = pf
         self.candidates_ = pd.DataFrame([row], columns=CANDIDATE_COLUMNS)
         self.fit_seconds_ = time.perf_counter() - t_start
@@ -567,11 +578,13 @@ _DOC_PARAMS = """
         and a boosted model on the longest cost-ranked feature prefix that
         fits the budget) always grow first, and when nothing fits as grown the
         first pruning always runs; every other step only when it is expected
-        to end in time (the candidates by half of the time the anchors left,
-        each family an equal share of it, a boosted family with fewer rounds
-        when time is short; the pruning calls and refits by 95%; see
-        ``docs/estimator.md``); a skipped candidate is a ``candidates_`` row
-        saying why.
+        (by its family and the number of classes) to end in time (the
+        candidates by half of the time the anchors left, each family an equal
+        share of it, a boosted family with fewer rounds when time is short;
+        the pruning calls and refits by 95%; see ``docs/estimator.md``), and a
+        boosted model or lazy forest that runs longer than expected stops
+        adding rounds or trees at the end of its share; a skipped candidate is
+        a ``candidates_`` row saying why.
     verbose : bool, default False
         A tqdm progress bar naming the phase; what was skipped for time is
         written to stderr.
@@ -607,7 +620,8 @@ _DOC_PARAMS = """
         ``above_prior`` (its score is above the best constant prediction's on
         the select rows: the majority class's share, or an R² of 0; a winner
         that is not is a ``UserWarning``), ``fits_budget``, ``chosen``,
-        ``reason``, ``seconds``.
+        ``reason``, ``seconds`` (its model's growing plus its pruning and leaf
+        refit; a model kept as grown: its growing; a skipped row: 0).
     split_ : dict
         Row indices ``"grow"``, ``"prune"``, ``"select"`` (disjoint).
     costs_ : prune_opt.FeatureCosts

@@ -31,8 +31,10 @@ import warnings
 import numpy as np
 
 import prune_opt as po
-from prune_opt import PrunedForest
+from prune_opt import Deadline, PrunedForest
 from prune_opt.budget import fits_budget
+
+from ._clock import time_limit_of
 
 __all__ = ["FitData", "PruningRun", "Routes", "cost_summary", "fits", "zero_cost_model",
            "refits_leaves", "COST_MARGIN"]
@@ -219,7 +221,7 @@ class PruningRun:
         Normalised.
     clock : FitClock
     share : float
-        The share of ``time_limit`` by which the calls end.
+        The share of ``time_limit`` by which the calls end (the pruning phase).
     bar : tqdm
         Progress (a no-op unless verbose).
     refit : bool
@@ -228,7 +230,9 @@ class PruningRun:
 
     def __init__(self, candidates, d, costs, clock, share, bar, refit):
         self.cands, self.d, self.costs = candidates, d, costs
-        self.clock, self.share, self.bar, self.refit = clock, share, bar, refit
+        self.clock, self.bar, self.refit = clock, bar, refit
+        #: the pruning phase: a sub-deadline of the fit's
+        self.phase = clock.until(share)
         self.rho = 1.0
         self.rows, self.problems, self.calls = [], {}, 0
 
@@ -278,8 +282,9 @@ class PruningRun:
                        else None)
             if summary is not None and d.budget <= 0:  # paid splits no given row reaches
                 full = zero_cost_model(full, self.costs)
-            if summary is not None and fits(summary, d.budget):
-                self.rows.append(self._row(cand.name, cand, "none", False, full, summary, 0.0))
+            if summary is not None and fits(summary, d.budget):  # as grown: its growing time
+                self.rows.append(self._row(cand.name, cand, "none", False, full, summary,
+                                           cand.seconds))
                 cand.routes = None  # scored: its routed rows are not needed again
             elif cand.info.get("grown_on") == "grow+prune":
                 # grown on the prune rows because its features fit: never pruned there
@@ -335,45 +340,52 @@ class PruningRun:
                                                   routed=self.routes(cand).rows("prune"))
         return self.problems[i]
 
-    def _search(self, i, obj, limit, warm, rho):
+    def _call(self, seconds, required):
+        """The deadline of one ``fit_budget`` search of ``seconds``: within the pruning
+        phase, or, for the pruning that must run (nothing fits as grown), its seconds
+        whatever the phase has left."""
+        return Deadline(seconds) if required else self.phase.within(seconds)
+
+    def _search(self, i, obj, call, warm, rho):
         d = self.d
+        problem = self._problem(i)  # compiled within the call's time
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return po.fit_budget(self._problem(i), d.parts["prune"], d.y[d.prune],
-                                 budget=d.budget * rho, objective=obj, time_limit=limit,
-                                 warm_start=warm)
+            return po.fit_budget(problem, d.parts["prune"], d.y[d.prune],
+                                 budget=d.budget * rho, objective=obj,
+                                 time_limit=time_limit_of(call), warm_start=warm)
 
     def prune(self, i, obj, warm=None, required=False):
         """Candidate ``i`` pruned with ``obj`` (and refit), or None when it failed or the
         clock left no room for it (a row says which)."""
         cand, d, clock = self.cands[i], self.d, self.clock
         label = f"{cand.name} / fit_budget({obj})"
-        kind = f"prune-{cand.forest.ensemble.kind}"  # the clock learns each kind's overrun
+        kind = prune_kind(cand.forest)  # the clock learns each kind's overrun
         calls, self.calls = self.calls, self.calls - 1
         self.bar.set_description(f"pruning {cand.name} ({obj})")
         self.bar.update()
         floor = max(MIN_CALL, MIN_CALL_SHARE * clock.time_limit)
-        if not required and not clock.allows(kind, self.share, extra=floor):
-            self.skip(label, cand, obj, no_room("pruned", clock, kind, self.share, floor))
+        if not required and not clock.fits(kind, self.phase, extra=floor):
+            self.skip(label, cand, obj, no_room("pruned", clock, kind, self.phase, floor))
             return None
         t0 = time.perf_counter()
-        room = clock.left(self.share) - calls * clock.expected(kind)
+        room = self.phase.left() - calls * clock.expected(kind)
         limit = max(floor, CALL_SHARE * room / max(calls, 1))
         rho, tries = self.rho, 0
         try:
-            pruned = self._search(i, obj, limit, warm, rho)
+            pruned = self._search(i, obj, self._call(limit, required), warm, rho)
             if d.budget <= 0:  # no lower budget to aim at: the zero-cost model
                 pruned = zero_cost_model(pruned, self.costs)
             summary = cost_summary(pruned, d, self.routes(cand))
             while not fits(summary, d.budget) and d.budget > 0 and (
                     tries < RETRIES + 2 * required) and (
-                    required or clock.allows(kind, self.share, extra=limit)):
+                    required or clock.fits(kind, self.phase, extra=limit)):
                 # the margin on every row was missed: aim lower on the prune rows, by the miss
                 miss = summary["fit_cost_bound"] - d.budget
                 rho = self.rho = min(self.rho, max(summary["average_cost"] - miss, 0.0)
                                      / d.budget * (1 - 1e-6))
-                pruned = self._search(i, obj, limit, [pruned] + ([] if warm is None
-                                                                 else [warm]), rho)
+                pruned = self._search(i, obj, self._call(limit, required),
+                                      [pruned] + ([] if warm is None else [warm]), rho)
                 summary = cost_summary(pruned, d, self.routes(cand))
                 tries += 1
         except ValueError as exc:  # e.g. the budget is below the cheapest pruning
@@ -384,17 +396,23 @@ class PruningRun:
                                   costs=self.costs)
             summary = cost_summary(pruned, d, self.routes(cand))
         elapsed = time.perf_counter() - t0
-        self.rows.append(self._row(label, cand, obj, False, pruned, summary, elapsed))
+        # the row's seconds: the candidate's growing and this pruning (with its retries)
+        self.rows.append(self._row(label, cand, obj, False, pruned, summary,
+                                   cand.seconds + elapsed))
         clock.note(kind, elapsed / (1 + tries) - limit)  # beyond the search's limit
         if (self.refit and refits_leaves(cand.forest) and pruned.n_splits > 0
-                and clock.allows("refit", self.share,
-                                 scale=max(1.0, cand.forest.value_width / 2.0))):
+                and clock.fits("refit", self.phase)):
             t0 = time.perf_counter()
             with clock.step("refit"):
                 refit = refit_forest(pruned, d.X[d.grow], d.y[d.grow])
-                self.rows.append(self._row(label + " + refit", cand, obj, True, refit,
-                                           summary, time.perf_counter() - t0))
+                self.rows.append(self._row(label + " + refit", cand, obj, True, refit, summary,
+                                           cand.seconds + elapsed + time.perf_counter() - t0))
         return pruned
+
+
+def prune_kind(forest):
+    """The clock's kind of a pruning call of ``forest``: one per ensemble kind."""
+    return f"prune-{forest.ensemble.kind}"
 
 
 def unscored_row(name, model, family, objective, reason):
@@ -405,7 +423,8 @@ def unscored_row(name, model, family, objective, reason):
                 _pruned=None)
 
 
-def no_room(what, clock, kind, share, extra=0.0):
-    """Why a step was skipped: the time it was expected to take and the time left."""
+def no_room(what, clock, kind, phase, extra=0.0):
+    """Why a step was skipped: the time it was expected to take and the time left of its
+    ``phase`` (a Deadline)."""
     return (f"not {what}: expected to take {clock.expected(kind) + extra:.3g} s, "
-            f"{max(clock.left(share), 0.0):.3g} s were left of this phase of time_limit")
+            f"{phase.left():.3g} s were left of this phase of time_limit")

@@ -11,10 +11,11 @@ function (:func:`register_family`) in a module imported by
 ``forest_builders.estimator._registry``.
 
 A family grows through the context only: :meth:`GrowContext.grow` runs a
-model's recipe (``rows -> Forest``) on the grow rows when the fit's clock
-expects it to end in time, records the model as a candidate (with the recipe,
-so the winner can be grown again on other rows) or, when there is no room,
-a row saying what was skipped and why.
+model's recipe (``recipe(rows, deadline=None) -> Forest``; a boosted model or a
+lazy forest stops adding rounds or trees once ``deadline`` has passed) on the
+grow rows when the fit's clock expects it to end in time, records the model as a
+candidate (with the recipe, so the winner can be grown again on other rows) or,
+when there is no room, a row saying what was skipped and why.
 
 **Anchors.**  A family may also register an *anchor*: ``anchor(ctx)`` grows its
 one model that is cheap and strong at any budget (the families on feature
@@ -37,20 +38,26 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status", "resolve_families", "GrowContext", "Candidate", "RANK_SHARE", "CANDIDATE_FAMILIES", "family_status", "resolve_families"]
+from prune_opt import Deadline
 
+__all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
+           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE", "REGARDLESS_SHARE"]
 
 #: name -> CandidateFamily, in the order the estimator grows them
 CANDIDATE_FAMILIES = {}
-
-
-#: the share of time_limit by which the cost ranking the anchors need ends (its
-#: elimination drops more features per round when the rounds would not end by then)
+#: the share of time_limit, in CPU seconds, by which the cost ranking the anchors need
+#: ends (its elimination drops more features per round when the rounds would not end by
+#: then)
 RANK_SHARE = 0.25
+#: the share of time_limit, in CPU seconds from the start of growing, by which the steps
+#: that run whatever the clock says (the anchors, the fit's first model) stop adding
+#: rounds or trees; they normally end long before (the ranking included)
+REGARDLESS_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -154,9 +161,9 @@ def resolve_families(candidates, task):
 @dataclass
 class Candidate:
     """A grown model: its name, family, clock kind, the Forest grown on the grow rows and
-    its recipe (``rows -> Forest``), which grows it again on other rows; ``routes``: the
-    fit's rows routed through it (:class:`forest_builders.estimator._pruning.Routes`), while they
-    are needed."""
+    its recipe (``(rows, deadline=None) -> Forest``), which grows it again on other rows;
+    ``seconds``: what growing it took; ``routes``: the fit's rows routed through it
+    (:class:`forest_builders.estimator._pruning.Routes`), while they are needed."""
 
     name: str
     family: str
@@ -165,6 +172,8 @@ class Candidate:
     recipe: object
     info: dict = field(default_factory=dict)
     routes: object = None
+    #: seconds it took to grow
+    seconds: float = 0.0
 
 
 class GrowContext:
@@ -211,28 +220,32 @@ class GrowContext:
         #: the grow and prune rows: a model that cannot exceed the budget grows on both
         self.grow_prune = np.sort(np.concatenate([grow, prune]))
         self._ranking = False  # not computed yet (None: could not be)
-        self._family_end = None  # seconds into the fit by which the current family ends
+        #: the growing phase (a sub-deadline of the fit's) and the current family's share
+        self.growing = clock.until(share)
+        self.family = None
+        #: what the steps that run whatever the clock says stop by (the anchors, the fit's
+        #: first model): REGARDLESS_SHARE of time_limit in CPU seconds, a bound that does
+        #: not depend on the machine's load
+        self.regardless = Deadline(REGARDLESS_SHARE * clock.time_limit, timer=time.process_time)
         self._anchoring = False  # growing the anchors: their steps run whatever the clock
-        self._grow_end = share * clock.time_limit  # seconds into the fit by which growing ends
 
     @contextlib.contextmanager
     def anchoring(self):
-        """Grow the families' anchors: every step runs whatever the clock says, and the cost
-        ranking ends by :data:`RANK_SHARE` of ``time_limit`` (coarser rounds when short).
-        Growing then ends by ``share`` of the time the anchors left, not of ``time_limit``:
-        the anchors need no pruning, so the pruning phase does not lose what they took."""
+        """Grow the families' anchors: every step runs whatever the clock says (its rounds
+        end by :attr:`regardless`), and the cost ranking ends by :data:`RANK_SHARE` of
+        ``time_limit`` in CPU seconds (coarser rounds when short).  Growing then ends by
+        ``share`` of the time the anchors left, not of ``time_limit``: the anchors need
+        no pruning, so the pruning phase does not lose what they took."""
         self._anchoring = True
         try:
             yield self
         finally:
             self._anchoring = False
-            done = self.clock.elapsed()
-            self._grow_end = max(self._grow_end, done + self.share * (
-                self.clock.time_limit - done))
+            self.growing = self.clock.deadline.share(self.share)
 
     def grow_left(self):
-        """Seconds left until growing ends (negative after)."""
-        return self._grow_end - self.clock.elapsed()
+        """Seconds left until growing ends (0 after)."""
+        return self.growing.left()
 
     def grown(self, name):
         """The candidate named ``name`` when it was grown (by an anchor), else None."""
@@ -242,15 +255,15 @@ class GrowContext:
         """Give the family about to grow an equal share of the growing time left among the
         ``families_left`` (itself included): one family's steps (a CEGB search on a
         multiclass table, say) cannot take the time of the others."""
-        left = max(self.grow_left(), 0.0)
-        self._family_end = self.clock.elapsed() + left / max(int(families_left), 1)
+        self.family = self.growing.share(1.0 / max(int(families_left), 1))
+
+    def phase(self):
+        """The deadline of the current family's steps: its share of the growing time."""
+        return self.family if self.family is not None else self.growing
 
     def left(self):
         """Seconds left for the current family's steps."""
-        left = self.grow_left()
-        if self._family_end is not None:
-            left = min(left, self._family_end - self.clock.elapsed())
-        return left
+        return self.phase().left()
 
     @property
     def n_features(self):
@@ -259,7 +272,7 @@ class GrowContext:
     def allows(self, kind, extra=0.0):
         """Whether a step of ``kind`` is expected to end before the current family's share
         of the growing time (and growing) ends."""
-        return self.clock.expected(kind) + extra <= self.left()
+        return self.clock.fits(kind, self.phase(), extra)
 
     def time_share(self, kind, models):
         """The share (at most 1) of its usual size that each of ``models`` more models of
@@ -268,7 +281,7 @@ class GrowContext:
         expected = self.clock.expected(kind) if kind in self.clock.seconds else 0.0
         if expected <= 0.0:
             return 1.0
-        return float(min(1.0, max(self.left(), 0.0) / (models * expected)))
+        return float(min(1.0, self.left() / (models * expected)))
 
     def skip(self, name, family, kind, what="grown", *, shared=False):
         """Record that ``name`` was not grown (or ranked) for lack of time: in the
@@ -277,39 +290,47 @@ class GrowContext:
                     (self.left(), f"the {family} family's share"))
         self.skipped.append((name, family, (
             f"not {what}: expected to take {self.clock.expected(kind):.3g} s, "
-            f"{max(left, 0.0):.3g} s were left of {of} of time_limit")))
+            f"{left:.3g} s were left of {of} of time_limit")))
 
-    def timed(self, kind, fn, *, required=False):
-        """``fn()`` timed as a step of ``kind``; None (nothing run) when the clock expects
-        it not to end in time, unless ``required``, an anchor is growing or no candidate
-        was grown yet (a fit has at least one)."""
-        if not (required or self._anchoring) and self.candidates and not self.allows(kind):
-            return None
+    def timed(self, kind, fn):
+        """``fn(deadline)`` timed as a step of ``kind``: ``(its result, seconds)``, or
+        ``(None, 0.0)`` (nothing run) when the clock expects it not to end in time, unless
+        an anchor is growing or no candidate was grown yet (a fit has at least one).
+        ``deadline`` is what the step stops by when it can stop early (a boosted model's
+        rounds, a lazy forest's trees): the current family's share of the growing time,
+        or, for a step that runs whatever the clock says, :attr:`regardless`."""
+        regardless = self._anchoring or not self.candidates
+        if not regardless and not self.allows(kind):
+            return None, 0.0
+        t0 = time.perf_counter()
         with self.clock.step(kind):
-            return fn()
+            out = fn(self.regardless if regardless else self.phase())
+        return out, time.perf_counter() - t0
 
     def grow(self, name, family, kind, recipe, *, rows=None, **info):
-        """Grow ``recipe(rows)`` (default: the grow rows) as the candidate ``name`` when the
-        clock has room (an anchor, and the fit's first candidate, always is); the
-        Forest, or None when skipped.  ``rows=ctx.grow_prune`` is for a model that fits
-        the budget whatever it learns (see :meth:`prefix_fits`): it is never pruned, so
-        the prune rows may grow it; the select rows never do.  A name already grown (by
-        an anchor) is not grown again: its Forest is returned."""
+        """Grow ``recipe(rows, deadline=...)`` (default: the grow rows; see :meth:`timed`)
+        as the candidate ``name`` when the clock has room (an anchor, and the fit's first
+        candidate, always is); the Forest, or None when skipped.  ``rows=ctx.grow_prune``
+        is for a model that fits the budget whatever it learns (see :meth:`prefix_fits`):
+        it is never pruned, so the prune rows may grow it; the select rows never do.  A
+        name already grown (by an anchor) is not grown again: its Forest is returned."""
         done = self.grown(name)
         if done is not None:
             return done.forest
         use = self.rows if rows is None else rows
-        forest = self.timed(kind, lambda: recipe(use))
+        forest, seconds = self.timed(kind, lambda deadline: recipe(use, deadline=deadline))
         if forest is None:
             self.skip(name, family, kind)
             return None
         if rows is not None:
             info["grown_on"] = "grow+prune"
-        return self.add(name, family, kind, forest, recipe, **info)
+        return self.add(name, family, kind, forest, recipe, seconds=seconds, **info)
 
-    def add(self, name, family, kind, forest, recipe, **info):
-        """Record ``forest`` (grown on the grow rows by ``recipe``) as a candidate."""
-        self.candidates.append(Candidate(name, family, kind, forest, recipe, info))
+    def add(self, name, family, kind, forest, recipe, *, seconds=0.0, **info):
+        """Record ``forest`` (grown on the grow rows by ``recipe`` in ``seconds``) as a
+        candidate."""
+        self.candidates.append(Candidate(name, family, kind, forest, recipe, info,
+                                         seconds=float(seconds)))
         return forest
 
     def prune_cost(self, forest):
@@ -344,7 +365,8 @@ class GrowContext:
         # anchors it always runs, in RANK_SHARE of time_limit in CPU seconds: a fixed
         # figure, so the anchors do not depend on the machine's load
         left = RANK_SHARE * self.clock.time_limit if self._anchoring else self.grow_left()
-        if not self._anchoring and self.candidates and self.clock.expected("rank") > left:
+        if not self._anchoring and self.candidates and not self.clock.fits("rank",
+                                                                           self.growing):
             self._ranking = None
             self.skip("ranking", family, "rank", "ranked", shared=True)
             return None
