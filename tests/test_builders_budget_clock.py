@@ -138,3 +138,25 @@ def test_every_candidate_s_seconds_hold_its_growing_and_pruning(monkeypatch):
         plain = pruned[(pruned["name"] == r["name"].removesuffix(" + refit"))].iloc[0]
         assert r["seconds"] > plain["seconds"]
     assert (table.loc[table["score"].isna(), "seconds"] == 0).all()
+
+
+def test_the_steps_that_run_regardless_stop_by_cpu_or_wall_time(digits):
+    """The anchors (and a fit's first model) stop adding rounds by REGARDLESS_SHARE of
+    time_limit in CPU seconds, which the load does not move, or at the latest by
+    REGARDLESS_WALL_SHARE of it on the wall clock (a machine that starves the fit's
+    threads: LightGBM with n_jobs=-1 beside other jobs took 20 s for one anchor)."""
+    X, y = digits
+
+    def context(clock):
+        return _candidates.GrowContext(X, y, np.arange(300), np.arange(300, 400), 5.0,
+                                       po.FeatureCosts.uniform(X.shape[1]), None,
+                                       "classification",
+                                       {"n_estimators": 6, "seed": 0, "max_subsets": 1},
+                                       clock, 0.5)
+
+    assert not context(FitClock(10.0)).regardless.expired()
+    wall = 10.0 * _candidates.REGARDLESS_WALL_SHARE
+    late = context(FitClock(10.0, start=time.perf_counter() - wall - 0.1))
+    assert late.regardless.expired()  # no CPU spent, the wall share passed
+    assert _forests._lazy_forest(late, 1.0, 0.3, False, late.rows,
+                                 deadline=late.regardless).n_trees == 1

@@ -30,7 +30,7 @@ import time
 
 from prune_opt import Deadline
 
-__all__ = ["FitClock", "FACTORS", "CLASS_POWERS", "OVERRUN", "time_limit_of"]
+__all__ = ["FitClock", "EarliestOf", "FACTORS", "CLASS_POWERS", "OVERRUN", "time_limit_of"]
 
 #: a step's expected seconds, before one of its kind has run, in units of the first
 #: random forest's growing time on the same table (measured at 40 trees on pima,
@@ -133,6 +133,27 @@ class FitClock:
         """Whether a step of ``kind`` (plus ``extra`` seconds) is expected to end before
         the deadline ``within`` (a phase of this fit, or a share of one)."""
         return within.fits(self.expected(kind) + extra)
+
+
+class EarliestOf:
+    """The end of whichever of ``deadlines`` passes first; they may read different timers
+    (a bound in CPU seconds, which the machine's load does not move, and one in wall
+    seconds, which a machine that starves the fit's threads cannot stretch).
+
+    Examples
+    --------
+    >>> import time
+    >>> from prune_opt import Deadline
+    >>> EarliestOf(Deadline(60.0, timer=time.process_time), Deadline(0.0)).expired()
+    True
+    """
+
+    def __init__(self, *deadlines):
+        self.deadlines = deadlines
+
+    def expired(self):
+        """Whether one of the deadlines has passed."""
+        return any(d.expired() for d in self.deadlines)
 
 
 def time_limit_of(deadline):

@@ -45,8 +45,11 @@ import numpy as np
 
 from prune_opt import Deadline
 
+from ._clock import EarliestOf
+
 __all__ = ["CandidateFamily", "CANDIDATE_FAMILIES", "register_family", "family_status",
-           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE", "REGARDLESS_SHARE"]
+           "resolve_families", "GrowContext", "Candidate", "RANK_SHARE", "REGARDLESS_SHARE",
+           "REGARDLESS_WALL_SHARE"]
 
 #: name -> CandidateFamily, in the order the estimator grows them
 CANDIDATE_FAMILIES = {}
@@ -58,6 +61,8 @@ RANK_SHARE = 0.25
 #: that run whatever the clock says (the anchors, the fit's first model) stop adding
 #: rounds or trees; they normally end long before (the ranking included)
 REGARDLESS_SHARE = 0.4
+#: the share of time_limit on the wall clock by which they stop at the latest
+REGARDLESS_WALL_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -224,9 +229,13 @@ class GrowContext:
         self.growing = clock.until(share)
         self.family = None
         #: what the steps that run whatever the clock says stop by (the anchors, the fit's
-        #: first model): REGARDLESS_SHARE of time_limit in CPU seconds, a bound that does
-        #: not depend on the machine's load
-        self.regardless = Deadline(REGARDLESS_SHARE * clock.time_limit, timer=time.process_time)
+        #: first model): REGARDLESS_SHARE of time_limit in CPU seconds, a bound the
+        #: machine's load does not move, or REGARDLESS_WALL_SHARE of it on the wall clock,
+        #: which only a machine that starves the fit's threads reaches (LightGBM with
+        #: n_jobs=-1 beside other jobs: 20 s for one anchor at time_limit=18)
+        self.regardless = EarliestOf(
+            Deadline(REGARDLESS_SHARE * clock.time_limit, timer=time.process_time),
+            clock.until(REGARDLESS_WALL_SHARE))
         self._anchoring = False  # growing the anchors: their steps run whatever the clock
 
     @contextlib.contextmanager
