@@ -22,19 +22,31 @@ the fit took at most 1.25 x the time limit (wall clock; the CPU seconds of the
 process are shown beside it, since a loaded machine stretches the wall clock).
 
 The tables: ``letter10`` (letter's first 10 classes), ``digits`` (10 classes),
-``thyroid`` (3), ``heart5`` (heart-severity's 5 severities as classes).
+``thyroid`` (3), ``heart5`` (heart-severity's 5 severities as classes), and for the
+time bound ``letter9``: letter's first 9 classes and first 13 features with varied
+costs (:data:`LETTER9_COSTS`), the estimator fitted on 6,000 rows (train 4,000,
+validation 2,000; the other 901 rows test), where the lazy-penalty forests take 40 x
+the random forest's time.
+
+``--loads 0,1`` runs every cell on an idle machine and again beside that many busy
+processes (a CPU-bound loop each, started here and stopped after the cells), and
+prints each fit's time over its limit per seed and budget, idle and loaded.
 
 Usage::
 
     python benchmarks/estimator_floor.py                       # 4 tables, 3 budgets, 4 s and default
     python benchmarks/estimator_floor.py --datasets digits --limits 4 --json floor.json
+    python benchmarks/estimator_floor.py --datasets letter9 --limits default --seeds 0,1,2 \
+        --loads 0,1 --json time.json                           # the time bound, idle and loaded
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -50,6 +62,12 @@ from forest_builders import BudgetPrunedForestClassifier, subset_costs  # noqa: 
 from prune_opt.budget import fits_budget  # noqa: E402
 
 DATASETS = ("letter10", "digits", "thyroid", "heart5")
+#: letter9's feature costs, spread 1 to 20 over its 13 features (a fixed shuffle)
+LETTER9_COSTS = np.array([1, 1, 2, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20],
+                         dtype=float)[np.random.default_rng(12345).permutation(13)]
+#: the rows the estimator is fitted on, per table (train 2/3, validation 1/3; the rest
+#: test); other tables: the protocol's split of at most --max-rows rows
+FIT_ROWS = {"letter9": 6000}
 
 
 def load(name):
@@ -58,6 +76,11 @@ def load(name):
         X, y, fc, _ = proto.load("letter")
         keep = np.isin(y, np.unique(y)[:10])
         return X[keep], y[keep], fc
+    if name == "letter9":
+        X, y, fc, _ = proto.load("letter")
+        keep = np.isin(y, np.unique(y)[:9])
+        names = None if fc.feature_names is None else list(fc.feature_names)[:13]
+        return X[keep][:, :13], y[keep], po.FeatureCosts(LETTER9_COSTS, feature_names=names)
     if name == "heart5":
         X, y, fc, _ = proto.load("heart-severity")
         return X, y.astype(int), fc
@@ -94,6 +117,33 @@ def prefix_gbm(X, y, X_te, y_te, costs, budget, seed):
     cols = np.sort(ranking[:k])
     m = proto.quiet(clone(base).fit, X[:, cols], y)
     return float(np.mean(m.predict(X_te[:, cols]) == y_te)), k
+
+
+def split(X, y, max_rows, seed, fit_rows=None):
+    """The protocol's split, or with ``fit_rows``: that many rows for train (2/3) and
+    validation (1/3), stratified, and every other row for test."""
+    if fit_rows is None:
+        return proto.split(X, y, max_rows, seed)
+    from sklearn.model_selection import train_test_split
+
+    X_fit, X_te, y_fit, y_te = train_test_split(X, y, train_size=fit_rows, stratify=y,
+                                                random_state=seed)
+    X_tr, X_v, y_tr, y_v = train_test_split(X_fit, y_fit, train_size=2 / 3, stratify=y_fit,
+                                            random_state=seed)
+    return X_tr, y_tr, X_v, y_v, X_te, y_te
+
+
+@contextlib.contextmanager
+def busy(n):
+    """``n`` CPU-bound processes running beside the block (a loaded machine)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in hogs:
+            p.terminate()
+        for p in hogs:
+            p.wait()
 
 
 def run_cell(name, ctx, budget, share, limit, seed):
@@ -147,6 +197,26 @@ def print_rows(rows):
           f"{max(r['seconds'] / r['time_limit'] for r in rows):.2f} x its time limit")
 
 
+def print_time_table(rows):
+    """Each fit's time over its limit per table, budget and seed, one column per load."""
+    loads = sorted({r["load"] for r in rows})
+    cells = sorted({(r["dataset"], r["limit"], r["share"], r["seed"]) for r in rows},
+                   key=lambda c: (c[0], str(c[1]), c[2], c[3]))
+    ratio = {(r["dataset"], r["limit"], r["share"], r["seed"], r["load"]):
+             r["seconds"] / r["time_limit"] for r in rows}
+    head = (f"{'dataset':<9} {'limit':>7} {'share':>5} {'seed':>4}  "
+            + "  ".join(f"{'idle' if n == 0 else f'beside {n}':>9}" for n in loads))
+    print("\nfit time / time_limit")
+    print(head)
+    print("-" * len(head))
+    for c in cells:
+        print(f"{c[0]:<9} {c[1]:>7} {c[2]:>5.0%} {c[3]:>4}  " + "  ".join(
+            f"{ratio[(*c, n)]:>9.3f}" if (*c, n) in ratio else f"{'-':>9}" for n in loads))
+    for n in loads:
+        at = [v for k, v in ratio.items() if k[-1] == n]
+        print(f"max {'idle' if n == 0 else f'beside {n} busy processes'}: {max(at):.3f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS))
@@ -155,27 +225,34 @@ def main(argv=None):
                     help="time limits of the estimator, seconds or 'default'")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--max-rows", type=int, default=4000)
+    ap.add_argument("--loads", default="0",
+                    help="busy processes beside the fits, one run of every cell per value")
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args(argv)
     shares = [float(s) for s in args.shares.split(",")]
     limits = [s.strip() for s in args.limits.split(",")]
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}",
           flush=True)
+    loads = [int(n) for n in args.loads.split(",")]
     rows = []
-    for name in args.datasets.split(","):
-        X, y, costs = load(name)
-        for seed in (int(s) for s in args.seeds.split(",")):
-            data = proto.split(X, y, args.max_rows, seed)
-            ctx = proto.Context(data, costs, [], seed=seed)
-            rf = proto.reference_forest(ctx)
-            base = float(po.acquisition_cost(rf, ctx.X_v, costs).mean())
-            for share in shares:
-                for limit in limits:
-                    r = run_cell(name, ctx, share * base, share, limit, seed)
-                    rows.append(r)
-                    print(json.dumps(r), flush=True)
+    for load_n in loads:
+        with busy(load_n):
+            for name in args.datasets.split(","):
+                X, y, costs = load(name)
+                for seed in (int(s) for s in args.seeds.split(",")):
+                    data = split(X, y, args.max_rows, seed, FIT_ROWS.get(name))
+                    ctx = proto.Context(data, costs, [], seed=seed)
+                    rf = proto.reference_forest(ctx)
+                    base = float(po.acquisition_cost(rf, ctx.X_v, costs).mean())
+                    for share in shares:
+                        for limit in limits:
+                            r = run_cell(name, ctx, share * base, share, limit, seed)
+                            r["load"] = load_n
+                            rows.append(r)
+                            print(json.dumps(r), flush=True)
     print()
     print_rows(rows)
+    print_time_table(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
         print(f"wrote {args.json}")
