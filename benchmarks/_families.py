@@ -458,8 +458,8 @@ def estimator(ctx):
 class _patched:
     """Set module constants of the estimator for one fit (``--estimator-params``' keys
     ``"module.NAME"``: ``NAME`` in ``forest_builders.estimator._estimator`` or, when it is not
-    there, in ``forest_builders.estimator._pruning``, ``_boosted``, ``_forests`` or
-    ``_catboost``), restored afterwards."""
+    there, in its ``_pruning``, ``_boosted``, ``_forests``, ``_catboost``, ``_registry`` or
+    ``_clock``), restored afterwards."""
 
     def __init__(self, values):
         self.values, self.saved = values, []
@@ -468,7 +468,8 @@ class _patched:
         import importlib
 
         mods = [importlib.import_module(f"forest_builders.estimator.{m}") for m in (
-            "_estimator", "_pruning", "_boosted", "_forests", "_catboost")]
+            "_estimator", "_pruning", "_boosted", "_forests", "_catboost", "_registry",
+            "_clock")]
         for name, value in self.values.items():
             mod = next((m for m in mods if hasattr(m, name)), None)
             if mod is None:

@@ -50,7 +50,6 @@ from forest_builders import (
     SubsetForestClassifier,
     rank_features_by_cost,
 )
-from forest_builders.estimator import _estimator as budget_pruned
 from prune_opt.datasets import load_dataset  # noqa: E402
 
 ESTIMATOR_PARAMS = {}  # --final-refit sets final_refit=True
@@ -75,20 +74,15 @@ def majority(y_tr, X_te, y_te):
 def run_estimator(d, costs, budget, seed, where=None, params=None):
     X_tr, y_tr, X_v, y_v, X_te, y_te = d
     params = dict(params or {})
+    # e.g. {"module.DEFAULT_TIME_LIMIT": 20}: a constant of the estimator's modules
     patch = {k[7:]: v for k, v in params.items() if k.startswith("module.")}
     params = {k: v for k, v in params.items() if not k.startswith("module.")}
-    for key, value in patch.items():  # e.g. {"module.DEFAULT_TIME_LIMIT": 20}
-        patch[key], value = getattr(budget_pruned, key), value
-        setattr(budget_pruned, key, tuple(value) if isinstance(value, list) else value)
     est = BudgetPrunedForestClassifier(budget=budget, costs=costs, random_state=seed,
                                        **{**ESTIMATOR_PARAMS, **params})
     if where is not None:
         fam.record_candidates(est, X_te, y_te, where, CANDIDATES)
-    try:
+    with fam._patched(patch):
         est.fit(np.concatenate([X_tr, X_v]), np.concatenate([y_tr, y_v]))
-    finally:
-        for key, value in patch.items():
-            setattr(budget_pruned, key, value)
     chosen = est.candidates_[est.candidates_["chosen"]].iloc[0]["name"]
     return est.score(X_te, y_te), est.average_cost(X_te), chosen
 
