@@ -30,7 +30,7 @@ import time
 
 from prune_opt import Deadline
 
-__all__ = ["FitClock", "EarliestOf", "FACTORS", "CLASS_POWERS", "OVERRUN", "time_limit_of"]
+__all__ = ["FitClock", "EarliestOf", "FACTORS", "CLASS_POWERS", "OVERRUN"]
 
 #: a step's expected seconds, before one of its kind has run, in units of the first
 #: random forest's growing time on the same table (measured at 40 trees on pima,
@@ -155,10 +155,3 @@ class EarliestOf:
         """Whether one of the deadlines has passed."""
         return any(d.expired() for d in self.deadlines)
 
-
-def time_limit_of(deadline):
-    """What a ``prune_opt`` call that takes seconds is given as ``time_limit`` for a step
-    that must end by ``deadline``: the seconds left of it when the call starts (None: no
-    limit).  ``prune_opt.fit_budget`` does not accept a Deadline yet; when it does, this
-    returns the deadline itself."""
-    return deadline.seconds()

@@ -66,7 +66,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 import prune_opt as po
 from prune_opt import FeatureCosts, Forest, PrunedForest, as_feature_costs
 
-from ._clock import FitClock, time_limit_of
+from ._clock import FitClock
 from ._input import (
     check_numeric_features,
     normalised_costs,
@@ -374,7 +374,7 @@ class _BudgetPrunedForest(BaseEstimator):
                     warnings.simplefilter("ignore", UserWarning)
                     pf = po.fit_budget(forest, Xb, yb, budget=d.budget * run.rho, costs=fc,
                                        train=train, objective=objective,
-                                       time_limit=time_limit_of(clock.deadline.within(limit)))
+                                       time_limit=clock.deadline.within(limit))
             except ValueError:
                 return self.selected_
         if d.budget <= 0:  # paid splits that only rows outside the prune rows reach

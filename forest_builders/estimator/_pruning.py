@@ -34,8 +34,6 @@ import prune_opt as po
 from prune_opt import Deadline, PrunedForest
 from prune_opt.budget import fits_budget
 
-from ._clock import time_limit_of
-
 __all__ = ["FitData", "PruningRun", "Routes", "cost_summary", "fits", "zero_cost_model",
            "refits_leaves", "COST_MARGIN"]
 
@@ -353,7 +351,7 @@ class PruningRun:
             warnings.simplefilter("ignore", UserWarning)
             return po.fit_budget(problem, d.parts["prune"], d.y[d.prune],
                                  budget=d.budget * rho, objective=obj,
-                                 time_limit=time_limit_of(call), warm_start=warm)
+                                 time_limit=call, warm_start=warm)
 
     def prune(self, i, obj, warm=None, required=False):
         """Candidate ``i`` pruned with ``obj`` (and refit), or None when it failed or the
