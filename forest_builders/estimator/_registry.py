@@ -7,8 +7,8 @@ its name, the tasks it applies to, the packages it needs, and ``grow(ctx)``,
 which grows its models on the grow rows of one fit through a
 :class:`GrowContext`.  The estimator, its ``candidates=`` parameter and the
 benchmarks iterate over the registry; adding a family is one decorated
-function (:func:`register_family`) in a module imported by
-``forest_builders.estimator._registry``.
+function (:func:`register_family`) in a module that ``forest_builders.estimator``
+imports (``_forests``, ``_boosted``, ``_catboost``: they register when imported).
 
 A family grows through the context only: :meth:`GrowContext.grow` runs a
 model's recipe (``recipe(rows, deadline=None) -> Forest``; a boosted model or a
@@ -26,12 +26,6 @@ ranking they need ends by :data:`RANK_SHARE` of ``time_limit``, with coarser
 rounds when time is short), and only then gives the families their shares of
 the growing time; a family's own ``grow`` meets its anchor's model again under
 the same name and keeps it (:meth:`GrowContext.grow` does not grow a name twice).
-
-Every candidate family of the budget-pruned estimator, registered.
-
-Importing this module registers the built-in families in
-:data:`forest_builders.estimator._registry.CANDIDATE_FAMILIES` (the forests, then the
-boosted models); the estimator and the benchmarks read the registry from here.
 """
 
 from __future__ import annotations
