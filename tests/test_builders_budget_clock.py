@@ -17,6 +17,7 @@ from forest_builders.estimator import _forests
 from forest_builders.estimator import _registry as _candidates
 from forest_builders.estimator._boosted import _grow_boosted
 from forest_builders.estimator._clock import CLASS_POWERS, FACTORS, OVERRUN, FitClock
+from tests._timing import run_seconds
 
 ROOMY = dict(n_estimators=4, time_limit=30, max_subsets=1, random_state=0)
 
@@ -100,10 +101,9 @@ def test_a_family_slower_than_expected_stops_with_its_share_of_the_time(digits, 
     monkeypatch.setitem(FACTORS, "lazy", 0.01)  # expected far shorter than it takes
     est = BudgetPrunedForestClassifier(budget=4.0, candidates=["rf", "lazy"], n_estimators=40,
                                        max_subsets=1, time_limit=4.0, random_state=0)
-    t0 = time.perf_counter()
-    est.fit(X[:600], y[:600])
-    took = time.perf_counter() - t0
-    assert took <= OVERRUN * 4.0, est.candidates_[["name", "seconds", "reason"]]
+    with run_seconds() as t:  # less what other jobs kept the fit waiting for a core
+        est.fit(X[:600], y[:600])
+    assert t.seconds <= OVERRUN * 4.0, est.candidates_[["name", "seconds", "reason"]]
     grown = est.candidates_[est.candidates_["model"].str.startswith("lazy")
                             & (est.candidates_["seconds"] > 0)]
     assert (grown["seconds"] < 4.0).all()
