@@ -47,6 +47,8 @@ OBJECTIVES = {"reg:squarederror": "identity", "binary:logistic": "logistic",
 #: the oldest XGBoost whose JSON models are read (the first release of xgboost-cpu)
 OLDEST_VERSION = (2, 1)
 _F32_MAX = float(np.finfo(np.float32).max)
+#: the arrays through which XGBoost reads a categorical split's sets (empty without one)
+CATEGORY_FIELDS = ("categories", "categories_nodes", "categories_segments", "categories_sizes")
 #: the parent XGBoost writes for a tree's root
 _ROOT_PARENT = 2147483647
 #: XGBoost's ``kRtEps``: a binary:logistic base_score is clipped to [eps, 1 - eps]
@@ -207,7 +209,11 @@ def _parse_tree(raw, where, n_features):
     keep = np.concatenate(levels)
     inner = keep[~leaf[keep]]
     _check_parents(parents, left, right, keep, inner, where)
-    if "split_type" in raw and (_array(raw, "split_type", where, n, "int")[inner] != 0).any():
+    categorical = [k for k in CATEGORY_FIELDS if raw.get(k) not in (None, [])]
+    if categorical or "split_type" in raw and (
+            _array(raw, "split_type", where, n, "int")[inner] != 0).any():
+        # XGBoost reads a categorical split's sets through these arrays (node ids, then
+        # segments of the categories); non-empty ones that disagree crash its loader
         raise ValueError(f"XGBoost model: {where} has categorical splits (they test sets "
                          "of categories, which prune-opt does not route); encode the "
                          "categories as numbers and refit without enable_categorical")
@@ -297,7 +303,7 @@ def _booster(learner):
 def _link(learner, where="learner.objective"):
     objective = _object(_field(learner, "objective", "learner"), where)
     name = _field(objective, "name", where)
-    if name not in OBJECTIVES:
+    if not isinstance(name, str) or name not in OBJECTIVES:
         raise ValueError(f"XGBoost model: objective {name!r:.60} is not supported: prune-opt "
                          "prices squared error (regression) and log-loss (classification); "
                          f"{_SUPPORTED}")
