@@ -53,6 +53,13 @@ CEGB_FACTOR = 10.0
 CEGB_STEPS = 3
 #: CEGB: the search gives up beyond these trade-offs
 CEGB_RANGE = (1e-5, 1e3)
+#: CEGB: LightGBM parameters beside the trade-off and the penalty (its defaults otherwise)
+CEGB_PARAMS = {}
+#: a penalised family also keeps a model that costs about this many times the budget on
+#: the prune rows (within STRONGER_BAND times), pruned to the budget by its own loss;
+#: None keeps only the two models around the budget
+STRONGER = 2.0
+STRONGER_BAND = (1.5, 4.0)
 
 
 def boosting_library():
@@ -247,14 +254,36 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
             break
     above, below = side(False), side(True)
     keep = ([min(below)] if below else []) + ([max(above)] if above else [])
+    if STRONGER is not None and above and ctx.budget > 0:
+        keep += _stronger(models, above, ctx.budget, fit, factor)
     for v in sorted(keep):
         f, cost, recipe, seconds = models[v]
         ctx.add(f"{family}({param}={v:.3g})", family, family, f, recipe, seconds=seconds,
                 prune_cost=cost, **{param: v})
 
 
+def _stronger(models, above, budget, fit, factor):
+    """The penalty of a model stronger than the budget allows, for the estimator to prune
+    with its own loss (easy rows stop early, hard rows buy the feature that settles
+    them): of the models above the budget, the one whose prune-row cost is closest to
+    :data:`STRONGER` x the budget within :data:`STRONGER_BAND`; when none is and the
+    cheapest model above the budget is near it, one grown at its penalty over
+    ``sqrt(factor)``."""
+    def band(values):
+        return [v for v in values if v != max(above)
+                and STRONGER_BAND[0] * budget < models[v][1] <= STRONGER_BAND[1] * budget]
+
+    inside = band(above)
+    near = models[max(above)][1] <= STRONGER_BAND[0] * budget
+    if not inside and near and fit(max(above) / np.sqrt(factor)) is not None:
+        inside = band(models)
+    if not inside:
+        return []
+    return [min(inside, key=lambda v: abs(np.log(models[v][1] / (STRONGER * budget))))]
+
+
 def _cegb_params(ctx, tradeoff):
-    return {"cegb_tradeoff": float(tradeoff),
+    return {**CEGB_PARAMS, "cegb_tradeoff": float(tradeoff),
             "cegb_penalty_feature_lazy": [float(c) for c in ctx.costs.feature_cost()]}
 
 
