@@ -10,8 +10,10 @@
 * ``cegb``: LightGBM's cost-efficient gradient boosting (CEGB's lazy per-example
   feature penalty, Peter et al., NIPS 2017) at the trade-offs around the budget: a
   geometric search of ``cegb_tradeoff`` for the least penalised model that fits
-  the budget on the prune rows, kept with the most penalised one above it (which
-  the estimator prunes).
+  the budget on the prune rows, kept with the most penalised one above it and a
+  stronger one at about twice the budget (both of which the estimator prunes with
+  the model's own loss: easy rows stop early, hard rows buy the feature that
+  settles them).
 
 Both grow with LightGBM's defaults (31 leaves, learning rate 0.1, 100 rounds)
 and stop early on the prune rows (10 rounds without improvement of the loss):
@@ -217,8 +219,9 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
 
     A geometric search from ``start`` by ``factor`` (within ``bounds``) for a model on
     each side of the budget on the prune rows, then ``steps`` geometric bisections
-    between the two sides; the least penalised model that fits and the most penalised
-    one above the budget (which the estimator prunes) become the candidates
+    between the two sides; the least penalised model that fits, the most penalised
+    one above the budget and a stronger one at about :data:`STRONGER` x the budget
+    (:func:`_stronger`; the estimator prunes both to the budget) become the candidates
     ``family(param=value)``.  A first model with no room is a skipped row; a later one
     ends the search."""
     from prune_opt.budget import fits_budget
@@ -266,16 +269,19 @@ def _stronger(models, above, budget, fit, factor):
     """The penalty of a model stronger than the budget allows, for the estimator to prune
     with its own loss (easy rows stop early, hard rows buy the feature that settles
     them): of the models above the budget, the one whose prune-row cost is closest to
-    :data:`STRONGER` x the budget within :data:`STRONGER_BAND`; when none is and the
-    cheapest model above the budget is near it, one grown at its penalty over
-    ``sqrt(factor)``."""
+    :data:`STRONGER` x the budget within :data:`STRONGER_BAND`; when none is, the cheapest
+    model above the budget is near it and no less penalised one grown is within the band's
+    reach, one grown at its penalty over ``sqrt(factor)``."""
     def band(values):
         return [v for v in values if v != max(above)
                 and STRONGER_BAND[0] * budget < models[v][1] <= STRONGER_BAND[1] * budget]
 
     inside = band(above)
-    near = models[max(above)][1] <= STRONGER_BAND[0] * budget
-    if not inside and near and fit(max(above) / np.sqrt(factor)) is not None:
+    # grow one only when the models grown leave a gap: the cheapest above the budget is
+    # near it, and none less penalised was grown or the next one is beyond the band
+    gap = (models[max(above)][1] <= STRONGER_BAND[0] * budget
+           and (len(above) == 1 or models[min(above)][1] > STRONGER_BAND[1] * budget))
+    if not inside and gap and fit(max(above) / np.sqrt(factor)) is not None:
         inside = band(models)
     if not inside:
         return []
