@@ -53,7 +53,7 @@ def add_parser(sub):
                         "(default 0.1,0.25,0.5)")
     p.add_argument("--budget-time-limit", type=float, default=None, metavar="SECONDS",
                    help="seconds for fit_budget over all the budgets (default: "
-                        "budget_curve's own, 8 s with its default objective)")
+                        "budget_curve's own, 6 s with its default objective)")
     p.add_argument("--solver", default="auto", help="BudgetPrune backend (default auto)")
     p.add_argument("--objective", default="paper",
                    help="'paper' (default): the exact BudgetPrune curve; an ensemble "
