@@ -62,6 +62,8 @@ CEGB_PARAMS = {}
 #: None keeps only the two models around the budget
 STRONGER = 2.0
 STRONGER_BAND = (1.5, 4.0)
+#: whether the search grows one more model when none of those grown is in the band
+STRONGER_GROWS = True
 
 
 def boosting_library():
@@ -257,12 +259,13 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
             break
     above, below = side(False), side(True)
     keep = ([min(below)] if below else []) + ([max(above)] if above else [])
-    if STRONGER is not None and above and ctx.budget > 0:
-        keep += _stronger(models, above, ctx.budget, fit, factor)
-    for v in sorted(keep):
+    stronger = (_stronger(models, above, ctx.budget, fit, factor)
+                if STRONGER is not None and above and ctx.budget > 0 else [])
+    for v in sorted(keep + stronger):
         f, cost, recipe, seconds = models[v]
+        # the stronger model is pruned after every other candidate, in the time they leave
         ctx.add(f"{family}({param}={v:.3g})", family, family, f, recipe, seconds=seconds,
-                prune_cost=cost, **{param: v})
+                prune_cost=cost, prune_last=v in stronger, **{param: v})
 
 
 def _stronger(models, above, budget, fit, factor):
@@ -281,7 +284,7 @@ def _stronger(models, above, budget, fit, factor):
     # near it, and none less penalised was grown or the next one is beyond the band
     gap = (models[max(above)][1] <= STRONGER_BAND[0] * budget
            and (len(above) == 1 or models[min(above)][1] > STRONGER_BAND[1] * budget))
-    if not inside and gap and fit(max(above) / np.sqrt(factor)) is not None:
+    if STRONGER_GROWS and not inside and gap and fit(max(above) / np.sqrt(factor)) is not None:
         inside = band(models)
     if not inside:
         return []

@@ -294,8 +294,10 @@ class PruningRun:
             else:
                 todo[i] = cost / d.budget if d.budget > 0 else np.inf
         # the models closest to the budget first: they lose least to pruning, and when time
-        # is short the ones far above it are the ones left out
-        todo = sorted(todo, key=lambda i: (todo[i], i))
+        # is short the ones far above it are the ones left out; a penalised family's
+        # stronger model (prune_last) only in the time every other pruning leaves
+        todo = sorted(todo, key=lambda i: (bool(self.cands[i].info.get("prune_last")),
+                                           todo[i], i))
         required = not self.rows  # nothing fits as grown: the first pruning must run
         # the models pruned by the paper's program first get a second pass in their own loss
         forests = [i for i in todo if _first_objective(self.cands[i].forest) == "paper"]
