@@ -344,13 +344,12 @@ class _SearchContext:
 
 @pytest.mark.parametrize("budget, room, tried, kept", [
     # above the budget at the start: ten times the penalty until a model fits, then three
-    # geometric bisections; the least penalised that fits, the most penalised above, and
-    # the one closest to twice the budget (cost 7.7 of 8) to be pruned
-    (4.0, 99, [0.03, 0.3, 3.0, 0.9487, 1.687, 1.2651], ["0.3", "1.27", "1.69"]),
+    # geometric bisections; the least penalised that fits and the most penalised above
+    (4.0, 99, [0.03, 0.3, 3.0, 0.9487, 1.687, 1.2651], ["1.27", "1.69"]),
     # within it at the start: a tenth of the penalty until one is above
     (9.9, 99, [0.03, 0.003, 0.009487, 0.01687, 0.01265], ["0.00949", "0.0127"]),
-    # no room after two models: what was grown is kept (0.03, cost 9.7, as the stronger)
-    (4.0, 2, [0.03, 0.3], ["0.03", "0.3"]),
+    # no room after two models: what was grown is kept
+    (4.0, 2, [0.03, 0.3], ["0.3"]),
 ])
 def test_the_penalty_search_walks_geometrically_then_bisects(budget, room, tried, kept):
     """The one search of the penalised families (CEGB's trade-off, CatBoost's coefficient)."""
@@ -373,8 +372,8 @@ def test_a_stronger_model_is_grown_where_the_search_left_a_gap(monkeypatch):
     1.4, then 0.5; budget 1): no model the search grew costs 1.5 to 4 x the budget, the
     most penalised above the budget (1.265, cost 1.2) is near it and the next less
     penalised one grown costs 10, so one more is grown at 1.265 / sqrt(10) = 0.4 (cost
-    2.5) and kept; with STRONGER = None the family keeps its two models around the
-    budget."""
+    2.5) and kept, pruned last; with STRONGER = None (the default) the family keeps its
+    two models around the budget."""
     class Steps(_SearchContext):
         def prune_cost(self, model):
             return 10.0 if model < 0.35 else 2.5 if model < 0.45 else 1.2 if model < 1.4 else 0.5
@@ -387,8 +386,10 @@ def test_a_stronger_model_is_grown_where_the_search_left_a_gap(monkeypatch):
             0.03, 10.0, 3, (1e-5, 1e3))
         return ctx
 
+    monkeypatch.setattr(_boosted_candidates, "STRONGER", 2.0)
     ctx = search()
     assert ctx.tried == pytest.approx([0.03, 0.3, 3.0, 0.9487, 1.687, 1.2651, 0.4], rel=1e-3)
+    assert [info["prune_last"] for _, info in ctx.added] == [True, False, False]
     assert [name for name, _ in ctx.added] == [f"cegb(tradeoff={k})"
                                                for k in ("0.4", "1.27", "1.69")]
     monkeypatch.setattr(_boosted_candidates, "STRONGER", None)

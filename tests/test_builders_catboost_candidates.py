@@ -90,8 +90,8 @@ def cancer():
 
 def test_named_the_family_grows_penalised_catboost_models_around_the_budget(cancer,
                                                                              monkeypatch):
-    """The search keeps the least penalised model that fits the prune rows' budget, the
-    most penalised one above it and a stronger one, which are pruned with their own loss; every candidate was
+    """The search keeps the least penalised model that fits the prune rows' budget and the
+    most penalised one above it, which is pruned with its own loss; every candidate was
     grown with a coefficient, and the winner fits."""
     pytest.importorskip("catboost")
     from forest_builders import BudgetPrunedForestClassifier
@@ -104,7 +104,7 @@ def test_named_the_family_grows_penalised_catboost_models_around_the_budget(canc
                                        **ROOMY).fit(X, y)
     table = est.candidates_
     assert set(table["family"]) == {"catboost"} and table["chosen"].sum() == 1
-    # the two models either side of the budget, and a stronger one to prune (STRONGER)
+    # the two models either side of the budget (and a stronger one with STRONGER set)
     assert 1 <= table["model"].nunique() <= 3
     pruned = table[table["objective"] != "none"]
     assert set(pruned["objective"]) <= {"logloss"}  # a booster's own loss

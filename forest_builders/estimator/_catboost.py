@@ -5,8 +5,8 @@
   positive cost, scaled by ``penalties_coefficient``) at the coefficients
   around the budget: a geometric search for the least penalised model that
   fits the budget on the prune rows, kept with the most penalised one above it
-  and a stronger one at about twice the budget (both of which the estimator
-  prunes with the model's own loss; ``_boosted.penalty_search``).
+  (which the estimator prunes with the model's own loss; ``_boosted.penalty_search``,
+  whose ``STRONGER`` option keeps a stronger one too).
 
 Why first-use penalties: CatBoost grows symmetric trees, whose every level tests
 one split for all the examples that reach it, so every example goes through
