@@ -375,6 +375,11 @@ class Averaged(Ensemble):
     has_raw_score = False
     #: its nodes hold distributions or means, which have an impurity
     has_impurity = True
+    #: a classifier's nodes hold class distributions (a saved one must have no empty one)
+    holds_distributions = True
+    #: whether its error rule reads the rows' leaves one block of rows at a time, in
+    #: order (``leaves[a:b]``), so that a sampled compile can route them as they are read
+    blockwise_errors = False
 
     def __init__(self, kind="averaged", link="identity", *, init_score=None, tree_class=None):
         if kind != "averaged" or link != "identity" or init_score is not None \
@@ -477,6 +482,8 @@ class Additive(Ensemble):
     selects_objective_on_holdout = False
     has_raw_score = True
     has_impurity = False  # raw scores
+    holds_distributions = False
+    blockwise_errors = True  # the loss expansion's moments, block by block
 
     def __init__(self, kind="additive", link="identity", *, init_score=None, tree_class=None):
         if link not in LINKS:

@@ -155,7 +155,7 @@ def _encode_tree(forest, split_mask, t):
     # an infinite threshold (scikit-learn's "missing values vs the rest" split) routes
     # every finite input as the largest finite float does: store that
     threshold = np.where(internal, np.clip(threshold, -_FLOAT_MAX, _FLOAT_MAX), threshold)
-    if (forest.task == "classification" and not forest.is_additive
+    if (forest.task == "classification" and forest.ensemble.holds_distributions
             and not (forest.value[sl].sum(axis=1) > 0).all()):
         raise ValueError(f"cannot save: tree {t} has a node with an empty class distribution "
                          "(all zeros), which the file format refuses")
@@ -303,7 +303,7 @@ def _decode_ensemble(doc):
                                 and isinstance(fit.get("rule"), str)
                                 and _is_int(fit.get("n_rows", 0))):
         _fail("node_value_fit must be null or an object with a rule name and n_rows")
-    if fit is not None and not ensemble.is_additive:
+    if fit is not None and not ensemble.fits_node_values:
         _fail("node_value_fit applies to a boosted (additive) model only")
     absent = doc.get("absent_is_missing", False)
     if type(absent) is not bool:

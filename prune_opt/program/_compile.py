@@ -21,7 +21,6 @@ from ..routing._records import (
     route_costs,
 )
 from ._compile_steps import (
-    BLOCKWISE_ERROR_RULES,
     SampledLeafBlocks,
     error_routing,
     plan_memory,
@@ -148,7 +147,7 @@ def compile_problem(forest, X, y, *, costs=None, lam=0.0, train=None, depth_cost
         leaves = routed_leaves(routed, forest, Xc)
     elif train is not None:
         leaves = None
-    elif idx is not None and forest.ensemble.error_rule in BLOCKWISE_ERROR_RULES:
+    elif idx is not None and forest.ensemble.blockwise_errors:
         leaves = SampledLeafBlocks(forest, Xc, idx)
     else:
         leaves = leaf_matrix(forest, Xc, chunk_size)

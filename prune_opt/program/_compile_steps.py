@@ -63,9 +63,6 @@ ERROR_RULES = {"tree errors": _tree_errors, "loss expansion": boosted_error_rout
 #: the error rules with a faster way for rows already routed (the moments kept on the
 #: routed rows, shared with the node-value fit)
 ROUTED_ERROR_RULES = {"loss expansion": routed_loss_expansion}
-#: the error rules that read the rows' leaves one block of rows at a time, in order
-#: (``leaves[a:b]``), so that a sampled compile can route them as they are read
-BLOCKWISE_ERROR_RULES = frozenset({"loss expansion"})
 
 
 class SampledLeafBlocks:
