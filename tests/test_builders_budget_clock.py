@@ -57,12 +57,18 @@ def test_a_family_is_expected_by_its_factor_and_the_classes(n_classes):
     assert clock.expected("lazy") == 2.0
 
 
+def _grow_context(X, y, n_grow, n_prune):
+    """A growing context on the first ``n_grow`` rows, pruned on the next ``n_prune``."""
+    return _candidates.GrowContext(X, y, np.arange(n_grow), np.arange(n_grow, n_grow + n_prune),
+                                   5.0, po.FeatureCosts.uniform(X.shape[1]), None,
+                                   "classification",
+                                   {"n_estimators": 6, "seed": 0, "max_subsets": 1},
+                                   FitClock(10.0), 0.5)
+
+
 def test_a_lazy_forest_stops_adding_trees_at_its_deadline(digits):
     X, y = digits
-    ctx = _candidates.GrowContext(X, y, np.arange(300), np.arange(300, 400), 5.0,
-                                  po.FeatureCosts.uniform(X.shape[1]), None, "classification",
-                                  {"n_estimators": 6, "seed": 0, "max_subsets": 1},
-                                  FitClock(10.0), 0.5)
+    ctx = _grow_context(X, y, 300, 100)
     passed = po.Deadline(0.0)
     assert _forests._lazy_forest(ctx, 1.0, 0.3, False, ctx.rows, deadline=passed).n_trees == 1
     assert _forests._lazy_forest(ctx, 1.0, 0.3, False, ctx.rows).n_trees == 6
@@ -71,10 +77,7 @@ def test_a_lazy_forest_stops_adding_trees_at_its_deadline(digits):
 def test_a_lightgbm_model_stops_adding_rounds_at_its_deadline(digits):
     pytest.importorskip("lightgbm")
     X, y = digits
-    ctx = _candidates.GrowContext(X, y, np.arange(600), np.arange(600, 900), 5.0,
-                                  po.FeatureCosts.uniform(X.shape[1]), None, "classification",
-                                  {"n_estimators": 6, "seed": 0, "max_subsets": 1},
-                                  FitClock(10.0), 0.5)
+    ctx = _grow_context(X, y, 600, 300)
     passed = po.Deadline(0.0)
     stopped = _grow_boosted(ctx, "lightgbm", None, {}, (20, 0.1), ctx.rows, deadline=passed)
     whole = _grow_boosted(ctx, "lightgbm", None, {}, (20, 0.1), ctx.rows, stop_early=False)

@@ -575,16 +575,8 @@ def test_a_catboost_files_class_names_label_its_classes(capsys, tmp_path, yes_no
     assert "classes: the model's own labels: 'yes' -> 0, 'no' -> 1" in capsys.readouterr().out
     exp = _split(argv)
     assert exp["forest"].classes_.tolist() == ["yes", "no"]
-    own = np.mean(_catboost_labels(model, exp["X_test"], exp["forest"].feature_names)
-                  == exp["y_test"])
-    assert own > 0.7
-    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
-    # the pruning is the one the library reads the same model into (po.as_forest)
-    expected = po.prune(po.as_forest(model), exp["X_val"], exp["y_val"], costs=exp["costs"],
-                        lam=0.003)
-    pruned = po.load(tmp_path / "p.json")
+    pruned = _agrees_with_catboost(tmp_path, model, exp, exp["forest"].feature_names, 0.003)
     assert pruned.forest.classes_.tolist() == ["yes", "no"]
-    np.testing.assert_array_equal(pruned.split_mask, expected.split_mask)
     # predict writes CatBoost's labels (the pruned model's own CatBoost file agrees)
     assert main(["predict", "--model", str(tmp_path / "p.json"), "--dataset", str(table),
                  "--out", str(tmp_path / "preds.csv")]) == 0
@@ -593,6 +585,19 @@ def test_a_catboost_files_class_names_label_its_classes(capsys, tmp_path, yes_no
     written = pd.read_csv(tmp_path / "preds.csv")["prediction"].tolist()
     assert written == _catboost_labels(load_catboost(tmp_path / "p.catboost.json"), read.X,
                                        pruned.forest.feature_names).tolist()
+
+
+def _agrees_with_catboost(tmp_path, model, exp, feature_names, lam):
+    """The CLI's unpruned test accuracy is CatBoost's own on the same rows, and its pruning
+    (``p.json``) the one the library makes of the model it reads (``po.as_forest``)."""
+    own = np.mean(_catboost_labels(model, exp["X_test"], feature_names) == exp["y_test"])
+    assert own > 0.7
+    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
+    expected = po.prune(po.as_forest(model), exp["X_val"], exp["y_val"], costs=exp["costs"],
+                        lam=lam)
+    pruned = po.load(tmp_path / "p.json")
+    np.testing.assert_array_equal(pruned.split_mask, expected.split_mask)
+    return pruned
 
 
 def test_a_table_that_lacks_a_class_of_a_catboost_file(capsys, tmp_path, thyroid):
@@ -608,15 +613,8 @@ def test_a_table_that_lacks_a_class_of_a_catboost_file(capsys, tmp_path, thyroid
     assert ("classes: the model's own labels: 1 -> 0, 2 -> 1, 3 -> 2 (the table has 1, 2)"
             in capsys.readouterr().out)
     exp = _split(argv)
-    own = np.mean(_catboost_labels(model, exp["X_test"], thyroid.feature_names)
-                  == exp["y_test"])
-    assert own > 0.7
-    assert _summary(tmp_path, "s.json")["unpruned_test_accuracy"] == pytest.approx(own)
-    expected = po.prune(po.as_forest(model), exp["X_val"], exp["y_val"], costs=exp["costs"],
-                        lam=0.001)
-    pruned = po.load(tmp_path / "p.json")
+    pruned = _agrees_with_catboost(tmp_path, model, exp, thyroid.feature_names, 0.001)
     assert pruned.forest.classes_.tolist() == [1, 2, 3]
-    np.testing.assert_array_equal(pruned.split_mask, expected.split_mask)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
