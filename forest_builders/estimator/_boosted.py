@@ -227,8 +227,8 @@ def penalty_search(ctx, family, param, recipe_at, start, factor, steps, bounds):
     between the two sides; the least penalised model that fits and the most penalised
     one above the budget (which the estimator prunes), and with :data:`STRONGER` set a
     stronger one at about that many times the budget (:func:`_stronger`, pruned last)
-    become the candidates ``family(param=value)``.  A first model with no room is a skipped row; a later one
-    ends the search."""
+    become the candidates ``family(param=value)``.  A first model with no room is a
+    skipped row; a later one ends the search."""
     from prune_opt.budget import fits_budget
 
     models = {}  # value -> (forest, cost on the prune rows, recipe, seconds)

@@ -210,8 +210,8 @@ def _parse_tree(raw, where, n_features):
     inner = keep[~leaf[keep]]
     _check_parents(parents, left, right, keep, inner, where)
     categorical = [k for k in CATEGORY_FIELDS if raw.get(k) not in (None, [])]
-    if categorical or "split_type" in raw and (
-            _array(raw, "split_type", where, n, "int")[inner] != 0).any():
+    if categorical or ("split_type" in raw and (
+            _array(raw, "split_type", where, n, "int")[inner] != 0).any()):
         # XGBoost reads a categorical split's sets through these arrays (node ids, then
         # segments of the categories); non-empty ones that disagree crash its loader
         raise ValueError(f"XGBoost model: {where} has categorical splits (they test sets "
